@@ -1,0 +1,199 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_IR_ATTNOPS_TD
+#define ATTN_IR_ATTNOPS_TD
+
+include "attn/IR/AttnDialect.td"
+include "attn/IR/AttnEnums.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_MaskTensor : RankedTensorOf<[I1]>;
+def Attn_KvLenTensor : RankedTensorOf<[I32, I64]>;
+def Attn_SlopeTensor : RankedTensorOf<[F32]>;
+
+// Operands and attributes that say which keys a query reads and how logits
+// are formed; shared by the core op and the projection-level op.
+defvar Attn_ModifierOperands = (ins
+  Optional<Attn_KvLenTensor>:$kv_len,
+  Optional<Attn_MaskTensor>:$mask,
+  Optional<Attn_FloatTensor>:$bias,
+  Optional<Attn_SlopeTensor>:$alibi_slopes
+);
+defvar Attn_ModifierAttrs = (ins
+  OptionalAttr<Attn_CausalAlign>:$causal,
+  OptionalAttr<I64Attr>:$window_left,
+  OptionalAttr<I64Attr>:$window_right,
+  OptionalAttr<F64Attr>:$scale,
+  OptionalAttr<F64Attr>:$softcap,
+  DefaultValuedAttr<Attn_Normalization, "::mlir::attn::Normalization::softmax">:$normalization
+);
+defvar Attn_ModifierFormat = [{
+    (`kv_len` `(` $kv_len^ `:` type($kv_len) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`causal` `(` $causal^ `)`)?
+    (`window_left` `(` $window_left^ `)`)?
+    (`window_right` `(` $window_right^ `)`)?
+    (`scale` `(` $scale^ `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`norm` `(` $normalization^ `)`)?
+}];
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention, stated completely";
+  let description = [{
+    Computes, for every batch `b`, query head `h`, query `i`:
+
+    ```
+    g(h)  = h / (Hq / Hkv)                          // head grouping
+    s_ij  = scale * dot(q[b,h,i,:], k[b,g(h),j,:])  // scale = 1/sqrt(Dqk) by default
+    s_ij  = softcap * tanh(s_ij / softcap)          // if softcap
+    s_ij += bias[b,h,i,j] - slope[h] * |j - p(i)|   // if bias / alibi
+    s_ij  = -inf where key j is not allowed         // kv_len, causal, window, mask
+    out[b,h,i,:] = sum_j softmax_j(s_i)[j] * v[b,g(h),j,:]
+    lse[b,h,i]   = log(sum_j exp(s_ij))             // optional result
+    ```
+
+    Sizes are read from the types: `q : [B, Hq, Nq, Dqk]`,
+    `k : [B, Hkv, Nk, Dqk]`, `v : [B, Hkv, Nk, Dv]`, `out : [B, Hq, Nq, Dv]`
+    in the logical order; `layout(bnhd)` says the four tensors are stored as
+    `[B, N, H, D]` instead. `lse` is always `[B, Hq, Nq]` f32. Any size may be
+    dynamic.
+
+    Key `j` is allowed for query `i` when `j < kv_len[b]` (default `Nk`),
+    and, when stated, `j <= p(i)` (causal), `p(i) - j <= window_left`,
+    `j - p(i) <= window_right` and `mask[b,h,i,j]`. `p(i) = i` for
+    `causal(top_left)` or no causal mask, `p(i) = i + kv_len[b] - Nq` for
+    `causal(bottom_right)`. `mask` (i1) and `bias` are broadcastable to
+    `[B, Hq, Nq, Nk]` (numpy rules, always in this logical order); `alibi`
+    gives one f32 slope per query head.
+
+    A row with no allowed key gives `out = 0` and `lse = -inf`. f16 and bf16
+    inputs accumulate in f32. See `docs/Semantics.md` for the full contract.
+
+    Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
+
+    ```mlir
+    %out, %lse = attn.attention q(%q : tensor<2x8x128x64xf32>)
+        k(%k : tensor<2x2x128x64xf32>) v(%v : tensor<2x2x128x64xf32>)
+        causal(bottom_right) window_left(64)
+        -> tensor<2x8x128x64xf32>, tensor<2x8x128xf32>
+    ```
+  }];
+
+  let arguments = !con(
+    (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+         Attn_FloatTensor:$value),
+    Attn_ModifierOperands,
+    (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout),
+    Attn_ModifierAttrs);
+  let results = (outs Attn_FloatTensor:$out,
+                      Optional<RankedTensorOf<[F32]>>:$lse);
+
+  let assemblyFormat = !strconcat([{
+    `q` `(` $query `:` type($query) `)`
+    `k` `(` $key `:` type($key) `)`
+    `v` `(` $value `:` type($value) `)`
+    (`layout` `(` $layout^ `)`)?
+  }], Attn_ModifierFormat, [{
+    attr-dict `->` type($out) (`,` type($lse)^)?
+  }]);
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Logical sizes read from the types (ShapedType::kDynamic when dynamic).
+    int64_t getBatch();
+    int64_t getNumQueryHeads();
+    int64_t getNumKvHeads();
+    int64_t getQuerySeqLen();
+    int64_t getKvSeqLen();
+    int64_t getHeadDimQK();
+    int64_t getHeadDimV();
+    /// The scale to use: the stated one, or 1/sqrt(Dqk) (requires static Dqk).
+    std::optional<double> getEffectiveScale();
+    /// Logical [B, H, N, D] dimension index `logical` -> physical index.
+    int64_t getPhysicalDim(int64_t logical);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// ProjectedAttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "attention from token representations: project, split heads, "
+                "attend, merge heads, project out";
+  let description = [{
+    The seed's whole pipeline `X -> Q/K/V -> heads -> attention -> concat ->
+    W_O` as one op:
+
+    ```
+    Q = xq  Wq : [B, Nq, Hq*Dqk]      K = xkv Wk : [B, Nk, Hkv*Dqk]
+    V = xkv Wv : [B, Nk, Hkv*Dv]
+    head h of Q is the column block h*Dqk .. (h+1)*Dqk (likewise K, V)
+    Z = attention(Q, K, V) with heads merged back : [B, Nq, Hq*Dv]
+    result = Z Wo : [B, Nq, D]
+    ```
+
+    `xq : [B, Nq, D]`; `xkv : [B, Nk, D]` is optional: without it the op is
+    self-attention and K, V come from `xq`. `Wq : [D, Hq*Dqk]`,
+    `Wk : [D, Hkv*Dqk]`, `Wv : [D, Hkv*Dv]`, `Wo : [Hq*Dv, D]`. The head counts
+    are attributes; `Dqk` and `Dv` follow from the weight shapes. The
+    attention modifiers mean exactly what they mean on `attn.attention`.
+
+    Example (the seed's GQA example: D = 512, H = 8 query heads, G = 2 K/V
+    heads, causal self-attention):
+
+    ```mlir
+    %y = attn.projected_attention x(%x : tensor<2x16x512xf32>)
+        wq(%wq : tensor<512x512xf32>) wk(%wk : tensor<512x128xf32>)
+        wv(%wv : tensor<512x128xf32>) wo(%wo : tensor<512x512xf32>)
+        heads(8, 2) causal(top_left) -> tensor<2x16x512xf32>
+    ```
+  }];
+
+  let arguments = !con(
+    (ins Attn_FloatTensor:$xq, Optional<Attn_FloatTensor>:$xkv,
+         Attn_FloatTensor:$wq, Attn_FloatTensor:$wk, Attn_FloatTensor:$wv,
+         Attn_FloatTensor:$wo),
+    Attn_ModifierOperands,
+    (ins ConfinedAttr<I64Attr, [IntPositive]>:$num_query_heads,
+         ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads),
+    Attn_ModifierAttrs);
+  let results = (outs Attn_FloatTensor:$result);
+
+  let assemblyFormat = !strconcat([{
+    `x` `(` $xq `:` type($xq) `)`
+    (`kv_source` `(` $xkv^ `:` type($xkv) `)`)?
+    `wq` `(` $wq `:` type($wq) `)`
+    `wk` `(` $wk `:` type($wk) `)`
+    `wv` `(` $wv `:` type($wv) `)`
+    `wo` `(` $wo `:` type($wo) `)`
+    `heads` `(` $num_query_heads `,` $num_kv_heads `)`
+  }], Attn_ModifierFormat, [{
+    attr-dict `->` type($result)
+  }]);
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The value K and V are projected from: xkv, or xq for self-attention.
+    ::mlir::Value getKvSource() { return getXkv() ? getXkv() : getXq(); }
+  }];
+}
+
+#endif // ATTN_IR_ATTNOPS_TD

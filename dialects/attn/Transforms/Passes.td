@@ -1,0 +1,46 @@
+//===- Passes.td - attn transformation passes --------------*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnExpandProjections : Pass<"attn-expand-projections"> {
+  let summary = "Rewrite attn.projected_attention into linalg projections "
+                "and attn.attention";
+  let description = [{
+    Expands the projection-level op into the seed's pipeline:
+
+    1. `linalg.matmul` projections `Q = xq Wq`, `K = xkv Wk`, `V = xkv Wv` on
+       the `[B*N, D]` collapse of the sources;
+    2. head split as a pure reshape `[B*N, H*Dh] -> [B, N, H, Dh]`, which is
+       the `bnhd` layout, so the core op reads heads with no transpose copy;
+    3. `attn.attention` with `layout(bnhd)` and every modifier carried over;
+    4. head merge as the inverse reshape and the output projection `Z Wo`.
+
+    Example:
+
+    ```mlir
+    %y = attn.projected_attention x(%x : tensor<2x16x64xf32>)
+        wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+        wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>)
+        heads(4, 2) -> tensor<2x16x64xf32>
+    ```
+
+    becomes three `linalg.matmul`s, `tensor.expand_shape`s to
+    `tensor<2x16x4x16xf32>` / `tensor<2x16x2x16xf32>`, one
+    `attn.attention ... layout(bnhd)`, a `tensor.collapse_shape` and a last
+    `linalg.matmul`.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

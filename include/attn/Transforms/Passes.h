@@ -1,0 +1,32 @@
+//===- Passes.h - attn transformation passes --------------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_H
+#define ATTN_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Transforms/Passes.h.inc"
+
+/// Patterns that rewrite attn.projected_attention into linalg projections,
+/// reshapes and attn.attention.
+void populateExpandProjectionsPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Transforms/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TRANSFORMS_PASSES_H

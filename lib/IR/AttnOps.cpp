@@ -1,0 +1,380 @@
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "attn/IR/AttnDialect.cpp.inc"
+#include "attn/IR/AttnEnums.cpp.inc"
+
+void AttnDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "attn/IR/AttnOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// True when two sizes may be equal (either is dynamic, or they are equal).
+static bool compatible(int64_t a, int64_t b) {
+  return a == kDyn || b == kDyn || a == b;
+}
+
+/// Prints a size list as `[2, ?, 64]`.
+static std::string fmtShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (d == kDyn)
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+static std::string fmtSize(int64_t d) {
+  return d == kDyn ? std::string("?") : std::to_string(d);
+}
+
+/// Physical index of logical dimension `logical` of a [B, H, N, D] tensor.
+static int64_t physicalDim(Layout layout, int64_t logical) {
+  if (layout == Layout::bhnd)
+    return logical;
+  static constexpr int64_t bnhd[4] = {0, 2, 1, 3};
+  return bnhd[logical];
+}
+
+/// Logical [B, H, N, D] sizes of a rank-4 tensor stored in `layout`.
+static SmallVector<int64_t, 4> logicalShape(Type t, Layout layout) {
+  auto shape = cast<RankedTensorType>(t).getShape();
+  SmallVector<int64_t, 4> result;
+  for (int64_t i = 0; i < 4; ++i)
+    result.push_back(shape[physicalDim(layout, i)]);
+  return result;
+}
+
+/// The logical sizes every modifier is checked against.
+namespace {
+struct ProblemSizes {
+  int64_t batch, numQueryHeads, queryLen, kvLen;
+};
+} // namespace
+
+/// Checks that a mask or bias tensor is broadcastable (numpy rules, trailing
+/// alignment) to the logical [B, Hq, Nq, Nk] score shape.
+static LogicalResult verifyBroadcastable(Operation *op, StringRef what,
+                                         RankedTensorType type,
+                                         const ProblemSizes &sizes) {
+  SmallVector<int64_t, 4> target = {sizes.batch, sizes.numQueryHeads,
+                                    sizes.queryLen, sizes.kvLen};
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape.size() > 4)
+    return op->emitOpError()
+           << what << " of rank " << shape.size()
+           << " is not broadcastable to [B, Hq, Nq, Nk] = " << fmtShape(target)
+           << ": rank must be at most 4";
+  size_t offset = 4 - shape.size();
+  static constexpr StringLiteral names[4] = {"B", "Hq", "Nq", "Nk"};
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t want = target[offset + i];
+    if (shape[i] == 1 || compatible(shape[i], want))
+      continue;
+    return op->emitOpError()
+           << what << " of shape " << fmtShape(shape)
+           << " is not broadcastable to [B, Hq, Nq, Nk] = " << fmtShape(target)
+           << ": dimension " << i << " has size " << shape[i]
+           << ", expected 1 or " << names[offset + i] << " = " << want;
+  }
+  return success();
+}
+
+/// Verifies the operands and attributes shared by both ops.
+template <typename OpTy>
+static LogicalResult verifyModifiers(OpTy op, const ProblemSizes &sizes) {
+  Operation *raw = op.getOperation();
+  if (Value kvLen = op.getKvLen()) {
+    auto type = cast<RankedTensorType>(kvLen.getType());
+    if (type.getRank() != 1 || !compatible(type.getDimSize(0), sizes.batch))
+      return op.emitOpError()
+             << "kv_len must be a rank-1 tensor with one length per batch "
+                "entry (B = "
+             << fmtSize(sizes.batch) << "); got " << type;
+  }
+  if (Value mask = op.getMask())
+    if (failed(verifyBroadcastable(
+            raw, "mask", cast<RankedTensorType>(mask.getType()), sizes)))
+      return failure();
+  if (Value bias = op.getBias())
+    if (failed(verifyBroadcastable(
+            raw, "bias", cast<RankedTensorType>(bias.getType()), sizes)))
+      return failure();
+  if (Value slopes = op.getAlibiSlopes()) {
+    auto type = cast<RankedTensorType>(slopes.getType());
+    if (type.getRank() != 1 ||
+        !compatible(type.getDimSize(0), sizes.numQueryHeads))
+      return op.emitOpError()
+             << "alibi slopes must be a rank-1 tensor with one slope per "
+                "query head (Hq = "
+             << fmtSize(sizes.numQueryHeads) << "); got " << type;
+  }
+  if (auto left = op.getWindowLeftAttr(); left && left.getInt() < 0)
+    return op.emitOpError()
+           << "window_left must be non-negative; got " << left.getInt();
+  if (auto right = op.getWindowRightAttr(); right && right.getInt() < 0)
+    return op.emitOpError()
+           << "window_right must be non-negative; got " << right.getInt();
+  if (auto scale = op.getScaleAttr();
+      scale && !std::isfinite(scale.getValueAsDouble()))
+    return op.emitOpError()
+           << "scale must be finite; got " << scale.getValueAsDouble();
+  if (auto cap = op.getSoftcapAttr()) {
+    double c = cap.getValueAsDouble();
+    if (!(c > 0.0) || !std::isfinite(c))
+      return op.emitOpError()
+             << "softcap must be positive and finite; got " << c;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getPhysicalDim(int64_t logical) {
+  return physicalDim(getLayout(), logical);
+}
+int64_t AttentionOp::getBatch() {
+  return logicalShape(getQuery().getType(), getLayout())[0];
+}
+int64_t AttentionOp::getNumQueryHeads() {
+  return logicalShape(getQuery().getType(), getLayout())[1];
+}
+int64_t AttentionOp::getNumKvHeads() {
+  return logicalShape(getKey().getType(), getLayout())[1];
+}
+int64_t AttentionOp::getQuerySeqLen() {
+  return logicalShape(getQuery().getType(), getLayout())[2];
+}
+int64_t AttentionOp::getKvSeqLen() {
+  return logicalShape(getKey().getType(), getLayout())[2];
+}
+int64_t AttentionOp::getHeadDimQK() {
+  return logicalShape(getQuery().getType(), getLayout())[3];
+}
+int64_t AttentionOp::getHeadDimV() {
+  return logicalShape(getValue().getType(), getLayout())[3];
+}
+
+std::optional<double> AttentionOp::getEffectiveScale() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t d = getHeadDimQK();
+  if (d == kDyn || d <= 0)
+    return std::nullopt;
+  return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+LogicalResult AttentionOp::verify() {
+  Layout layout = getLayout();
+  StringRef layoutName = stringifyLayout(layout);
+  for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQuery()},
+                         {"k", getKey()},
+                         {"v", getValue()},
+                         {"out", getOut()}}) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 4)
+      return emitOpError() << name
+                           << " must have rank 4 ([B, H, N, D] or "
+                              "[B, N, H, D]); got "
+                           << type;
+  }
+  Type elt = getQuery().getType().getElementType();
+  if (getKey().getType().getElementType() != elt ||
+      getValue().getType().getElementType() != elt ||
+      getOut().getType().getElementType() != elt)
+    return emitOpError() << "q, k, v and out must share one element type; got "
+                         << elt << ", " << getKey().getType().getElementType()
+                         << ", " << getValue().getType().getElementType()
+                         << ", " << getOut().getType().getElementType();
+
+  auto q = logicalShape(getQuery().getType(), layout);
+  auto k = logicalShape(getKey().getType(), layout);
+  auto v = logicalShape(getValue().getType(), layout);
+  auto o = logicalShape(getOut().getType(), layout);
+
+  if (!compatible(q[0], k[0]) || !compatible(q[0], v[0]) ||
+      !compatible(k[0], v[0]))
+    return emitOpError() << "batch sizes differ: q has B = " << fmtSize(q[0])
+                         << ", k has B = " << fmtSize(k[0])
+                         << ", v has B = " << fmtSize(v[0]);
+  for (auto [name, h] :
+       {std::pair<StringRef, int64_t>{"q", q[1]}, {"k", k[1]}, {"v", v[1]}})
+    if (h == 0)
+      return emitOpError() << name << " must have at least one head; got 0";
+  if (!compatible(k[1], v[1]))
+    return emitOpError()
+           << "k and v must have the same number of heads (Hkv): k has " << k[1]
+           << ", v has " << v[1];
+  if (q[1] != kDyn && k[1] != kDyn && q[1] % k[1] != 0)
+    return emitOpError() << "query heads must be a multiple of K/V heads: Hq = "
+                         << q[1] << " is not divisible by Hkv = " << k[1];
+  if (!compatible(q[3], k[3]))
+    return emitOpError()
+           << "q and k must have the same head dimension (Dqk): q has " << q[3]
+           << ", k has " << k[3];
+  if (q[3] == 0 || v[3] == 0)
+    return emitOpError() << "head dimensions must be positive; got Dqk = "
+                         << q[3] << ", Dv = " << v[3];
+  if (!compatible(k[2], v[2]))
+    return emitOpError()
+           << "k and v must have the same sequence length (Nk): k has " << k[2]
+           << ", v has " << v[2];
+
+  int64_t batch = q[0] != kDyn ? q[0] : (k[0] != kDyn ? k[0] : v[0]);
+  int64_t nk = k[2] != kDyn ? k[2] : v[2];
+  SmallVector<int64_t, 4> expectOut = {batch, q[1], q[2], v[3]};
+  for (int64_t i = 0; i < 4; ++i) {
+    if (compatible(o[i], expectOut[i]))
+      continue;
+    SmallVector<int64_t, 4> physical(4);
+    for (int64_t l = 0; l < 4; ++l)
+      physical[physicalDim(layout, l)] = expectOut[l];
+    return emitOpError() << "out must be [B, Hq, Nq, Dv] = "
+                         << fmtShape(expectOut) << " (stored as "
+                         << fmtShape(physical) << " in layout " << layoutName
+                         << "); got " << getOut().getType();
+  }
+
+  if (Value lse = getLse()) {
+    auto type = cast<RankedTensorType>(lse.getType());
+    SmallVector<int64_t, 3> expect = {batch, q[1], q[2]};
+    bool ok = type.getRank() == 3;
+    for (int64_t i = 0; ok && i < 3; ++i)
+      ok = compatible(type.getDimSize(i), expect[i]);
+    if (!ok)
+      return emitOpError() << "lse must be [B, Hq, Nq] = " << fmtShape(expect)
+                           << " f32; got " << type;
+    if (getNormalization() != Normalization::softmax)
+      return emitOpError() << "lse is defined only for softmax normalization; "
+                              "got norm("
+                           << stringifyNormalization(getNormalization()) << ")";
+  }
+  return verifyModifiers(*this, ProblemSizes{batch, q[1], q[2], nk});
+}
+
+//===----------------------------------------------------------------------===//
+// ProjectedAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProjectedAttentionOp::verify() {
+  int64_t hq = getNumQueryHeads();
+  int64_t hkv = getNumKvHeads();
+  if (hq % hkv != 0)
+    return emitOpError() << "query heads must be a multiple of K/V heads: Hq = "
+                         << hq << " is not divisible by Hkv = " << hkv;
+
+  Type elt = getXq().getType().getElementType();
+  for (Value v : SmallVector<Value>{getKvSource(), getWq(), getWk(), getWv(),
+                                    getWo(), getResult()})
+    if (cast<RankedTensorType>(v.getType()).getElementType() != elt)
+      return emitOpError() << "sources, weights and result must share one "
+                              "element type; expected "
+                           << elt << ", got " << v.getType();
+
+  auto xq = getXq().getType();
+  auto xkv = cast<RankedTensorType>(getKvSource().getType());
+  if (xq.getRank() != 3)
+    return emitOpError() << "x must be [B, Nq, D]; got " << xq;
+  if (xkv.getRank() != 3)
+    return emitOpError() << "kv_source must be [B, Nk, D]; got " << xkv;
+  int64_t batch = xq.getDimSize(0), nq = xq.getDimSize(1),
+          model = xq.getDimSize(2);
+  if (!compatible(xkv.getDimSize(0), batch) ||
+      !compatible(xkv.getDimSize(2), model))
+    return emitOpError() << "kv_source must be [B, Nk, D] with B = "
+                         << fmtSize(batch) << " and D = " << fmtSize(model)
+                         << " as in x; got " << xkv;
+  if (model == kDyn)
+    model = xkv.getDimSize(2);
+  int64_t nk = xkv.getDimSize(1);
+
+  // Each weight is [rows, cols]; `heads` divides the column count of the
+  // input projections and the row count of the output projection.
+  auto checkWeight = [&](StringRef name, Value w, int64_t rows, int64_t heads,
+                         bool headsOnRows, StringRef form) -> LogicalResult {
+    auto type = cast<RankedTensorType>(w.getType());
+    int64_t r = type.getRank() == 2 ? type.getDimSize(0) : 0;
+    int64_t c = type.getRank() == 2 ? type.getDimSize(1) : 0;
+    int64_t split = headsOnRows ? r : c;
+    int64_t other = headsOnRows ? c : r;
+    bool ok = type.getRank() == 2 && compatible(other, rows) &&
+              (split == kDyn || (split > 0 && split % heads == 0));
+    if (ok)
+      return success();
+    return emitOpError() << name << " must be " << form
+                         << " with D = " << fmtSize(rows)
+                         << " and a multiple of " << heads << " head"
+                         << (heads == 1 ? "" : "s") << " on the head side; got "
+                         << type;
+  };
+  if (failed(checkWeight("wq", getWq(), model, hq, false, "[D, Hq*Dqk]")) ||
+      failed(checkWeight("wk", getWk(), model, hkv, false, "[D, Hkv*Dqk]")) ||
+      failed(checkWeight("wv", getWv(), model, hkv, false, "[D, Hkv*Dv]")) ||
+      failed(checkWeight("wo", getWo(), model, hq, true, "[Hq*Dv, D]")))
+    return failure();
+
+  auto dimOrDyn = [](Value w, unsigned i) {
+    return cast<RankedTensorType>(w.getType()).getDimSize(i);
+  };
+  auto perHead = [](int64_t n, int64_t h) { return n == kDyn ? kDyn : n / h; };
+  int64_t dqkQ = perHead(dimOrDyn(getWq(), 1), hq);
+  int64_t dqkK = perHead(dimOrDyn(getWk(), 1), hkv);
+  if (!compatible(dqkQ, dqkK))
+    return emitOpError() << "wq and wk give different head dimensions (Dqk): "
+                         << dqkQ << " from wq (Hq = " << hq << "), " << dqkK
+                         << " from wk (Hkv = " << hkv << ")";
+  int64_t dvV = perHead(dimOrDyn(getWv(), 1), hkv);
+  int64_t dvO = perHead(dimOrDyn(getWo(), 0), hq);
+  if (!compatible(dvV, dvO))
+    return emitOpError() << "wv and wo give different value head dimensions "
+                            "(Dv): "
+                         << dvV << " from wv (Hkv = " << hkv << "), " << dvO
+                         << " from wo (Hq = " << hq << ")";
+
+  auto res = getResult().getType();
+  SmallVector<int64_t, 3> expect = {batch, nq, model};
+  bool ok = res.getRank() == 3;
+  for (int64_t i = 0; ok && i < 3; ++i)
+    ok = compatible(res.getDimSize(i), expect[i]);
+  if (!ok)
+    return emitOpError() << "result must be [B, Nq, D] = " << fmtShape(expect)
+                         << "; got " << res;
+
+  return verifyModifiers(*this, ProblemSizes{batch, hq, nq, nk});
+}
+
+#define GET_OP_CLASSES
+#include "attn/IR/AttnOps.cpp.inc"

@@ -1,0 +1,25 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "mlir-opt", "mlir-runner"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
