@@ -1,0 +1,67 @@
+//===- LogitBuilder.h - shared logit and mask arithmetic --------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every form (naive, fused, decode) turns a raw dot product into the final
+// logit of query i and key j the same way: scale, soft cap, bias, ALiBi, then
+// -inf for keys that may not be read. This file is that one place, so that
+// all forms agree by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_LOGITBUILDER_H
+#define ATTN_LIB_CONVERSION_LOGITBUILDER_H
+
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace attn {
+
+/// Values that do not change across the key loop, built once outside it.
+struct LogitContext {
+  AttentionOp op;
+  Value scale;   // f32
+  Value softcap; // f32, or null
+  Value nq, nk;  // index
+};
+
+/// Builds the context (scale, soft cap, sizes) before the loops.
+LogitContext buildLogitContext(OpBuilder &b, Location loc, AttentionOp op);
+
+/// Per-element inputs of one logit.
+struct LogitOperands {
+  Value raw;     // f32 raw dot product q.k
+  Value i, j;    // index: query row and key column
+  Value kvLen;   // index: valid key count of this batch entry (clamped)
+  Value bias;    // bias element (any float), or null
+  Value slope;   // f32 ALiBi slope of this query head, or null
+  Value maskBit; // i1 mask element, or null
+};
+
+/// The query position p(i) for the op's alignment.
+Value buildQueryPosition(OpBuilder &b, Location loc, const LogitContext &ctx,
+                         Value i, Value kvLen);
+
+/// Whether key j may be read by query i (kv_len, causal, window; not the
+/// boolean mask tensor, which the caller folds in).
+Value buildStructuralAllowed(OpBuilder &b, Location loc,
+                             const LogitContext &ctx, Value i, Value j,
+                             Value kvLen);
+
+/// The final f32 logit: scale, soft cap, bias, ALiBi, then -inf where the
+/// key may not be read.
+Value buildLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
+                 const LogitOperands &in);
+
+/// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
+Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
+                        Value element);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_LOGITBUILDER_H
