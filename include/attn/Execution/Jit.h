@@ -1,0 +1,70 @@
+//===- Jit.h - compile and call attn specs on the host ----------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Compiles a module holding attn specs for the host CPU with MLIR's
+// ExecutionEngine and calls one function of it with host tensors. The
+// function's tensor arguments become memref descriptors; its results come
+// back as memrefs that the compiled code allocated, copied into HostTensors
+// and freed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_JIT_H
+#define ATTN_EXECUTION_JIT_H
+
+#include "attn/Execution/HostTensor.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+namespace attn {
+
+struct JitOptions {
+  /// Attention form (see CpuPipelineOptions::form).
+  std::string form = "naive";
+  /// LLVM optimization level for the generated code.
+  unsigned optLevel = 3;
+};
+
+class JitFunction {
+public:
+  ~JitFunction();
+
+  /// Lowers a clone of `module` and JIT-compiles it. `entry` names a
+  /// func.func whose arguments and results are ranked tensors.
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  compile(ModuleOp module, llvm::StringRef entry, const JitOptions &options);
+
+  /// Calls the function. `inputs` must match the argument types (element
+  /// kinds and static sizes) with consistent dynamic sizes.
+  llvm::Error invoke(llvm::ArrayRef<const HostTensor *> inputs,
+                     std::vector<HostTensor> &outputs);
+
+  /// Seconds spent lowering and compiling.
+  double compileSeconds() const { return compileTime; }
+  const std::vector<RankedTensorType> &argumentTypes() const { return args; }
+  const std::vector<RankedTensorType> &resultTypes() const { return results; }
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string name;
+  std::vector<RankedTensorType> args, results;
+  double compileTime = 0;
+};
+
+/// Path of MLIR's C runner utilities (memrefCopy and friends).
+llvm::StringRef cRunnerUtilsPath();
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_EXECUTION_JIT_H

@@ -1,0 +1,203 @@
+//===- Jit.cpp - compile and call attn specs on the host ------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/Jit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#ifndef ATTN_C_RUNNER_UTILS
+#define ATTN_C_RUNNER_UTILS "libmlir_c_runner_utils.so"
+#endif
+
+llvm::StringRef mlir::attn::cRunnerUtilsPath() { return ATTN_C_RUNNER_UTILS; }
+
+JitFunction::~JitFunction() = default;
+
+static std::string typeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+llvm::Expected<std::unique_ptr<JitFunction>>
+JitFunction::compile(ModuleOp module, llvm::StringRef entry,
+                     const JitOptions &options) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+
+  auto start = std::chrono::steady_clock::now();
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return makeError("no function @" + entry + " with a body in the module");
+
+  std::unique_ptr<JitFunction> jit(new JitFunction());
+  jit->name = entry.str();
+  for (Type t : fn.getArgumentTypes()) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    ElementKind kind;
+    if (!rt || !getElementKind(rt.getElementType(), kind))
+      return makeError("argument type " + typeStr(t) +
+                       " is not a ranked tensor of a supported element type");
+    jit->args.push_back(rt);
+  }
+  for (Type t : fn.getResultTypes()) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    ElementKind kind;
+    if (!rt || !getElementKind(rt.getElementType(), kind))
+      return makeError("result type " + typeStr(t) +
+                       " is not a ranked tensor of a supported element type");
+    jit->results.push_back(rt);
+  }
+
+  MLIRContext *ctx = module.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  OwningOpRef<ModuleOp> clone(module.clone());
+  clone->lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
+                                                    UnitAttr::get(ctx));
+
+  CpuPipelineOptions pipelineOpts;
+  pipelineOpts.form = options.form;
+  pipelineOpts.outParams = false;
+  if (failed(lowerToLLVM(*clone, pipelineOpts)))
+    return makeError("lowering to the LLVM dialect failed");
+
+  auto transformer = makeOptimizingTransformer(options.optLevel,
+                                               /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  llvm::StringRef libs[] = {cRunnerUtilsPath()};
+  ExecutionEngineOptions engineOpts;
+  engineOpts.transformer = transformer;
+  engineOpts.sharedLibPaths = libs;
+  engineOpts.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u));
+  auto engine = ExecutionEngine::create(*clone, engineOpts);
+  if (!engine)
+    return engine.takeError();
+  jit->engine = std::move(*engine);
+  jit->compileTime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return jit;
+}
+
+llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
+                                std::vector<HostTensor> &outputs) {
+  if (inputs.size() != args.size())
+    return makeError("expected " + llvm::Twine(args.size()) + " inputs, got " +
+                     llvm::Twine(inputs.size()));
+  // One strided memref descriptor per argument:
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+  std::vector<std::vector<int64_t>> descs(inputs.size());
+  for (size_t a = 0; a < inputs.size(); ++a) {
+    const HostTensor &t = *inputs[a];
+    RankedTensorType type = args[a];
+    ElementKind kind;
+    getElementKind(type.getElementType(), kind);
+    if (t.kind != kind)
+      return makeError("input " + llvm::Twine(a) + " has element type " +
+                       elementName(t.kind) + ", the function takes " +
+                       elementName(kind));
+    if (static_cast<int64_t>(t.shape.size()) != type.getRank())
+      return makeError("input " + llvm::Twine(a) + " has rank " +
+                       llvm::Twine(t.shape.size()) + ", the function takes " +
+                       llvm::Twine(type.getRank()));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!type.isDynamicDim(d) && type.getDimSize(d) != t.shape[d])
+        return makeError("input " + llvm::Twine(a) + " has size " +
+                         llvm::Twine(t.shape[d]) + " in dimension " +
+                         llvm::Twine(d) + ", the function takes " +
+                         llvm::Twine(type.getDimSize(d)));
+    std::vector<int64_t> &desc = descs[a];
+    auto ptr = reinterpret_cast<int64_t>(t.bytes.data());
+    desc = {ptr, ptr, 0};
+    desc.insert(desc.end(), t.shape.begin(), t.shape.end());
+    std::vector<int64_t> strides(t.shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(t.shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * t.shape[d + 1];
+    desc.insert(desc.end(), strides.begin(), strides.end());
+  }
+  size_t resultWords = 0;
+  for (RankedTensorType r : results)
+    resultWords += 3 + 2 * r.getRank();
+  std::vector<int64_t> resultDescs(std::max<size_t>(resultWords, 1), 0);
+
+  std::vector<void *> ptrs;
+  if (!results.empty())
+    ptrs.push_back(resultDescs.data());
+  for (auto &d : descs)
+    ptrs.push_back(d.data());
+  llvm::SmallVector<void *> packed;
+  for (void *&p : ptrs)
+    packed.push_back(&p);
+  if (llvm::Error err = engine->invokePacked("_mlir_ciface_" + name, packed))
+    return err;
+
+  outputs.clear();
+  size_t offset = 0;
+  for (RankedTensorType r : results) {
+    const int64_t *desc = resultDescs.data() + offset;
+    offset += 3 + 2 * r.getRank();
+    ElementKind kind;
+    getElementKind(r.getElementType(), kind);
+    std::vector<int64_t> shape(desc + 3, desc + 3 + r.getRank());
+    HostTensor out;
+    out.resize(kind, shape);
+    auto *base = reinterpret_cast<const uint8_t *>(desc[1]);
+    int64_t bytes = elementBytes(kind);
+    int64_t n = out.numElements();
+    const int64_t *strides = desc + 3 + r.getRank();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rem = i, off = desc[2];
+      for (int64_t d = r.getRank() - 1; d >= 0; --d) {
+        off += (rem % shape[d]) * strides[d];
+        rem /= shape[d];
+      }
+      std::memcpy(out.bytes.data() + i * bytes, base + off * bytes, bytes);
+    }
+    outputs.push_back(std::move(out));
+  }
+  // Free what the compiled code allocated for its results: not the inputs,
+  // not constant globals (allocated pointer 0xdeadbeef), and each only once.
+  std::vector<int64_t> freed;
+  offset = 0;
+  for (RankedTensorType r : results) {
+    int64_t alloc = resultDescs[offset];
+    offset += 3 + 2 * r.getRank();
+    bool isInput = false;
+    for (auto &d : descs)
+      isInput |= d[0] == alloc;
+    if (!alloc || alloc == 0xdeadbeef || isInput ||
+        std::find(freed.begin(), freed.end(), alloc) != freed.end())
+      continue;
+    freed.push_back(alloc);
+    std::free(reinterpret_cast<void *>(alloc));
+  }
+  return llvm::Error::success();
+}
