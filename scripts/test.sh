@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The project's test command: builds (installing what is missing) and runs
+# every test (lit + FileCheck regression tests and the GoogleTest binaries)
+# through ctest.
+#   scripts/test.sh [BUILD_DIR]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+"$root/scripts/build.sh" "$build"
+ctest --test-dir "$build" --output-on-failure -j2
