@@ -12,12 +12,15 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -29,6 +32,58 @@ using namespace mlir::attn;
 llvm::StringRef mlir::attn::cRunnerUtilsPath() { return ATTN_C_RUNNER_UTILS; }
 
 JitFunction::~JitFunction() = default;
+
+static std::atomic<int64_t> tilesVisited{0}, boundaryTilesVisited{0};
+
+/// Called by instrumented kernels once per computed key tile.
+extern "C" void attnTileVisit(int64_t, int64_t, int64_t, int64_t,
+                              bool boundary) {
+  ++tilesVisited;
+  if (boundary)
+    ++boundaryTilesVisited;
+}
+
+static std::atomic<int64_t> heapCurrent{0}, heapPeak{0};
+
+static void noteAlloc(void *p) {
+  if (!p)
+    return;
+  int64_t now = heapCurrent += static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = heapPeak.load();
+  while (now > peak && !heapPeak.compare_exchange_weak(peak, now))
+    ;
+}
+
+extern "C" void *countingMalloc(size_t size) {
+  void *p = std::malloc(size);
+  noteAlloc(p);
+  return p;
+}
+
+extern "C" void *countingAlignedAlloc(size_t alignment, size_t size) {
+  void *p = std::aligned_alloc(alignment, size);
+  noteAlloc(p);
+  return p;
+}
+
+extern "C" void countingFree(void *p) {
+  if (p)
+    heapCurrent -= static_cast<int64_t>(malloc_usable_size(p));
+  std::free(p);
+}
+
+void JitFunction::resetHeapPeak() { heapPeak = heapCurrent.load(); }
+int64_t JitFunction::heapPeakBytes() { return heapPeak - 0; }
+int64_t JitFunction::heapCurrentBytes() { return heapCurrent; }
+
+void JitFunction::resetTileCounters() {
+  tilesVisited = 0;
+  boundaryTilesVisited = 0;
+}
+
+std::pair<int64_t, int64_t> JitFunction::tileCounters() {
+  return {tilesVisited.load(), boundaryTilesVisited.load()};
+}
 
 static std::string typeStr(Type t) {
   std::string s;
@@ -84,6 +139,10 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
 
   CpuPipelineOptions pipelineOpts;
   pipelineOpts.form = options.form;
+  pipelineOpts.tileQ = options.tileQ;
+  pipelineOpts.tileK = options.tileK;
+  pipelineOpts.splits = options.splits;
+  pipelineOpts.instrumentTiles = options.instrumentTiles;
   pipelineOpts.outParams = false;
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
@@ -101,6 +160,23 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   if (!engine)
     return engine.takeError();
   jit->engine = std::move(*engine);
+  bool instrument = options.instrumentTiles;
+  jit->engine->registerSymbols(
+      [instrument](llvm::orc::MangleAndInterner interner) {
+        llvm::orc::SymbolMap map;
+        auto add = [&](const char *name, auto *fn) {
+          map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+        };
+        // The compiled code's heap goes through counting wrappers, so that a
+        // run can report the peak memory it allocated.
+        add("malloc", &countingMalloc);
+        add("aligned_alloc", &countingAlignedAlloc);
+        add("free", &countingFree);
+        if (instrument)
+          add("attn_tile_visit", &attnTileVisit);
+        return map;
+      });
   jit->compileTime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -197,7 +273,7 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
         std::find(freed.begin(), freed.end(), alloc) != freed.end())
       continue;
     freed.push_back(alloc);
-    std::free(reinterpret_cast<void *>(alloc));
+    countingFree(reinterpret_cast<void *>(alloc));
   }
   return llvm::Error::success();
 }

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -23,11 +24,43 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+LogicalResult mlir::attn::addAttnFormPasses(OpPassManager &pm,
+                                            const CpuPipelineOptions &opts) {
+  pm.addPass(createAttnExpandProjections());
+  StringRef form = opts.form;
+  if (form == "naive") {
+    pm.addPass(createConvertAttnToLinalgNaive());
+    return success();
+  }
+  if (form == "fused") {
+    ConvertAttnToFusedLoopsOptions fused;
+    if (opts.tileQ > 0)
+      fused.tileQ = opts.tileQ;
+    if (opts.tileK > 0)
+      fused.tileK = opts.tileK;
+    fused.instrumentTiles = opts.instrumentTiles;
+    pm.addPass(createConvertAttnToFusedLoops(fused));
+    return success();
+  }
+  if (form == "decode") {
+    ConvertAttnToSplitKvOptions decode;
+    if (opts.tileQ > 0)
+      decode.tileQ = opts.tileQ;
+    if (opts.tileK > 0)
+      decode.tileK = opts.tileK;
+    decode.splits = opts.splits;
+    pm.addPass(createConvertAttnToSplitKv(decode));
+    return success();
+  }
+  llvm::errs() << "attn: unknown form '" << form
+               << "': expected naive, fused or decode\n";
+  return failure();
+}
+
 void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &opts) {
-  // attn -> linalg on tensors.
-  pm.addPass(createAttnExpandProjections());
-  pm.addPass(createConvertAttnToLinalgNaive());
+  if (failed(addAttnFormPasses(pm, opts)))
+    return;
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -46,7 +79,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
 
-  // Loops.
+  // Loops. scf.forall iterations run one after another for now.
+  pm.addPass(createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -68,6 +102,10 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
 
 LogicalResult mlir::attn::lowerToLLVM(ModuleOp module,
                                       const CpuPipelineOptions &opts) {
+  StringRef form = opts.form;
+  if (form != "naive" && form != "fused" && form != "decode")
+    return module.emitError("attn: unknown form '")
+           << form << "': expected naive, fused or decode";
   PassManager pm(module.getContext());
   buildAttnCpuPipeline(pm, opts);
   return pm.run(module);
@@ -76,7 +114,8 @@ LogicalResult mlir::attn::lowerToLLVM(ModuleOp module,
 void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "attn-to-llvm-cpu",
-      "Lower attn specs to the LLVM dialect for the host CPU (form=naive); "
+      "Lower attn specs to the LLVM dialect for the host CPU "
+      "(form=naive|fused|decode, tile-q, tile-k, splits); "
       "results become out-params",
       buildAttnCpuPipeline);
 }

@@ -81,10 +81,33 @@ static cl::opt<double> atolOpt("atol", cl::desc("Absolute tolerance override"),
                                cl::init(-1), cl::cat(category));
 static cl::opt<double> rtolOpt("rtol", cl::desc("Relative tolerance override"),
                                cl::init(-1), cl::cat(category));
-static cl::opt<unsigned> reps("reps", cl::desc("Timed repetitions"),
+static cl::opt<unsigned> reps("reps",
+                              cl::desc("Timed repetitions after one warm-up "
+                                       "run"),
                               cl::init(3), cl::cat(category));
-static cl::opt<std::string> form("form", cl::desc("Attention form: naive"),
-                                 cl::init("naive"), cl::cat(category));
+static cl::opt<std::string>
+    form("form",
+         cl::desc("Attention form: naive (materialized scores), fused "
+                  "(tiled online softmax) or decode (split-KV)"),
+         cl::init("fused"), cl::cat(category));
+static cl::opt<int64_t> tileQ("tile-q",
+                              cl::desc("Query rows per tile (0 = default)"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile (0 = default)"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<int64_t> splits("splits",
+                               cl::desc("KV chunks of the decode form"),
+                               cl::init(4), cl::cat(category));
+static cl::opt<bool> tileMap(
+    "tile-map",
+    cl::desc("Print the fused form's key-tile map for the given sizes: full "
+             "('#'), boundary ('+') and skipped ('.') tiles"),
+    cl::cat(category));
+static cl::opt<bool> countTiles(
+    "count-tiles",
+    cl::desc("Instrument the fused kernel, count the key tiles it computes "
+             "and compare with the tile map"),
+    cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3), cl::Prefix, cl::cat(category));
 static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
@@ -251,6 +274,88 @@ static std::string npyDtype(ElementKind kind) {
     return "<i8";
   }
   return "<f4";
+}
+
+namespace {
+struct TileCounts {
+  int64_t full = 0, boundary = 0, skipped = 0;
+};
+} // namespace
+
+/// The fused form's key-tile classification for concrete sizes, computed on
+/// the host with the rules the lowering states (keyRange / isFullTile in
+/// lib/Conversion/AttnToLinalg/FusedAttention.cpp). Counts are per (batch,
+/// K/V head) pair summed over batch; prints one map per distinct kv_len.
+static TileCounts tileMapFor(AttentionOp op, int64_t batch, int64_t nq,
+                             int64_t nk, const std::vector<int64_t> &kvLens,
+                             int64_t tq, int64_t tk, bool print) {
+  TileCounts total;
+  std::vector<int64_t> printed;
+  auto causal = op.getCausal();
+  bool bottomRight = causal && *causal == CausalAlign::bottom_right;
+  std::optional<int64_t> left, right;
+  if (auto l = op.getWindowLeftAttr())
+    left = l.getInt();
+  if (auto r = op.getWindowRightAttr())
+    right = r.getInt();
+  int64_t nqt = (nq + tq - 1) / tq, nkt = (nk + tk - 1) / tk;
+  auto floorDiv = [](int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  };
+  auto ceilDiv = [&](int64_t a, int64_t b) { return -floorDiv(-a, b); };
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t kvl = kvLens.empty() ? nk : std::clamp<int64_t>(kvLens[b], 0, nk);
+    bool show = print && !llvm::is_contained(printed, kvl);
+    if (show) {
+      printed.push_back(kvl);
+      llvm::outs() << "tile map (batch " << b << ", kv_len " << kvl << ", "
+                   << nqt << " query tiles x " << nkt << " key tiles of " << tq
+                   << "x" << tk << "):\n";
+    }
+    for (int64_t qt = 0; qt < nqt; ++qt) {
+      int64_t q0 = qt * tq, qs = std::min(tq, nq - q0);
+      int64_t off = bottomRight ? kvl - nq : 0;
+      int64_t pLo = q0 + off, pHi = q0 + qs - 1 + off;
+      int64_t lo = 0, hi = kvl;
+      if (causal)
+        hi = std::min(hi, pHi + 1);
+      if (left)
+        lo = std::max(lo, pLo - *left);
+      if (right)
+        hi = std::min(hi, pHi + *right + 1);
+      hi = std::max(hi, lo);
+      int64_t ktLo = floorDiv(lo, tk);
+      int64_t ktHi = lo < hi ? ceilDiv(hi, tk) : ktLo;
+      std::string row;
+      for (int64_t kt = 0; kt < nkt; ++kt) {
+        if (kt < ktLo || kt >= ktHi) {
+          ++total.skipped;
+          row += '.';
+          continue;
+        }
+        int64_t k0 = kt * tk, ks = std::min(tk, nk - k0), kEnd = k0 + ks - 1;
+        bool full = kEnd < kvl;
+        if (causal)
+          full &= kEnd <= pLo;
+        if (left)
+          full &= pHi - k0 <= *left;
+        if (right)
+          full &= kEnd - pLo <= *right;
+        ++(full ? total.full : total.boundary);
+        row += full ? '#' : '+';
+      }
+      if (show && nkt <= 128)
+        llvm::outs() << "  " << row << "\n";
+    }
+  }
+  int64_t all = total.full + total.boundary + total.skipped;
+  if (print && all > 0)
+    llvm::outs() << llvm::format(
+        "tiles: %lld full, %lld boundary, %lld skipped of %lld per K/V head "
+        "(%.1f%% skipped)\n",
+        (long long)total.full, (long long)total.boundary,
+        (long long)total.skipped, (long long)all, 100.0 * total.skipped / all);
+  return total;
 }
 
 static int runMain(MLIRContext &context) {
@@ -442,9 +547,35 @@ static int runMain(MLIRContext &context) {
   }
 
   // Compile.
+  // Tile map of the fused form for these sizes.
+  TileCounts predicted;
+  auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
+  int64_t effTileQ = tileQ > 0 ? tileQ : (form == "decode" ? 16 : 64);
+  int64_t effTileK = tileK > 0 ? tileK : (form == "decode" ? 128 : 64);
+  if ((tileMap || countTiles) && !attention)
+    return fail("--tile-map and --count-tiles need an attn.attention op");
+  if (tileMap || countTiles) {
+    int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
+            batch = known.count("B") ? known.lookup("B") : 1;
+    std::vector<int64_t> kvLens;
+    if (Value kv = attention.getKvLen()) {
+      const HostTensor &t = hostArgs[cast<BlockArgument>(kv).getArgNumber()];
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        kvLens.push_back(static_cast<int64_t>(t.get(i)));
+    }
+    predicted = tileMapFor(attention, batch, nq, nk, kvLens, effTileQ, effTileK,
+                           tileMap);
+  }
+
   JitOptions jitOpts;
   jitOpts.form = form;
   jitOpts.optLevel = optLevel;
+  jitOpts.tileQ = tileQ;
+  jitOpts.tileK = tileK;
+  jitOpts.splits = splits;
+  jitOpts.instrumentTiles = countTiles;
+  if (countTiles && form != "fused")
+    return fail("--count-tiles needs --form=fused");
   auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
   if (!jit)
     return fail("compilation failed: " + llvm::toString(jit.takeError()));
@@ -457,7 +588,18 @@ static int runMain(MLIRContext &context) {
     argPtrs.push_back(&t);
   std::vector<HostTensor> results;
   std::vector<double> times;
-  for (unsigned r = 0; r < std::max(1u, unsigned(reps)); ++r) {
+  // Warm-up run (first-call costs), which also measures memory and tiles.
+  JitFunction::resetTileCounters();
+  int64_t heapBefore = JitFunction::heapCurrentBytes();
+  JitFunction::resetHeapPeak();
+  if (llvm::Error err = (*jit)->invoke(argPtrs, results))
+    return fail("run failed: " + llvm::toString(std::move(err)));
+  int64_t peakHeap = JitFunction::heapPeakBytes() - heapBefore;
+  int64_t outputBytes = 0;
+  for (const HostTensor &t : results)
+    outputBytes += static_cast<int64_t>(t.bytes.size());
+  auto [visited, boundaryVisited] = JitFunction::tileCounters();
+  for (unsigned r = 0; r < unsigned(reps); ++r) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = (*jit)->invoke(argPtrs, results))
       return fail("run failed: " + llvm::toString(std::move(err)));
@@ -465,6 +607,8 @@ static int runMain(MLIRContext &context) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
   }
+  if (times.empty())
+    times.push_back(0);
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
 
@@ -481,9 +625,29 @@ static int runMain(MLIRContext &context) {
                                "%.6f)",
                                median, times.size(), times.front(),
                                times.back());
-  if (!refErr && flops > 0)
+  if (!refErr && flops > 0 && median > 0)
     llvm::outs() << llvm::format(", %.2f GFLOP/s", flops / median * 1e-9);
   llvm::outs() << "\n";
+  llvm::outs() << llvm::format(
+      "memory: peak %.3f MiB allocated by the kernel, %.3f MiB of it "
+      "outputs, %.3f MiB extra\n",
+      peakHeap / 1048576.0, outputBytes / 1048576.0,
+      std::max<int64_t>(peakHeap - outputBytes, 0) / 1048576.0);
+  if (countTiles) {
+    int64_t hkv = attention.getNumKvHeads();
+    if (hkv == ShapedType::kDynamic)
+      hkv = known.lookup("Hkv");
+    int64_t wantVisited = hkv * (predicted.full + predicted.boundary);
+    int64_t wantBoundary = hkv * predicted.boundary;
+    bool match = visited == wantVisited && boundaryVisited == wantBoundary;
+    llvm::outs() << "counted tiles: " << visited << " computed, "
+                 << boundaryVisited << " with mask arithmetic; tile map "
+                 << "predicts " << wantVisited << " and " << wantBoundary
+                 << (match ? " [match]" : " [MISMATCH]") << "\n";
+    if (!match)
+      return fail("the kernel computed a different set of tiles than the "
+                  "tile map predicts");
+  }
 
   // Results: summary, optional files, verification.
   auto fnResults = fn.front().getTerminator()->getOperands();

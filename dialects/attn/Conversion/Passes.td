@@ -48,4 +48,89 @@ def ConvertAttnToLinalgNaive : Pass<"convert-attn-to-linalg-naive"> {
   ];
 }
 
+
+def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
+  let summary = "Lower attn.attention to the fused online-softmax form";
+  let description = [{
+    FlashAttention-style lowering. One `scf.forall` iteration per
+    (batch, K/V head, query tile) keeps a running row max, row sum and f32
+    accumulator for the `R = Hq / Hkv` query heads that share the K/V head,
+    and an `scf.for` walks the key tiles. No `[Nq, Nk]` buffer exists; the
+    largest temporary is one `[R, tile-q, tile-k]` score tile.
+
+    Masks with structure are used, not just applied: the key-tile loop
+    bounds come from the readable key range of the query tile (kv_len,
+    causal, sliding window, computed from run-time sizes), so fully masked
+    key tiles are never visited; an `scf.if` sends tiles that no structural
+    mask cuts into down a path without mask arithmetic, and only boundary
+    tiles evaluate it. The boolean mask tensor, being data, is applied on
+    every tile.
+
+    With `instrument-tiles`, every visited key tile calls the external
+    `attn_tile_visit(batch, kv_head, query_tile, key_tile, is_boundary)`, so
+    tests can count the work.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x2x?x64xf32>) v(%v : tensor<1x2x?x64xf32>)
+        causal(top_left) -> tensor<1x8x?x64xf32>
+    ```
+
+    becomes `scf.forall (%b, %g, %qt) in (1, 2, ceildiv(Nq, 64))` around an
+    `scf.for %kt = 0 to ceildiv(min(Nk, q0 + qs), 64)` (the causal bound).
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", "64", "Query rows per tile">,
+    Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile">,
+    Option<"instrumentTiles", "instrument-tiles", "bool", "false",
+           "Call attn_tile_visit for every visited key tile">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
+def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
+  let summary = "Lower attn.attention to the split-KV (flash-decoding) form";
+  let description = [{
+    The decode form. Each query tile's readable key tiles (from `kv_len`,
+    causal and window, at run time) are split into `splits` chunks that run
+    as separate parallel iterations, each leaving a partial state
+    `(acc, m, l)` in `[B, Hkv, splits, R, Nq(, Dv)]` buffers. A merge then
+    combines them exactly:
+
+    ```
+    M = max_s m_s,   L = sum_s exp(m_s - M) l_s,
+    out = (sum_s exp(m_s - M) acc_s) / L,   lse = M + log L
+    ```
+
+    Meant for `Nq` small (1 is the main case) against a KV cache whose valid
+    length is `kv_len` with `causal(bottom_right)`, but correct for any spec.
+
+    Example: `--convert-attn-to-split-kv="splits=4"` on a decode step
+    `q : tensor<8x32x1x128xf32>`, `k : tensor<8x8x4096x128xf32>` gives an
+    `scf.forall` over `(8, 8, 1, 4)` and three merge `linalg.generic`s.
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", "16", "Query rows per tile">,
+    Option<"tileK", "tile-k", "int64_t", "128", "Keys per tile">,
+    Option<"splits", "splits", "int64_t", "4", "Number of KV chunks">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

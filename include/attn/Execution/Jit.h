@@ -28,8 +28,10 @@ class ExecutionEngine;
 namespace attn {
 
 struct JitOptions {
-  /// Attention form (see CpuPipelineOptions::form).
-  std::string form = "naive";
+  /// Attention form and its options (see CpuPipelineOptions).
+  std::string form = "fused";
+  int64_t tileQ = 0, tileK = 0, splits = 4;
+  bool instrumentTiles = false;
   /// LLVM optimization level for the generated code.
   unsigned optLevel = 3;
 };
@@ -47,6 +49,17 @@ public:
   /// kinds and static sizes) with consistent dynamic sizes.
   llvm::Error invoke(llvm::ArrayRef<const HostTensor *> inputs,
                      std::vector<HostTensor> &outputs);
+
+  /// Number of key tiles visited (total, boundary) by instrumented kernels
+  /// since the last reset; see JitOptions::instrumentTiles.
+  static void resetTileCounters();
+  static std::pair<int64_t, int64_t> tileCounters();
+
+  /// Heap bytes the compiled code holds now / held at most since the last
+  /// resetHeapPeak (all JIT-compiled functions share one counter).
+  static void resetHeapPeak();
+  static int64_t heapPeakBytes();
+  static int64_t heapCurrentBytes();
 
   /// Seconds spent lowering and compiling.
   double compileSeconds() const { return compileTime; }

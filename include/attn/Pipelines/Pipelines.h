@@ -21,14 +21,35 @@ namespace attn {
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<std::string> form{
       *this, "form",
-      llvm::cl::desc("Attention form to lower to: naive"),
-      llvm::cl::init("naive")};
+      llvm::cl::desc("Attention form: naive (materialized scores), fused "
+                     "(tiled online softmax) or decode (split-KV)"),
+      llvm::cl::init("fused")};
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q",
+      llvm::cl::desc("Query rows per tile (fused, decode; 0 = default)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k",
+      llvm::cl::desc("Keys per tile (fused, decode; 0 = default)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> splits{
+      *this, "splits", llvm::cl::desc("KV chunks of the decode form"),
+      llvm::cl::init(4)};
+  PassOptions::Option<bool> instrumentTiles{
+      *this, "instrument-tiles",
+      llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Return results through caller-allocated memref "
                      "arguments appended after the inputs"),
       llvm::cl::init(true)};
 };
+
+/// Adds the passes that lower attn ops to linalg/scf on tensors in the
+/// chosen form; fails (with a diagnostic on stderr) for an unknown form.
+LogicalResult addAttnFormPasses(OpPassManager &pm,
+                                const CpuPipelineOptions &opts);
 
 /// attn (tensors) -> linalg -> bufferized loops -> LLVM dialect, for the
 /// host CPU. Results become out-params (when `outParams`), so every entry

@@ -100,8 +100,10 @@ Value mlir::attn::buildStructuralAllowed(OpBuilder &b, Location loc,
   return allowed;
 }
 
-Value mlir::attn::buildLogit(OpBuilder &b, Location loc,
-                             const LogitContext &ctx, const LogitOperands &in) {
+/// Steps 1-3 of the contract: scale, soft cap, additive terms.
+static Value buildModifiedScore(OpBuilder &b, Location loc,
+                                const LogitContext &ctx,
+                                const LogitOperands &in) {
   Type f32 = b.getF32Type();
   // 1. scale * dot.
   Value s = arith::MulFOp::create(b, loc, in.raw, ctx.scale);
@@ -129,10 +131,30 @@ Value mlir::attn::buildLogit(OpBuilder &b, Location loc,
     Value penalty = arith::MulFOp::create(b, loc, in.slope, df);
     s = arith::SubFOp::create(b, loc, s, penalty);
   }
+  return s;
+}
+
+static Value maskWithNegInf(OpBuilder &b, Location loc, Value allowed,
+                            Value s) {
+  Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
+  return arith::SelectOp::create(b, loc, allowed, s, ninf);
+}
+
+Value mlir::attn::buildLogit(OpBuilder &b, Location loc,
+                             const LogitContext &ctx, const LogitOperands &in) {
+  Value s = buildModifiedScore(b, loc, ctx, in);
   // 4. masking with -inf, before normalization.
   Value allowed = buildStructuralAllowed(b, loc, ctx, in.i, in.j, in.kvLen);
   if (in.maskBit)
     allowed = arith::AndIOp::create(b, loc, allowed, in.maskBit);
-  Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
-  return arith::SelectOp::create(b, loc, allowed, s, ninf);
+  return maskWithNegInf(b, loc, allowed, s);
+}
+
+Value mlir::attn::buildUnmaskedLogit(OpBuilder &b, Location loc,
+                                     const LogitContext &ctx,
+                                     const LogitOperands &in) {
+  Value s = buildModifiedScore(b, loc, ctx, in);
+  if (!in.maskBit)
+    return s;
+  return maskWithNegInf(b, loc, in.maskBit, s);
 }

@@ -57,6 +57,11 @@ Value buildStructuralAllowed(OpBuilder &b, Location loc,
 Value buildLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
                  const LogitOperands &in);
 
+/// The logit of a key known to be structurally readable (a full tile):
+/// scale, soft cap, bias, ALiBi, and only the boolean mask tensor if any.
+Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
+                         const LogitOperands &in);
+
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
 Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
                         Value element);

@@ -1,0 +1,884 @@
+//===- FusedAttention.cpp - attn.attention -> tiled online softmax --------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The fused form (FlashAttention style) and the split-KV decode form.
+//
+// For every (batch b, K/V head g, query tile) one parallel iteration keeps a
+// running row max m, row sum l and f32 accumulator for the R query heads that
+// share K/V head g, and walks the key tiles that the structural masks
+// (kv_len, causal, window) leave readable:
+//
+//   [lo, hi) = readable key range of the tile's rows   (from run-time sizes)
+//   for kt in [lo / Tk, ceil(hi / Tk)):
+//     S    = Q_tile K_tile^T                           [R, Tq, Tk]
+//     S    = logits(S), mask arithmetic only if the tile is a boundary tile
+//     m'   = max(m, rowmax S);  P = exp(S - m');  a = exp(m - m')
+//     l    = a l + rowsum P;    acc = a acc + P V_tile
+//   out = acc / l  (0 where l = 0),  lse = m + log l  (-inf where l = 0)
+//
+// K/V tiles are read once per group of R query heads. No [Nq, Nk] buffer
+// exists: the largest temporary is one [R, Tq, Tk] score tile.
+//
+// The decode form splits each row's readable key range into `splits` chunks
+// processed in parallel, each leaving a partial (acc, m, l); a final merge
+// combines them exactly: M = max m_s, L = sum exp(m_s - M) l_s,
+// out = sum exp(m_s - M) acc_s / L.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LogitBuilder.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_CONVERTATTNTOFUSEDLOOPS
+#define GEN_PASS_DEF_CONVERTATTNTOSPLITKV
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Name of the external function instrumented kernels call once per
+/// computed key tile: attn_tile_visit(i64 batch, i64 kvHead, i64 queryTile,
+/// i64 keyTile, i1 boundary).
+constexpr StringLiteral kTileVisitFn = "attn_tile_visit";
+
+/// Small arithmetic helpers on index values.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value floorDiv(Value x, Value y) {
+    return arith::FloorDivSIOp::create(b, loc, x, y);
+  }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(b, loc, x, y);
+  }
+  Value sle(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
+  }
+  Value slt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+};
+
+/// Everything a tile of one attention op needs, built once per op.
+class FusedLowering {
+public:
+  FusedLowering(AttentionOp op, OpBuilder &b, int64_t tileQ, int64_t tileK,
+                bool instrument)
+      : op(op), tileQ(tileQ), tileK(tileK), instrument(instrument) {
+    Location loc = op.getLoc();
+    layout = op.getLayout();
+    elt = op.getQuery().getType().getElementType();
+    f32 = b.getF32Type();
+    softmax = op.getNormalization() == Normalization::softmax;
+    auto size = [&](Value t, int64_t logical) {
+      return getValueOrCreateConstantIndexOp(
+          b, loc, tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical)));
+    };
+    batch = size(op.getQuery(), 0);
+    hq = size(op.getQuery(), 1);
+    hkv = size(op.getKey(), 1);
+    nq = size(op.getQuery(), 2);
+    nk = size(op.getKey(), 2);
+    dqk = size(op.getQuery(), 3);
+    dv = size(op.getValue(), 3);
+    groups = arith::DivUIOp::create(b, loc, hq, hkv);
+    lctx = buildLogitContext(b, loc, op);
+  }
+
+  AttentionOp op;
+  int64_t tileQ, tileK;
+  bool instrument;
+  Layout layout;
+  Type elt, f32;
+  bool softmax;
+  Value batch, hq, hkv, groups, nq, nk, dqk, dv;
+  LogitContext lctx;
+
+  /// Running state of one query tile: row max, row sum, accumulator.
+  struct State {
+    Value m, l, acc;
+  };
+
+  /// The structurally readable key range [lo, hi) of query rows
+  /// [q0, q0 + qs) of batch entry with valid length kvLen.
+  std::pair<Value, Value> keyRange(OpBuilder &b, Location loc, Value q0,
+                                   Value qs, Value kvLen) {
+    IndexMath m{b, loc};
+    Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
+    Value pHi =
+        buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
+    Value lo = m.c(0), hi = kvLen;
+    if (op.getCausal())
+      hi = m.min(hi, m.add(pHi, m.c(1)));
+    if (auto left = op.getWindowLeft())
+      lo = m.max(lo, m.sub(pLo, m.c(*left)));
+    if (auto right = op.getWindowRight())
+      hi = m.min(hi, m.add(pHi, m.c(*right + 1)));
+    hi = m.max(hi, lo);
+    return {lo, hi};
+  }
+
+  /// Key tiles [ktLo, ktHi) overlapping keys [lo, hi); empty when lo == hi.
+  std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc, Value lo,
+                                       Value hi, Value tk) {
+    IndexMath m{b, loc};
+    Value ktLo = m.floorDiv(lo, tk);
+    Value ktHi =
+        arith::SelectOp::create(b, loc, m.slt(lo, hi), m.ceilDiv(hi, tk), ktLo);
+    return {ktLo, ktHi};
+  }
+
+  /// Whether no structural mask cuts into the tile rows [q0, q0+qs) x keys
+  /// [k0, k0+ks): such a tile needs no mask arithmetic.
+  Value isFullTile(OpBuilder &b, Location loc, Value q0, Value qs, Value k0,
+                   Value ks, Value kvLen) {
+    IndexMath m{b, loc};
+    Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
+    Value pHi =
+        buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
+    Value kEnd = m.sub(m.add(k0, ks), m.c(1));
+    Value full = m.slt(kEnd, kvLen);
+    if (op.getCausal())
+      full = m.andI(full, m.sle(kEnd, pLo));
+    if (auto left = op.getWindowLeft())
+      full = m.andI(full, m.sle(m.sub(pHi, k0), m.c(*left)));
+    if (auto right = op.getWindowRight())
+      full = m.andI(full, m.sle(m.sub(kEnd, pLo), m.c(*right)));
+    return full;
+  }
+
+  Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> shape,
+               double v) {
+    Value e = tensor::EmptyOp::create(b, loc, shape, f32);
+    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    return linalg::FillOp::create(b, loc, c, e).getResult(0);
+  }
+
+  AffineMap map(OpBuilder &b, unsigned n, ArrayRef<int64_t> dims) {
+    SmallVector<AffineExpr> e;
+    for (int64_t d : dims)
+      e.push_back(d < 0 ? getAffineConstantExpr(0, b.getContext())
+                        : getAffineDimExpr(d, b.getContext()));
+    return AffineMap::get(n, 0, e, b.getContext());
+  }
+
+  static SmallVector<IteratorType> iters(unsigned par, unsigned red) {
+    SmallVector<IteratorType> it(par, IteratorType::parallel);
+    it.append(red, IteratorType::reduction);
+    return it;
+  }
+
+  Value ext(OpBuilder &b, Location loc, Value x) {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+  }
+
+  /// Slice of q (or out) holding heads [g*R, g*R+R) and rows [q0, q0+qs):
+  /// [1, R, qs, D] (bhnd) or [1, qs, R, D] (bnhd).
+  SmallVector<OpFoldResult> headRowOffsets(Value bIdx, Value h0, Value q0) {
+    if (layout == Layout::bhnd)
+      return {bIdx, h0, q0, OpFoldResult(OpBuilder(op).getIndexAttr(0))};
+    return {bIdx, q0, h0, OpFoldResult(OpBuilder(op).getIndexAttr(0))};
+  }
+  SmallVector<OpFoldResult> headRowSizes(OpBuilder &b, OpFoldResult r, Value qs,
+                                         Value d) {
+    if (layout == Layout::bhnd)
+      return {b.getIndexAttr(1), r, qs, d};
+    return {b.getIndexAttr(1), qs, r, d};
+  }
+
+  /// Processes key tiles [ktLo, ktHi) of one query tile and returns the
+  /// updated running state.
+  State walkKeyTiles(OpBuilder &b, Location loc, Value bIdx, Value gIdx,
+                     Value qt, Value q0, Value qs, Value kvLen, Value ktLo,
+                     Value ktHi, State init) {
+    IndexMath im{b, loc};
+    Value h0 = im.mul(gIdx, groups);
+    auto sizes1 = [&](ArrayRef<OpFoldResult> s) {
+      return SmallVector<OpFoldResult>(s.size(), b.getIndexAttr(1));
+    };
+    SmallVector<OpFoldResult> qOff = headRowOffsets(bIdx, h0, q0);
+    SmallVector<OpFoldResult> qSz = headRowSizes(b, groups, qs, dqk);
+    Value qTile = tensor::ExtractSliceOp::create(b, loc, op.getQuery(), qOff,
+                                                 qSz, sizes1(qSz));
+    Value tk = im.c(tileK);
+
+    auto loop = scf::ForOp::create(
+        b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
+        [&](OpBuilder &lb, Location l, Value kt, ValueRange iter) {
+          IndexMath m{lb, l};
+          Value k0 = m.mul(kt, tk);
+          Value ks = m.min(tk, m.sub(nk, k0));
+          SmallVector<OpFoldResult> kOff =
+              layout == Layout::bhnd
+                  ? SmallVector<OpFoldResult>{bIdx, gIdx, k0,
+                                              lb.getIndexAttr(0)}
+                  : SmallVector<OpFoldResult>{bIdx, k0, gIdx,
+                                              lb.getIndexAttr(0)};
+          auto kvSizes = [&](Value d) {
+            return layout == Layout::bhnd
+                       ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),
+                                                   lb.getIndexAttr(1), ks, d}
+                       : SmallVector<OpFoldResult>{lb.getIndexAttr(1), ks,
+                                                   lb.getIndexAttr(1), d};
+          };
+          SmallVector<OpFoldResult> kSz = kvSizes(dqk), vSz = kvSizes(dv);
+          Value kTile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff,
+                                                       kSz, sizes1(kSz));
+          Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(),
+                                                       kOff, vSz, sizes1(vSz));
+
+          // Loops (r, i, j, d): S[r, i, j] = sum_d q[r, i, d] k[j, d].
+          bool bhnd = layout == Layout::bhnd;
+          AffineMap qMap =
+              bhnd ? map(lb, 4, {-1, 0, 1, 3}) : map(lb, 4, {-1, 1, 0, 3});
+          AffineMap kMap =
+              bhnd ? map(lb, 4, {-1, -1, 2, 3}) : map(lb, 4, {-1, 2, -1, 3});
+          SmallVector<OpFoldResult> sShape = {groups, qs, ks};
+          Value s = filled(lb, l, sShape, 0.0);
+          s = linalg::GenericOp::create(
+                  lb, l, s.getType(), ValueRange{qTile, kTile}, s,
+                  {qMap, kMap, map(lb, 4, {0, 1, 2})}, iters(3, 1),
+                  [&](OpBuilder &nb, Location nl, ValueRange a) {
+                    Value p = arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
+                                                    ext(nb, nl, a[1]));
+                    linalg::YieldOp::create(
+                        nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p)));
+                  })
+                  .getResult(0);
+
+          // Logits: full tiles skip the structural mask arithmetic.
+          Value full = isFullTile(lb, l, q0, qs, k0, ks, kvLen);
+          if (instrument) {
+            auto i64 = lb.getI64Type();
+            auto cast = [&](Value v) -> Value {
+              return arith::IndexCastOp::create(lb, l, i64, v);
+            };
+            Value boundary = arith::XOrIOp::create(
+                lb, l, full,
+                arith::ConstantOp::create(lb, l, lb.getBoolAttr(true)));
+            func::CallOp::create(lb, l, kTileVisitFn, TypeRange{},
+                                 ValueRange{cast(bIdx), cast(gIdx), cast(qt),
+                                            cast(kt), boundary});
+          }
+          auto ifOp = scf::IfOp::create(
+              lb, l, full,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(
+                    tb, tl, logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(
+                    eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
+              });
+          s = ifOp.getResult(0);
+
+          State st{iter[0], iter[1], iter[2]};
+          State next = update(lb, l, st, s, vTile, qs);
+          scf::YieldOp::create(lb, l, ValueRange{next.m, next.l, next.acc});
+        });
+    return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  }
+
+  /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len
+  /// and ALiBi operands are read with tensor.extract at absolute indices.
+  Value logits(OpBuilder &b, Location loc, Value s, Value bIdx, Value h0,
+               Value q0, Value k0, Value kvLen, bool structural) {
+    auto ty = cast<RankedTensorType>(s.getType());
+    return linalg::GenericOp::create(
+               b, loc, ty, ValueRange{}, s, {map(b, 3, {0, 1, 2})}, iters(3, 0),
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 IndexMath m{nb, nl};
+                 Value r = linalg::IndexOp::create(nb, nl, 0);
+                 Value h = m.add(h0, r);
+                 Value i = m.add(q0, linalg::IndexOp::create(nb, nl, 1));
+                 Value j = m.add(k0, linalg::IndexOp::create(nb, nl, 2));
+                 LogitOperands in;
+                 in.raw = a[0];
+                 in.i = i;
+                 in.j = j;
+                 in.kvLen = kvLen;
+                 SmallVector<Value, 4> logical = {bIdx, h, i, j};
+                 if (Value mask = op.getMask())
+                   in.maskBit = extractBroadcast(nb, nl, mask, logical);
+                 if (Value bias = op.getBias())
+                   in.bias = extractBroadcast(nb, nl, bias, logical);
+                 if (Value slopes = op.getAlibiSlopes())
+                   in.slope = tensor::ExtractOp::create(nb, nl, slopes, h);
+                 Value out = structural ? buildLogit(nb, nl, lctx, in)
+                                        : buildUnmaskedLogit(nb, nl, lctx, in);
+                 linalg::YieldOp::create(nb, nl, out);
+               })
+        .getResult(0);
+  }
+
+  /// Reads a tensor broadcastable to [B, Hq, Nq, Nk] at logical indices.
+  Value extractBroadcast(OpBuilder &b, Location loc, Value t,
+                         ArrayRef<Value> logical) {
+    auto type = cast<RankedTensorType>(t.getType());
+    int64_t offset = 4 - type.getRank();
+    SmallVector<Value> idx;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      idx.push_back(type.getDimSize(d) == 1
+                        ? arith::ConstantIndexOp::create(b, loc, 0)
+                        : logical[offset + d]);
+    return tensor::ExtractOp::create(b, loc, t, idx);
+  }
+
+  /// One online-softmax step with score tile `s` (logits) and V tile.
+  State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
+               Value qs) {
+    bool bhnd = layout == Layout::bhnd;
+    AffineMap rows3 = map(b, 3, {0, 1});
+    AffineMap id3 = map(b, 3, {0, 1, 2});
+    AffineMap id2 = map(b, 2, {0, 1});
+    auto negInf = [&](OpBuilder &nb, Location nl) -> Value {
+      return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kNegInf));
+    };
+    auto safeMax = [&](OpBuilder &nb, Location nl, Value m) -> Value {
+      Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
+      Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, m,
+                                          negInf(nb, nl));
+      return arith::SelectOp::create(nb, nl, empty, zero, m);
+    };
+
+    Value newM = st.m, alphaL = st.l, alphaAcc = st.acc;
+    if (softmax) {
+      // Every buffer of the running state is updated in place (the loop
+      // yields exactly its iteration arguments), so the old row max is read
+      // before it is overwritten: rowmax S, then alpha, then m'.
+      Value tileMax =
+          filled(b, loc, tensor::getMixedSizes(b, loc, st.m), kNegInf);
+      tileMax =
+          linalg::GenericOp::create(
+              b, loc, tileMax.getType(), s, tileMax, {id3, rows3}, iters(2, 1),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nl,
+                    Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
+              })
+              .getResult(0);
+      // alpha = exp(m - safe(max(m, rowmax S))), written over tileMax.
+      Value alpha =
+          linalg::GenericOp::create(
+              b, loc, tileMax.getType(), st.m, tileMax, {id2, id2}, iters(2, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value mNew = arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+                Value d =
+                    arith::SubFOp::create(nb, nl, a[0], safeMax(nb, nl, mNew));
+                linalg::YieldOp::create(nb, nl,
+                                        Value(math::ExpOp::create(nb, nl, d)));
+              })
+              .getResult(0);
+      // m' = max(m, rowmax S), in place.
+      newM = linalg::GenericOp::create(
+                 b, loc, st.m.getType(), s, st.m, {id3, rows3}, iters(2, 1),
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
+                 })
+                 .getResult(0);
+      // P = exp(S - safe(m')), in place.
+      s = linalg::GenericOp::create(
+              b, loc, s.getType(), newM, s, {rows3, id3}, iters(3, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value d =
+                    arith::SubFOp::create(nb, nl, a[1], safeMax(nb, nl, a[0]));
+                linalg::YieldOp::create(nb, nl,
+                                        Value(math::ExpOp::create(nb, nl, d)));
+              })
+              .getResult(0);
+      alphaL =
+          linalg::GenericOp::create(
+              b, loc, st.l.getType(), alpha, st.l, {id2, id2}, iters(2, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nl, Value(arith::MulFOp::create(nb, nl, a[0], a[1])));
+              })
+              .getResult(0);
+      alphaL =
+          linalg::GenericOp::create(
+              b, loc, st.l.getType(), s, alphaL, {id3, rows3}, iters(2, 1),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nl, Value(arith::AddFOp::create(nb, nl, a[0], a[1])));
+              })
+              .getResult(0);
+      alphaAcc =
+          linalg::GenericOp::create(
+              b, loc, st.acc.getType(), alpha, st.acc, {rows3, id3},
+              iters(3, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nl, Value(arith::MulFOp::create(nb, nl, a[0], a[1])));
+              })
+              .getResult(0);
+    } else {
+      // sigmoid: P = sigmoid(S); masked keys have S = -inf, P = 0.
+      s = linalg::GenericOp::create(
+              b, loc, s.getType(), ValueRange{}, s, {id3}, iters(3, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value one =
+                    arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
+                Value e = math::ExpOp::create(
+                    nb, nl, arith::NegFOp::create(nb, nl, a[0]));
+                linalg::YieldOp::create(
+                    nb, nl,
+                    Value(arith::DivFOp::create(
+                        nb, nl, one, arith::AddFOp::create(nb, nl, one, e))));
+              })
+              .getResult(0);
+    }
+    // acc[r, i, e] += sum_j P[r, i, j] v[j, e]; loops (r, i, e, j).
+    AffineMap vMap =
+        bhnd ? map(b, 4, {-1, -1, 3, 2}) : map(b, 4, {-1, 3, -1, 2});
+    Value acc =
+        linalg::GenericOp::create(
+            b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
+            {map(b, 4, {0, 1, 3}), vMap, map(b, 4, {0, 1, 2})}, iters(3, 1),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value p = arith::MulFOp::create(nb, nl, a[0], ext(nb, nl, a[1]));
+              linalg::YieldOp::create(
+                  nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p)));
+            })
+            .getResult(0);
+    return {newM, alphaL, acc};
+  }
+
+  State initState(OpBuilder &b, Location loc, Value qs) {
+    SmallVector<OpFoldResult> rows = {groups, qs};
+    SmallVector<OpFoldResult> accShape = {groups, qs, dv};
+    return {filled(b, loc, rows, kNegInf), filled(b, loc, rows, 0.0),
+            filled(b, loc, accShape, 0.0)};
+  }
+
+  /// out tile (in the op's layout, element type) and lse tile [1, R, qs].
+  std::pair<Value, Value> finalize(OpBuilder &b, Location loc, State st,
+                                   Value qs) {
+    bool bhnd = layout == Layout::bhnd;
+    SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
+    Value out = tensor::EmptyOp::create(b, loc, outShape, elt);
+    AffineMap outMap =
+        bhnd ? map(b, 3, {-1, 0, 1, 2}) : map(b, 3, {-1, 1, 0, 2});
+    SmallVector<Value> ins = {st.acc};
+    SmallVector<AffineMap> maps = {map(b, 3, {0, 1, 2})};
+    if (softmax) {
+      ins.push_back(st.l);
+      maps.push_back(map(b, 3, {0, 1}));
+    }
+    maps.push_back(outMap);
+    out = linalg::GenericOp::create(
+              b, loc, out.getType(), ins, out, maps, iters(3, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value o = a[0];
+                if (softmax) {
+                  Value zero = arith::ConstantOp::create(
+                      nb, nl, nb.getF32FloatAttr(0.0));
+                  Value empty = arith::CmpFOp::create(
+                      nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                  Value div = arith::DivFOp::create(nb, nl, o, a[1]);
+                  o = arith::SelectOp::create(nb, nl, empty, zero, div);
+                }
+                if (elt != f32)
+                  o = arith::TruncFOp::create(nb, nl, elt, o);
+                linalg::YieldOp::create(nb, nl, o);
+              })
+              .getResult(0);
+    Value lse;
+    if (op.getLse()) {
+      SmallVector<OpFoldResult> lseShape = {b.getIndexAttr(1), groups, qs};
+      lse = tensor::EmptyOp::create(b, loc, lseShape, f32);
+      lse = linalg::GenericOp::create(
+                b, loc, lse.getType(), ValueRange{st.m, st.l}, lse,
+                {map(b, 2, {0, 1}), map(b, 2, {0, 1}), map(b, 2, {-1, 0, 1})},
+                iters(2, 0),
+                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  Value zero = arith::ConstantOp::create(
+                      nb, nl, nb.getF32FloatAttr(0.0));
+                  Value ninf = arith::ConstantOp::create(
+                      nb, nl, nb.getF32FloatAttr(kNegInf));
+                  Value empty = arith::CmpFOp::create(
+                      nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                  Value v = arith::AddFOp::create(
+                      nb, nl, a[0], math::LogOp::create(nb, nl, a[1]));
+                  linalg::YieldOp::create(
+                      nb, nl,
+                      Value(arith::SelectOp::create(nb, nl, empty, ninf, v)));
+                })
+                .getResult(0);
+    }
+    return {out, lse};
+  }
+
+  Value kvLenOf(OpBuilder &b, Location loc, Value bIdx) {
+    Value kvLen = op.getKvLen();
+    if (!kvLen)
+      return nk;
+    Value e = tensor::ExtractOp::create(b, loc, kvLen, bIdx);
+    return buildClampedKvLen(b, loc, lctx, e);
+  }
+
+  /// Empty destinations for out and (if present) lse.
+  SmallVector<Value> destinations(OpBuilder &b, Location loc) {
+    SmallVector<Value> dests;
+    dests.push_back(tensor::EmptyOp::create(
+        b, loc,
+        tensor::getMixedSizes(b, loc, op.getQuery()).size() == 4
+            ? outSizes(b, loc)
+            : SmallVector<OpFoldResult>{},
+        elt));
+    if (op.getLse()) {
+      SmallVector<OpFoldResult> s = {batch, hq, nq};
+      dests.push_back(tensor::EmptyOp::create(b, loc, s, f32));
+    }
+    return dests;
+  }
+
+  SmallVector<OpFoldResult> outSizes(OpBuilder &b, Location loc) {
+    if (layout == Layout::bhnd)
+      return {batch, hq, nq, dv};
+    return {batch, nq, hq, dv};
+  }
+
+  /// Writes an out tile and an lse tile into the forall's shared outputs.
+  void insertTiles(OpBuilder &b, Location loc, scf::ForallOp forall, Value bIdx,
+                   Value gIdx, Value q0, Value qs, Value outTile,
+                   Value lseTile) {
+    IndexMath im{b, loc};
+    Value h0 = im.mul(gIdx, groups);
+    auto ones = [&](size_t n) {
+      return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+    };
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> off = headRowOffsets(bIdx, h0, q0);
+    SmallVector<OpFoldResult> sz = headRowSizes(b, groups, qs, dv);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, outTile, forall.getRegionIterArgs()[0], off, sz, ones(4));
+    if (lseTile) {
+      SmallVector<OpFoldResult> lo = {bIdx, h0, q0};
+      SmallVector<OpFoldResult> ls = {b.getIndexAttr(1), groups, qs};
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, lseTile, forall.getRegionIterArgs()[1], lo, ls, ones(3));
+    }
+  }
+
+  SmallVector<Value> castResults(OpBuilder &b, Location loc,
+                                 ValueRange results) {
+    SmallVector<Value> out;
+    for (auto [v, want] : llvm::zip(results, op->getResults())) {
+      Value r = v;
+      if (r.getType() != want.getType())
+        r = tensor::CastOp::create(b, loc, want.getType(), r);
+      out.push_back(r);
+    }
+    return out;
+  }
+
+  /// The fused form: forall (b, g, query tile) { walk readable key tiles }.
+  SmallVector<Value> buildFused(OpBuilder &b, Location loc) {
+    IndexMath im{b, loc};
+    Value tq = im.c(tileQ);
+    Value numQTiles = im.ceilDiv(nq, tq);
+    SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles};
+    auto forall =
+        scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    IndexMath m{b, loc};
+    Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
+          qt = forall.getInductionVar(2);
+    Value q0 = m.mul(qt, tq);
+    Value qs = m.min(tq, m.sub(nq, q0));
+    Value kvLen = kvLenOf(b, loc, bIdx);
+    auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
+    Value tk = m.c(tileK);
+    auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
+    State st = initState(b, loc, qs);
+    st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, ktLo, ktHi, st);
+    auto [outTile, lseTile] = finalize(b, loc, st, qs);
+    insertTiles(b, loc, forall, bIdx, gIdx, q0, qs, outTile, lseTile);
+    b.setInsertionPointAfter(forall);
+    return castResults(b, loc, forall.getResults());
+  }
+
+  /// The decode form: forall (b, g, query tile, split) computes partial
+  /// states over a chunk of the readable key tiles; a merge combines them.
+  SmallVector<Value> buildSplitKv(OpBuilder &b, Location loc, int64_t splits) {
+    IndexMath im{b, loc};
+    Value tq = im.c(tileQ);
+    Value numQTiles = im.ceilDiv(nq, tq);
+    Value numSplits = im.c(splits);
+    // Partial states, one slot per split: m, l [B, Hkv, S, R, Nq] and
+    // acc [B, Hkv, S, R, Nq, Dv] (f32).
+    SmallVector<OpFoldResult> rowShape = {batch, hkv, numSplits, groups, nq};
+    SmallVector<OpFoldResult> accShape = {batch,  hkv, numSplits,
+                                          groups, nq,  dv};
+    SmallVector<Value> dests = {tensor::EmptyOp::create(b, loc, rowShape, f32),
+                                tensor::EmptyOp::create(b, loc, rowShape, f32),
+                                tensor::EmptyOp::create(b, loc, accShape, f32)};
+    SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
+    auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(forall.getTerminator());
+      IndexMath m{b, loc};
+      Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
+            qt = forall.getInductionVar(2), sIdx = forall.getInductionVar(3);
+      Value q0 = m.mul(qt, tq);
+      Value qs = m.min(tq, m.sub(nq, q0));
+      Value kvLen = kvLenOf(b, loc, bIdx);
+      auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
+      Value tk = m.c(tileK);
+      auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
+      // Split the readable tiles [ktLo, ktHi) into `splits` even chunks.
+      Value count = m.sub(ktHi, ktLo);
+      Value per = m.ceilDiv(count, numSplits);
+      Value sLo = m.min(ktHi, m.add(ktLo, m.mul(sIdx, per)));
+      Value sHi = m.min(ktHi, m.add(sLo, per));
+      State st = initState(b, loc, qs);
+      st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, sLo, sHi, st);
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+      SmallVector<OpFoldResult> off = {bIdx, gIdx, sIdx, zero, q0};
+      SmallVector<OpFoldResult> sz = {one, one, one, groups, qs};
+      SmallVector<OpFoldResult> str(5, one);
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, st.m, forall.getRegionIterArgs()[0], off, sz, str);
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, st.l, forall.getRegionIterArgs()[1], off, sz, str);
+      SmallVector<OpFoldResult> aoff = {bIdx, gIdx, sIdx, zero, q0, zero};
+      SmallVector<OpFoldResult> asz = {one, one, one, groups, qs, dv};
+      SmallVector<OpFoldResult> astr(6, one);
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, st.acc, forall.getRegionIterArgs()[2], aoff, asz, astr);
+    }
+    Value pm = forall.getResult(0), pl = forall.getResult(1),
+          pacc = forall.getResult(2);
+
+    // Merge. Loops (b, g, r, i) over splits s: M = max_s m_s.
+    SmallVector<OpFoldResult> mergedRows = {batch, hkv, groups, nq};
+    AffineMap part5 = map(b, 5, {0, 1, 4, 2, 3});
+    AffineMap rows5 = map(b, 5, {0, 1, 2, 3});
+    Value bigM = filled(b, loc, mergedRows, kNegInf);
+    bigM =
+        linalg::GenericOp::create(
+            b, loc, bigM.getType(), pm, bigM, {part5, rows5}, iters(4, 1),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nl, Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
+            })
+            .getResult(0);
+    auto weightOf = [&](OpBuilder &nb, Location nl, Value ms, Value bigm) {
+      // exp(m_s - M), 0 for an empty split (m_s = -inf), also when M = -inf.
+      Value ninf =
+          arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kNegInf));
+      Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
+      Value empty =
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, ms, ninf);
+      Value safeM = arith::SelectOp::create(
+          nb, nl,
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, bigm, ninf),
+          zero, bigm);
+      Value w =
+          math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, ms, safeM));
+      return Value(arith::SelectOp::create(nb, nl, empty, zero, w));
+    };
+    Value bigL = softmax ? filled(b, loc, mergedRows, 0.0) : Value();
+    if (softmax)
+      bigL = linalg::GenericOp::create(
+                 b, loc, bigL.getType(), ValueRange{pm, pl, bigM}, bigL,
+                 {part5, part5, rows5, rows5}, iters(4, 1),
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value w = weightOf(nb, nl, a[0], a[2]);
+                   Value t = arith::MulFOp::create(nb, nl, w, a[1]);
+                   linalg::YieldOp::create(
+                       nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
+                 })
+                 .getResult(0);
+    // acc = sum_s w_s acc_s; loops (b, g, r, i, e, s).
+    SmallVector<OpFoldResult> mergedAcc = {batch, hkv, groups, nq, dv};
+    Value acc = filled(b, loc, mergedAcc, 0.0);
+    acc = linalg::GenericOp::create(
+              b, loc, acc.getType(), ValueRange{pm, pacc, bigM}, acc,
+              {map(b, 6, {0, 1, 5, 2, 3}), map(b, 6, {0, 1, 5, 2, 3, 4}),
+               map(b, 6, {0, 1, 2, 3}), map(b, 6, {0, 1, 2, 3, 4})},
+              iters(5, 1),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value w = softmax ? weightOf(nb, nl, a[0], a[2])
+                                  : Value(arith::ConstantOp::create(
+                                        nb, nl, nb.getF32FloatAttr(1.0)));
+                Value t = arith::MulFOp::create(nb, nl, w, a[1]);
+                linalg::YieldOp::create(
+                    nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
+              })
+              .getResult(0);
+    // Final: out in the op's layout, lse.
+    bool bhnd = layout == Layout::bhnd;
+    SmallVector<OpFoldResult> out5Shape =
+        bhnd ? SmallVector<OpFoldResult>{batch, hkv, groups, nq, dv}
+             : SmallVector<OpFoldResult>{batch, nq, hkv, groups, dv};
+    Value out5 = tensor::EmptyOp::create(b, loc, out5Shape, elt);
+    SmallVector<Value> ins = {acc};
+    SmallVector<AffineMap> maps = {map(b, 5, {0, 1, 2, 3, 4})};
+    if (softmax) {
+      ins.push_back(bigL);
+      maps.push_back(map(b, 5, {0, 1, 2, 3}));
+    }
+    maps.push_back(bhnd ? map(b, 5, {0, 1, 2, 3, 4})
+                        : map(b, 5, {0, 3, 1, 2, 4}));
+    out5 = linalg::GenericOp::create(
+               b, loc, out5.getType(), ins, out5, maps, iters(5, 0),
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value o = a[0];
+                 if (softmax) {
+                   Value zero = arith::ConstantOp::create(
+                       nb, nl, nb.getF32FloatAttr(0.0));
+                   Value empty = arith::CmpFOp::create(
+                       nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                   o = arith::SelectOp::create(
+                       nb, nl, empty, zero,
+                       arith::DivFOp::create(nb, nl, o, a[1]));
+                 }
+                 if (elt != f32)
+                   o = arith::TruncFOp::create(nb, nl, elt, o);
+                 linalg::YieldOp::create(nb, nl, o);
+               })
+               .getResult(0);
+    SmallVector<ReassociationIndices> merge =
+        bhnd ? SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}
+             : SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}};
+    SmallVector<Value> results = {
+        tensor::CollapseShapeOp::create(b, loc, out5, merge)};
+    if (op.getLse()) {
+      Value lse4 = tensor::EmptyOp::create(b, loc, mergedRows, f32);
+      AffineMap id4 = map(b, 4, {0, 1, 2, 3});
+      lse4 = linalg::GenericOp::create(
+                 b, loc, lse4.getType(), ValueRange{bigM, bigL}, lse4,
+                 {id4, id4, id4}, iters(4, 0),
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value zero = arith::ConstantOp::create(
+                       nb, nl, nb.getF32FloatAttr(0.0));
+                   Value ninf = arith::ConstantOp::create(
+                       nb, nl, nb.getF32FloatAttr(kNegInf));
+                   Value empty = arith::CmpFOp::create(
+                       nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                   Value v = arith::AddFOp::create(
+                       nb, nl, a[0], math::LogOp::create(nb, nl, a[1]));
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       Value(arith::SelectOp::create(nb, nl, empty, ninf, v)));
+                 })
+                 .getResult(0);
+      SmallVector<ReassociationIndices> lm = {{0}, {1, 2}, {3}};
+      results.push_back(tensor::CollapseShapeOp::create(b, loc, lse4, lm));
+    }
+    return castResults(b, loc, results);
+  }
+};
+
+/// Declares attn_tile_visit in the module if an instrumented kernel needs it.
+static void declareTileVisit(ModuleOp module) {
+  if (module.lookupSymbol(kTileVisitFn))
+    return;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto i64 = b.getI64Type();
+  auto type = b.getFunctionType({i64, i64, i64, i64, b.getI1Type()}, {});
+  auto fn = func::FuncOp::create(b, module.getLoc(), kTileVisitFn, type);
+  fn.setPrivate();
+}
+
+struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
+  LowerAttentionFused(MLIRContext *ctx, int64_t tq, int64_t tk, bool instrument,
+                      int64_t splits)
+      : OpRewritePattern(ctx), tq(tq), tk(tk), instrument(instrument),
+        splits(splits) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    FusedLowering lowering(op, rewriter, tq, tk, instrument);
+    SmallVector<Value> results =
+        splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc(), splits)
+                   : lowering.buildFused(rewriter, op.getLoc());
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  int64_t tq, tk;
+  bool instrument;
+  int64_t splits;
+};
+
+static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
+                              bool instrument, int64_t splits) {
+  if (tq <= 0 || tk <= 0)
+    return root->emitError("attn: tile sizes must be positive; got tile-q = ")
+           << tq << ", tile-k = " << tk;
+  if (instrument) {
+    auto module = dyn_cast<ModuleOp>(root);
+    if (!module)
+      module = root->getParentOfType<ModuleOp>();
+    if (!module)
+      return root->emitError("attn: instrumentation needs a module");
+    declareTileVisit(module);
+  }
+  RewritePatternSet patterns(root->getContext());
+  patterns.add<LowerAttentionFused>(root->getContext(), tq, tk, instrument,
+                                    splits);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+struct ConvertAttnToFusedLoopsPass
+    : public attn::impl::ConvertAttnToFusedLoopsBase<
+          ConvertAttnToFusedLoopsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, 0)))
+      signalPassFailure();
+  }
+};
+
+struct ConvertAttnToSplitKvPass
+    : public attn::impl::ConvertAttnToSplitKvBase<ConvertAttnToSplitKvPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (splits <= 0) {
+      getOperation()->emitError("attn: splits must be positive; got ")
+          << splits;
+      return signalPassFailure();
+    }
+    if (failed(runFused(getOperation(), tileQ, tileK, false, splits)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
