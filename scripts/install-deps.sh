@@ -5,6 +5,7 @@ set -euo pipefail
 
 PKGS=(
   mlir-22-tools libmlir-22-dev llvm-22-dev llvm-22-tools
+  libomp-22-dev
   cmake ninja-build g++ libgtest-dev python3
 )
 

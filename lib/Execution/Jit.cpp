@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -29,7 +30,12 @@ using namespace mlir::attn;
 #define ATTN_C_RUNNER_UTILS "libmlir_c_runner_utils.so"
 #endif
 
+#ifndef ATTN_OPENMP_RUNTIME
+#define ATTN_OPENMP_RUNTIME "libomp.so"
+#endif
+
 llvm::StringRef mlir::attn::cRunnerUtilsPath() { return ATTN_C_RUNNER_UTILS; }
+llvm::StringRef mlir::attn::openMPRuntimePath() { return ATTN_OPENMP_RUNTIME; }
 
 JitFunction::~JitFunction() = default;
 
@@ -133,6 +139,7 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
+  registerOpenMPDialectTranslation(*ctx);
   OwningOpRef<ModuleOp> clone(module.clone());
   clone->lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
                                                     UnitAttr::get(ctx));
@@ -143,6 +150,7 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   pipelineOpts.tileK = options.tileK;
   pipelineOpts.splits = options.splits;
   pipelineOpts.instrumentTiles = options.instrumentTiles;
+  pipelineOpts.parallel = options.parallel;
   pipelineOpts.outParams = false;
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
@@ -150,7 +158,9 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   auto transformer = makeOptimizingTransformer(options.optLevel,
                                                /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
-  llvm::StringRef libs[] = {cRunnerUtilsPath()};
+  llvm::SmallVector<llvm::StringRef, 2> libs = {cRunnerUtilsPath()};
+  if (options.parallel)
+    libs.push_back(openMPRuntimePath());
   ExecutionEngineOptions engineOpts;
   engineOpts.transformer = transformer;
   engineOpts.sharedLibPaths = libs;

@@ -12,6 +12,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -245,9 +246,9 @@ LogicalResult AttentionOp::verify() {
     return emitOpError()
            << "q and k must have the same head dimension (Dqk): q has " << q[3]
            << ", k has " << k[3];
-  if (q[3] == 0 || v[3] == 0)
+  if (q[3] == 0 || k[3] == 0 || v[3] == 0)
     return emitOpError() << "head dimensions must be positive; got Dqk = "
-                         << q[3] << ", Dv = " << v[3];
+                         << (q[3] == 0 ? q[3] : k[3]) << ", Dv = " << v[3];
   if (!compatible(k[2], v[2]))
     return emitOpError()
            << "k and v must have the same sequence length (Nk): k has " << k[2]
@@ -292,6 +293,9 @@ LogicalResult AttentionOp::verify() {
 LogicalResult ProjectedAttentionOp::verify() {
   int64_t hq = getNumQueryHeads();
   int64_t hkv = getNumKvHeads();
+  if (hq <= 0 || hkv <= 0)
+    return emitOpError() << "head counts must be positive; got Hq = " << hq
+                         << ", Hkv = " << hkv;
   if (hq % hkv != 0)
     return emitOpError() << "query heads must be a multiple of K/V heads: Hq = "
                          << hq << " is not divisible by Hkv = " << hkv;
@@ -320,6 +324,13 @@ LogicalResult ProjectedAttentionOp::verify() {
   if (model == kDyn)
     model = xkv.getDimSize(2);
   int64_t nk = xkv.getDimSize(1);
+  // The projections run on [B*N, D] rows: the product must be representable.
+  for (auto [name, n] : {std::pair<StringRef, int64_t>{"Nq", nq}, {"Nk", nk}}) {
+    int64_t rows;
+    if (batch != kDyn && n != kDyn && llvm::MulOverflow(batch, n, rows))
+      return emitOpError() << "B * " << name << " = " << batch << " * " << n
+                           << " overflows a 64-bit size";
+  }
 
   // Each weight is [rows, cols]; `heads` divides the column count of the
   // input projections and the row count of the output projection.

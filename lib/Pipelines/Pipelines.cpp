@@ -26,6 +26,9 @@ using namespace mlir::attn;
 
 LogicalResult mlir::attn::addAttnFormPasses(OpPassManager &pm,
                                             const CpuPipelineOptions &opts) {
+  // Elementwise arith/math on tensors around the attn ops (a user's own
+  // pre- or post-processing) becomes linalg so that it bufferizes too.
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createAttnExpandProjections());
   StringRef form = opts.form;
   if (form == "naive") {
@@ -61,6 +64,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &opts) {
   if (failed(addAttnFormPasses(pm, opts)))
     return;
+  if (opts.approximateMath)
+    pm.addPass(createAttnApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -79,9 +84,15 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
 
-  // Loops. scf.forall iterations run one after another for now.
-  pm.addPass(createForallToForLoopPass());
+  // Loops. The scf.forall over (batch, head group, query tile) becomes an
+  // OpenMP parallel loop, or a sequential loop nest.
+  if (opts.parallel)
+    pm.addPass(createForallToParallelLoopPass());
+  else
+    pm.addPass(createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (opts.parallel)
+    pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -96,6 +107,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (opts.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -143,7 +143,12 @@ struct ExpandProjectedAttention
                                        dimOf(rewriter, loc, op.getWo(), 1)};
     SmallVector<ReassociationIndices> split = {{0, 1}, {2}};
     Value result = tensor::ExpandShapeOp::create(
-        rewriter, loc, op.getResult().getType(), projected, split, shape);
+        rewriter, loc,
+        tensorOf(shape, op.getResult().getType().getElementType()), projected,
+        split, shape);
+    if (result.getType() != op.getResult().getType())
+      result = tensor::CastOp::create(rewriter, loc, op.getResult().getType(),
+                                      result);
     rewriter.replaceOp(op, result);
     return success();
   }

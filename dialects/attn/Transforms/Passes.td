@@ -43,4 +43,25 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
   ];
 }
 
+def AttnApproximateMath : Pass<"attn-approximate-math"> {
+  let summary = "Replace f32 exp, log and tanh with polynomial approximations";
+  let description = [{
+    `math.exp` otherwise stays a scalar libm call that blocks vectorization of
+    the softmax loops. This pass applies MLIR's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`) to `math.exp`,
+    `math.log` and `math.tanh` on f32 scalars and vectors, which lower to
+    plain arithmetic that LLVM vectorizes. Their error (a few 1e-7 relative
+    for exp in f32) is far inside the tolerance every form is checked
+    against.
+
+    Example: `%e = math.exp %x : f32` becomes a range reduction, a degree-5
+    polynomial and an exponent insertion (`arith` and `math.fma` only).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

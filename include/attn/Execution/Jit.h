@@ -32,6 +32,8 @@ struct JitOptions {
   std::string form = "fused";
   int64_t tileQ = 0, tileK = 0, splits = 4;
   bool instrumentTiles = false;
+  /// Run parallel iterations on OpenMP threads (OMP_NUM_THREADS).
+  bool parallel = true;
   /// LLVM optimization level for the generated code.
   unsigned optLevel = 3;
 };
@@ -76,6 +78,8 @@ private:
 
 /// Path of MLIR's C runner utilities (memrefCopy and friends).
 llvm::StringRef cRunnerUtilsPath();
+/// Path of the OpenMP runtime parallel kernels call into.
+llvm::StringRef openMPRuntimePath();
 
 } // namespace attn
 } // namespace mlir

@@ -59,6 +59,12 @@ using utils::IteratorType;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+/// Fast-math flags for the contractions: reassociation (vectorized
+/// reductions) and contraction into FMAs. Masking, max and the softmax
+/// bookkeeping keep strict semantics.
+constexpr arith::FastMathFlags kFast =
+    arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
 /// Name of the external function instrumented kernels call once per
 /// computed key tile: attn_tile_visit(i64 batch, i64 kvHead, i64 queryTile,
 /// i64 keyTile, i1 boundary).
@@ -269,10 +275,12 @@ public:
                   lb, l, s.getType(), ValueRange{qTile, kTile}, s,
                   {qMap, kMap, map(lb, 4, {0, 1, 2})}, iters(3, 1),
                   [&](OpBuilder &nb, Location nl, ValueRange a) {
+                    // reassoc lets the dot product over d vectorize.
                     Value p = arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
-                                                    ext(nb, nl, a[1]));
+                                                    ext(nb, nl, a[1]), kFast);
                     linalg::YieldOp::create(
-                        nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p)));
+                        nb, nl,
+                        Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
                   })
                   .getResult(0);
 
@@ -459,19 +467,25 @@ public:
               })
               .getResult(0);
     }
-    // acc[r, i, e] += sum_j P[r, i, j] v[j, e]; loops (r, i, e, j).
+    // acc[r, i, e] += sum_j P[r, i, j] v[j, e]; loops (r, i, j, e), so the
+    // innermost loop is a contiguous axpy over e.
     AffineMap vMap =
-        bhnd ? map(b, 4, {-1, -1, 3, 2}) : map(b, 4, {-1, 3, -1, 2});
-    Value acc =
-        linalg::GenericOp::create(
-            b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
-            {map(b, 4, {0, 1, 3}), vMap, map(b, 4, {0, 1, 2})}, iters(3, 1),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value p = arith::MulFOp::create(nb, nl, a[0], ext(nb, nl, a[1]));
-              linalg::YieldOp::create(
-                  nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p)));
-            })
-            .getResult(0);
+        bhnd ? map(b, 4, {-1, -1, 2, 3}) : map(b, 4, {-1, 2, -1, 3});
+    SmallVector<IteratorType> pvIters = {
+        IteratorType::parallel, IteratorType::parallel,
+        IteratorType::reduction, IteratorType::parallel};
+    Value acc = linalg::GenericOp::create(
+                    b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
+                    {map(b, 4, {0, 1, 2}), vMap, map(b, 4, {0, 1, 3})},
+                    pvIters,
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value p = arith::MulFOp::create(
+                          nb, nl, a[0], ext(nb, nl, a[1]), kFast);
+                      linalg::YieldOp::create(
+                          nb, nl,
+                          Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
+                    })
+                    .getResult(0);
     return {newM, alphaL, acc};
   }
 

@@ -1,0 +1,108 @@
+//===- AttnBuilders.h - C++ API to build attn ops ---------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A small API for embedding the attn dialect: state an attention variant as a
+// plain struct, get an op whose result types are inferred from the operands.
+//
+//   AttentionConfig cfg;
+//   cfg.causal = CausalAlign::bottom_right;
+//   cfg.kvLen = lengths;
+//   cfg.withLse = true;
+//   AttentionOp op = buildAttention(b, loc, q, k, v, cfg);
+//   if (failed(mlir::verify(op))) ...
+//
+// The builders never reject a problem: they infer what the types say and
+// leave every rule to the verifier, so a bad shape is reported with the same
+// message as in textual IR. Verify with `mlir::verify(op)` (which checks the
+// ODS constraints first), not with the op's own `verify()` hook.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_IR_ATTNBUILDERS_H
+#define ATTN_IR_ATTNBUILDERS_H
+
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir {
+namespace attn {
+
+/// The operands and attributes that say which keys a query reads and how
+/// logits are formed. They mean the same on both ops (docs/Semantics.md).
+/// Null values and empty optionals are simply not stated.
+struct AttentionModifiers {
+  /// Causal mask and its alignment; none means no causal mask.
+  std::optional<CausalAlign> causal;
+  /// Sliding window sides; an unset side is unbounded.
+  std::optional<int64_t> windowLeft;
+  std::optional<int64_t> windowRight;
+  /// Logit scale; none means 1/sqrt(Dqk).
+  std::optional<double> scale;
+  /// Logit soft cap `cap * tanh(s / cap)`.
+  std::optional<double> softcap;
+  Normalization norm = Normalization::softmax;
+  /// `tensor<Bxi32>` or `tensor<Bxi64>` valid key counts.
+  Value kvLen;
+  /// i1 tensor broadcastable to [B, Hq, Nq, Nk], true = may read.
+  Value mask;
+  /// Float tensor broadcastable to [B, Hq, Nq, Nk], added to the logits.
+  Value bias;
+  /// `tensor<Hqxf32>` ALiBi slopes.
+  Value alibiSlopes;
+};
+
+/// Everything `attn.attention` states besides q, k and v.
+struct AttentionConfig : AttentionModifiers {
+  /// Physical order of q, k, v and out.
+  Layout layout = Layout::bhnd;
+  /// Also return the row log-sum-exp `[B, Hq, Nq]` f32.
+  bool withLse = false;
+};
+
+/// The `out` type of attention over `q`, `k` and `v`: logical
+/// `[B, Hq, Nq, Dv]` stored in `layout`, q's element type. B is the first
+/// static batch size among q, k and v. When q or v is not a rank-4 ranked
+/// tensor nothing can be inferred and q's type is returned, so that the
+/// verifier reports the rank error.
+Type inferAttentionOutType(Value q, Value k, Value v, Layout layout);
+
+/// The `lse` type: `[B, Hq, Nq]` f32 (dynamic sizes where unknown).
+RankedTensorType inferAttentionLseType(Value q, Value k, Value v,
+                                       Layout layout);
+
+/// Builds `attn.attention` with inferred result types.
+AttentionOp buildAttention(OpBuilder &builder, Location loc, Value q, Value k,
+                           Value v, const AttentionConfig &config = {});
+
+/// The result type of the projection-level op: `[B, Nq, D]` with B and Nq
+/// from `xq` and D the first static model width among xq, xkv and the weights,
+/// in xq's element type. Returns xq's type when xq is not rank 3.
+Type inferProjectedAttentionType(Value xq, Value xkv, Value wq, Value wk,
+                                 Value wv, Value wo);
+
+/// Builds `attn.projected_attention` with an inferred result type. `xkv` is
+/// null for self-attention (K and V are projected from `xq`).
+ProjectedAttentionOp
+buildProjectedAttention(OpBuilder &builder, Location loc, Value xq, Value xkv,
+                        Value wq, Value wk, Value wv, Value wo,
+                        int64_t numQueryHeads, int64_t numKvHeads,
+                        const AttentionModifiers &modifiers = {});
+
+/// The projection-level op has no layout and no lse: passing a full
+/// AttentionConfig would silently drop them, so it does not compile.
+ProjectedAttentionOp buildProjectedAttention(OpBuilder &, Location, Value,
+                                             Value, Value, Value, Value, Value,
+                                             int64_t, int64_t,
+                                             const AttentionConfig &) = delete;
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_IR_ATTNBUILDERS_H

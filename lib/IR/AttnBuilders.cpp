@@ -1,0 +1,149 @@
+//===- AttnBuilders.cpp - C++ API to build attn ops -----------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnBuilders.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// The ranked tensor type of `v`, or null when `v` is null or not one.
+static RankedTensorType rankedOf(Value v) {
+  if (!v)
+    return nullptr;
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// Logical [B, H, N, D] sizes of `v` stored in `layout`, or none when `v` is
+/// not a rank-4 ranked tensor.
+static std::optional<SmallVector<int64_t, 4>> logicalSizes(Value v,
+                                                           Layout layout) {
+  RankedTensorType type = rankedOf(v);
+  if (!type || type.getRank() != 4)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  if (layout == Layout::bhnd)
+    return SmallVector<int64_t, 4>(shape.begin(), shape.end());
+  return SmallVector<int64_t, 4>{shape[0], shape[2], shape[1], shape[3]};
+}
+
+/// The first static size among `sizes`, or dynamic.
+static int64_t firstStatic(ArrayRef<int64_t> sizes) {
+  for (int64_t s : sizes)
+    if (s != kDyn)
+      return s;
+  return kDyn;
+}
+
+/// Dimension `i` of `v`'s type when `v` is a ranked tensor of rank `rank`.
+static int64_t dimIfRank(Value v, int64_t rank, int64_t i) {
+  RankedTensorType type = rankedOf(v);
+  if (!type || type.getRank() != rank)
+    return kDyn;
+  return type.getDimSize(i);
+}
+
+/// Batch size: the first static one among q, k and v.
+static int64_t inferBatch(Value q, Value k, Value v) {
+  return firstStatic(
+      {dimIfRank(q, 4, 0), dimIfRank(k, 4, 0), dimIfRank(v, 4, 0)});
+}
+
+Type mlir::attn::inferAttentionOutType(Value q, Value k, Value v,
+                                       Layout layout) {
+  auto qs = logicalSizes(q, layout);
+  auto vs = logicalSizes(v, layout);
+  if (!qs || !vs)
+    return q.getType();
+  SmallVector<int64_t, 4> logical = {inferBatch(q, k, v), (*qs)[1], (*qs)[2],
+                                     (*vs)[3]};
+  SmallVector<int64_t, 4> physical = logical;
+  if (layout == Layout::bnhd)
+    std::swap(physical[1], physical[2]);
+  return RankedTensorType::get(physical, rankedOf(q).getElementType());
+}
+
+RankedTensorType mlir::attn::inferAttentionLseType(Value q, Value k, Value v,
+                                                   Layout layout) {
+  Type f32 = Float32Type::get(q.getContext());
+  auto qs = logicalSizes(q, layout);
+  if (!qs)
+    return RankedTensorType::get({kDyn, kDyn, kDyn}, f32);
+  return RankedTensorType::get({inferBatch(q, k, v), (*qs)[1], (*qs)[2]}, f32);
+}
+
+namespace {
+/// The modifier attributes, made once for either op.
+struct ModifierAttrs {
+  CausalAlignAttr causal;
+  IntegerAttr windowLeft, windowRight;
+  FloatAttr scale, softcap;
+  NormalizationAttr norm;
+
+  ModifierAttrs(OpBuilder &b, const AttentionModifiers &m) {
+    MLIRContext *ctx = b.getContext();
+    if (m.causal)
+      causal = CausalAlignAttr::get(ctx, *m.causal);
+    if (m.windowLeft)
+      windowLeft = b.getI64IntegerAttr(*m.windowLeft);
+    if (m.windowRight)
+      windowRight = b.getI64IntegerAttr(*m.windowRight);
+    if (m.scale)
+      scale = b.getF64FloatAttr(*m.scale);
+    if (m.softcap)
+      softcap = b.getF64FloatAttr(*m.softcap);
+    norm = NormalizationAttr::get(ctx, m.norm);
+  }
+};
+} // namespace
+
+AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
+                                       Value q, Value k, Value v,
+                                       const AttentionConfig &config) {
+  Type outType = inferAttentionOutType(q, k, v, config.layout);
+  Type lseType;
+  if (config.withLse)
+    lseType = inferAttentionLseType(q, k, v, config.layout);
+  ModifierAttrs attrs(builder, config);
+  return AttentionOp::create(
+      builder, loc, outType, lseType, q, k, v, config.kvLen, config.mask,
+      config.bias, config.alibiSlopes,
+      LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
+      attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
+      attrs.norm);
+}
+
+Type mlir::attn::inferProjectedAttentionType(Value xq, Value xkv, Value wq,
+                                             Value wk, Value wv, Value wo) {
+  RankedTensorType xqType = rankedOf(xq);
+  if (!xqType || xqType.getRank() != 3)
+    return xq.getType();
+  int64_t batch = firstStatic({xqType.getDimSize(0), dimIfRank(xkv, 3, 0)});
+  int64_t model = firstStatic({xqType.getDimSize(2), dimIfRank(xkv, 3, 2),
+                               dimIfRank(wq, 2, 0), dimIfRank(wk, 2, 0),
+                               dimIfRank(wv, 2, 0), dimIfRank(wo, 2, 1)});
+  return RankedTensorType::get({batch, xqType.getDimSize(1), model},
+                               xqType.getElementType());
+}
+
+ProjectedAttentionOp mlir::attn::buildProjectedAttention(
+    OpBuilder &builder, Location loc, Value xq, Value xkv, Value wq, Value wk,
+    Value wv, Value wo, int64_t numQueryHeads, int64_t numKvHeads,
+    const AttentionModifiers &modifiers) {
+  Type resultType = inferProjectedAttentionType(xq, xkv, wq, wk, wv, wo);
+  ModifierAttrs attrs(builder, modifiers);
+  return ProjectedAttentionOp::create(
+      builder, loc, resultType, xq, xkv, wq, wk, wv, wo, modifiers.kvLen,
+      modifiers.mask, modifiers.bias, modifiers.alibiSlopes,
+      builder.getI64IntegerAttr(numQueryHeads),
+      builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.windowLeft,
+      attrs.windowRight, attrs.scale, attrs.softcap, attrs.norm);
+}

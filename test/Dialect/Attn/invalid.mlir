@@ -1,0 +1,997 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier message of attn.attention and
+// attn.projected_attention (lib/IR/AttnOps.cpp), then the ODS type and
+// attribute constraints, then parse errors. docs/Diagnostics.md lists them.
+
+//===----------------------------------------------------------------------===//
+// attn.attention: ranks and element types
+//===----------------------------------------------------------------------===//
+
+func.func @q_rank(%q: tensor<2x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                  %v: tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{'attn.attention' op q must have rank 4 ([B, H, N, D] or [B, N, H, D]); got 'tensor<2x8x64xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @k_rank(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x8x64xf32>,
+                  %v: tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{k must have rank 4 ([B, H, N, D] or [B, N, H, D]); got 'tensor<2x2x8x8x64xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x2x8x8x64xf32>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @v_rank(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                  %v: tensor<64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{v must have rank 4 ([B, H, N, D] or [B, N, H, D]); got 'tensor<64xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @out_rank(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                    %v: tensor<2x2x8x64xf32>) -> tensor<2x8x128xf32> {
+  // expected-error @+1 {{out must have rank 4 ([B, H, N, D] or [B, N, H, D]); got 'tensor<2x8x128xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x8x128xf32>
+  return %0 : tensor<2x8x128xf32>
+}
+
+// -----
+
+func.func @element_type(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf16>,
+                        %v: tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{q, k, v and out must share one element type; got 'f32', 'f16', 'f32', 'f32'}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x2x8x64xf16>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @out_element_type(%q: tensor<2x2x8x64xbf16>, %k: tensor<2x2x8x64xbf16>,
+                            %v: tensor<2x2x8x64xbf16>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{q, k, v and out must share one element type; got 'bf16', 'bf16', 'bf16', 'f32'}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xbf16>) k(%k : tensor<2x2x8x64xbf16>)
+      v(%v : tensor<2x2x8x64xbf16>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention: sizes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @batch(%q: tensor<2x2x8x64xf32>, %k: tensor<3x2x8x64xf32>,
+                 %v: tensor<?x2x8x64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{batch sizes differ: q has B = 2, k has B = 3, v has B = ?}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<3x2x8x64xf32>)
+      v(%v : tensor<?x2x8x64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @zero_query_heads(%q: tensor<2x0x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                            %v: tensor<2x2x8x64xf32>) -> tensor<2x0x8x64xf32> {
+  // expected-error @+1 {{q must have at least one head; got 0}}
+  %0 = attn.attention q(%q : tensor<2x0x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x0x8x64xf32>
+  return %0 : tensor<2x0x8x64xf32>
+}
+
+// -----
+
+// In bnhd the head count is dimension 2.
+func.func @zero_kv_heads_bnhd(%q: tensor<2x8x4x64xf32>, %k: tensor<2x8x0x64xf32>,
+                              %v: tensor<2x8x0x64xf32>) -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{k must have at least one head; got 0}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x8x0x64xf32>)
+      v(%v : tensor<2x8x0x64xf32>) layout(bnhd) -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @zero_v_heads(%q: tensor<2x4x8x64xf32>, %k: tensor<2x?x8x64xf32>,
+                        %v: tensor<2x0x8x64xf32>) -> tensor<2x4x8x64xf32> {
+  // expected-error @+1 {{v must have at least one head; got 0}}
+  %0 = attn.attention q(%q : tensor<2x4x8x64xf32>) k(%k : tensor<2x?x8x64xf32>)
+      v(%v : tensor<2x0x8x64xf32>) -> tensor<2x4x8x64xf32>
+  return %0 : tensor<2x4x8x64xf32>
+}
+
+// -----
+
+func.func @kv_heads_differ(%q: tensor<2x8x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                           %v: tensor<2x4x8x64xf32>) -> tensor<2x8x8x64xf32> {
+  // expected-error @+1 {{k and v must have the same number of heads (Hkv): k has 2, v has 4}}
+  %0 = attn.attention q(%q : tensor<2x8x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<2x4x8x64xf32>) -> tensor<2x8x8x64xf32>
+  return %0 : tensor<2x8x8x64xf32>
+}
+
+// -----
+
+func.func @heads_not_divisible(%q: tensor<2x6x8x64xf32>, %k: tensor<2x4x8x64xf32>,
+                               %v: tensor<2x4x8x64xf32>) -> tensor<2x6x8x64xf32> {
+  // expected-error @+1 {{query heads must be a multiple of K/V heads: Hq = 6 is not divisible by Hkv = 4}}
+  %0 = attn.attention q(%q : tensor<2x6x8x64xf32>) k(%k : tensor<2x4x8x64xf32>)
+      v(%v : tensor<2x4x8x64xf32>) -> tensor<2x6x8x64xf32>
+  return %0 : tensor<2x6x8x64xf32>
+}
+
+// -----
+
+// More K/V heads than query heads is not a grouping either.
+func.func @more_kv_heads(%q: tensor<2x2x8x64xf32>, %k: tensor<2x8x8x64xf32>,
+                         %v: tensor<2x8x8x64xf32>) -> tensor<2x2x8x64xf32> {
+  // expected-error @+1 {{Hq = 2 is not divisible by Hkv = 8}}
+  %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x8x8x64xf32>)
+      v(%v : tensor<2x8x8x64xf32>) -> tensor<2x2x8x64xf32>
+  return %0 : tensor<2x2x8x64xf32>
+}
+
+// -----
+
+func.func @head_dim_qk(%q: tensor<2x8x8x64xf32>, %k: tensor<2x2x8x32xf32>,
+                       %v: tensor<2x2x8x64xf32>) -> tensor<2x8x8x64xf32> {
+  // expected-error @+1 {{q and k must have the same head dimension (Dqk): q has 64, k has 32}}
+  %0 = attn.attention q(%q : tensor<2x8x8x64xf32>) k(%k : tensor<2x2x8x32xf32>)
+      v(%v : tensor<2x2x8x64xf32>) -> tensor<2x8x8x64xf32>
+  return %0 : tensor<2x8x8x64xf32>
+}
+
+// -----
+
+func.func @head_dim_zero(%q: tensor<2x8x8x64xf32>, %k: tensor<2x2x8x64xf32>,
+                         %v: tensor<2x2x8x0xf32>) -> tensor<2x8x8x0xf32> {
+  // expected-error @+1 {{head dimensions must be positive; got Dqk = 64, Dv = 0}}
+  %0 = attn.attention q(%q : tensor<2x8x8x64xf32>) k(%k : tensor<2x2x8x64xf32>)
+      v(%v : tensor<2x2x8x0xf32>) -> tensor<2x8x8x0xf32>
+  return %0 : tensor<2x8x8x0xf32>
+}
+
+// -----
+
+func.func @seq_len_kv(%q: tensor<2x8x8x64xf32>, %k: tensor<2x2x16x64xf32>,
+                      %v: tensor<2x2x12x64xf32>) -> tensor<2x8x8x64xf32> {
+  // expected-error @+1 {{k and v must have the same sequence length (Nk): k has 16, v has 12}}
+  %0 = attn.attention q(%q : tensor<2x8x8x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x12x64xf32>) -> tensor<2x8x8x64xf32>
+  return %0 : tensor<2x8x8x64xf32>
+}
+
+// -----
+
+// out takes Dv from v, not Dqk from q.
+func.func @out_shape(%q: tensor<2x8x8x64xf32>, %k: tensor<2x2x16x64xf32>,
+                     %v: tensor<2x2x16x32xf32>) -> tensor<2x8x8x64xf32> {
+  // expected-error @+1 {{out must be [B, Hq, Nq, Dv] = [2, 8, 8, 32] (stored as [2, 8, 8, 32] in layout bhnd); got 'tensor<2x8x8x64xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x8x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x16x32xf32>) -> tensor<2x8x8x64xf32>
+  return %0 : tensor<2x8x8x64xf32>
+}
+
+// -----
+
+// out takes Nq from q, not Nk, and is stored in the op's layout.
+func.func @out_shape_bnhd(%q: tensor<2x4x8x64xf32>, %k: tensor<2x16x2x64xf32>,
+                          %v: tensor<2x16x2x64xf32>) -> tensor<2x16x8x64xf32> {
+  // expected-error @+1 {{out must be [B, Hq, Nq, Dv] = [2, 8, 4, 64] (stored as [2, 4, 8, 64] in layout bnhd); got 'tensor<2x16x8x64xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x4x8x64xf32>) k(%k : tensor<2x16x2x64xf32>)
+      v(%v : tensor<2x16x2x64xf32>) layout(bnhd) -> tensor<2x16x8x64xf32>
+  return %0 : tensor<2x16x8x64xf32>
+}
+
+// -----
+
+func.func @lse_shape(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                     %v: tensor<2x2x4x64xf32>)
+    -> (tensor<2x8x4x64xf32>, tensor<2x4x8xf32>) {
+  // expected-error @+1 {{lse must be [B, Hq, Nq] = [2, 8, 4] f32; got 'tensor<2x4x8xf32>'}}
+  %0, %1 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) -> tensor<2x8x4x64xf32>, tensor<2x4x8xf32>
+  return %0, %1 : tensor<2x8x4x64xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @lse_rank(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                    %v: tensor<2x2x4x64xf32>)
+    -> (tensor<2x8x4x64xf32>, tensor<2x8x4x1xf32>) {
+  // expected-error @+1 {{lse must be [B, Hq, Nq] = [2, 8, 4] f32; got 'tensor<2x8x4x1xf32>'}}
+  %0, %1 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) -> tensor<2x8x4x64xf32>, tensor<2x8x4x1xf32>
+  return %0, %1 : tensor<2x8x4x64xf32>, tensor<2x8x4x1xf32>
+}
+
+// -----
+
+func.func @lse_sigmoid(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                       %v: tensor<2x2x4x64xf32>)
+    -> (tensor<2x8x4x64xf32>, tensor<2x8x4xf32>) {
+  // expected-error @+1 {{lse is defined only for softmax normalization; got norm(sigmoid)}}
+  %0, %1 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) norm(sigmoid)
+      -> tensor<2x8x4x64xf32>, tensor<2x8x4xf32>
+  return %0, %1 : tensor<2x8x4x64xf32>, tensor<2x8x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention: modifiers
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @kv_len_batch(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                        %v: tensor<2x2x4x64xf32>, %len: tensor<3xi32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{kv_len must be a rank-1 tensor with one length per batch entry (B = 2); got 'tensor<3xi32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) kv_len(%len : tensor<3xi32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @kv_len_rank(%q: tensor<?x8x4x64xf32>, %k: tensor<?x2x4x64xf32>,
+                       %v: tensor<?x2x4x64xf32>, %len: tensor<2x1xi64>)
+    -> tensor<?x8x4x64xf32> {
+  // expected-error @+1 {{kv_len must be a rank-1 tensor with one length per batch entry (B = ?); got 'tensor<2x1xi64>'}}
+  %0 = attn.attention q(%q : tensor<?x8x4x64xf32>) k(%k : tensor<?x2x4x64xf32>)
+      v(%v : tensor<?x2x4x64xf32>) kv_len(%len : tensor<2x1xi64>)
+      -> tensor<?x8x4x64xf32>
+  return %0 : tensor<?x8x4x64xf32>
+}
+
+// -----
+
+func.func @mask_rank(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                     %v: tensor<2x2x4x64xf32>, %m: tensor<1x2x8x4x4xi1>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{mask of rank 5 is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 4]: rank must be at most 4}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) mask(%m : tensor<1x2x8x4x4xi1>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// A mask per K/V head is not a mask per query head: broadcasting is against
+// Hq = 8, not Hkv = 2.
+func.func @mask_kv_heads(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x16x64xf32>,
+                         %v: tensor<2x2x16x64xf32>, %m: tensor<2x2x4x16xi1>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{mask of shape [2, 2, 4, 16] is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 16]: dimension 1 has size 2, expected 1 or Hq = 8}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x16x64xf32>) mask(%m : tensor<2x2x4x16xi1>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// Broadcasting aligns trailing dimensions: a rank-2 mask is [Nq, Nk].
+func.func @mask_transposed(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x16x64xf32>,
+                           %v: tensor<2x2x16x64xf32>, %m: tensor<16x4xi1>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{mask of shape [16, 4] is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 16]: dimension 0 has size 16, expected 1 or Nq = 4}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x16x64xf32>) mask(%m : tensor<16x4xi1>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// The mask is always in the logical order, whatever the layout.
+func.func @mask_bnhd(%q: tensor<2x4x8x64xf32>, %k: tensor<2x16x2x64xf32>,
+                     %v: tensor<2x16x2x64xf32>, %m: tensor<2x4x8x16xi1>)
+    -> tensor<2x4x8x64xf32> {
+  // expected-error @+1 {{mask of shape [2, 4, 8, 16] is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 16]: dimension 1 has size 4, expected 1 or Hq = 8}}
+  %0 = attn.attention q(%q : tensor<2x4x8x64xf32>) k(%k : tensor<2x16x2x64xf32>)
+      v(%v : tensor<2x16x2x64xf32>) layout(bnhd) mask(%m : tensor<2x4x8x16xi1>)
+      -> tensor<2x4x8x64xf32>
+  return %0 : tensor<2x4x8x64xf32>
+}
+
+// -----
+
+func.func @bias_rank(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                     %v: tensor<2x2x4x64xf32>, %b: tensor<1x1x1x1x1xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{bias of rank 5 is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 4]: rank must be at most 4}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) bias(%b : tensor<1x1x1x1x1xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @bias_shape(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x16x64xf32>,
+                      %v: tensor<2x2x16x64xf32>, %b: tensor<4x15xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{bias of shape [4, 15] is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 16]: dimension 1 has size 15, expected 1 or Nk = 16}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x16x64xf32>) bias(%b : tensor<4x15xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @bias_batch(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x16x64xf32>,
+                      %v: tensor<2x2x16x64xf32>, %b: tensor<3x1x1x16xf16>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{bias of shape [3, 1, 1, 16] is not broadcastable to [B, Hq, Nq, Nk] = [2, 8, 4, 16]: dimension 0 has size 3, expected 1 or B = 2}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x16x64xf32>)
+      v(%v : tensor<2x2x16x64xf32>) bias(%b : tensor<3x1x1x16xf16>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// One slope per query head (Hq = 8), not per K/V head.
+func.func @alibi_heads(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                       %v: tensor<2x2x4x64xf32>, %s: tensor<2xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{alibi slopes must be a rank-1 tensor with one slope per query head (Hq = 8); got 'tensor<2xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) alibi(%s : tensor<2xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @alibi_rank(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                      %v: tensor<2x2x4x64xf32>, %s: tensor<2x8xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{alibi slopes must be a rank-1 tensor with one slope per query head (Hq = 8); got 'tensor<2x8xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) alibi(%s : tensor<2x8xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @window_left_negative(%q: tensor<1x2x8x16xf32>)
+    -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{window_left must be non-negative; got -1}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) causal(top_left) window_left(-1)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_right_negative(%q: tensor<1x2x8x16xf32>)
+    -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{window_right must be non-negative; got -9223372036854775808}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) window_right(-9223372036854775808)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @scale_inf(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{scale must be finite; got INF}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) scale(0x7FF0000000000000)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @scale_nan(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{scale must be finite; got nan}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) scale(0x7FF8000000000000)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @softcap_zero(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{softcap must be positive and finite; got 0}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) softcap(0.0) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @softcap_negative(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{softcap must be positive and finite; got -3.000000e+01}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) softcap(-30.0) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @softcap_inf(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{softcap must be positive and finite; got INF}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) softcap(0x7FF0000000000000)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// attn.projected_attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @proj_heads_not_divisible(%x: tensor<2x5x96xf32>, %wq: tensor<96x96xf32>,
+                                    %wk: tensor<96x64xf32>, %wv: tensor<96x64xf32>,
+                                    %wo: tensor<96x96xf32>) -> tensor<2x5x96xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op query heads must be a multiple of K/V heads: Hq = 6 is not divisible by Hkv = 4}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x96xf32>)
+      wq(%wq : tensor<96x96xf32>) wk(%wk : tensor<96x64xf32>)
+      wv(%wv : tensor<96x64xf32>) wo(%wo : tensor<96x96xf32>) heads(6, 4)
+      -> tensor<2x5x96xf32>
+  return %0 : tensor<2x5x96xf32>
+}
+
+// -----
+
+func.func @proj_element_type(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                             %wk: tensor<64x32xf16>, %wv: tensor<64x32xf32>,
+                             %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{sources, weights and result must share one element type; expected 'f32', got 'tensor<64x32xf16>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf16>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>) heads(4, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_kv_source_element_type(%x: tensor<2x5x64xbf16>,
+                                       %mem: tensor<2x9x64xf32>,
+                                       %w: tensor<64x64xbf16>)
+    -> tensor<2x5x64xbf16> {
+  // expected-error @+1 {{sources, weights and result must share one element type; expected 'bf16', got 'tensor<2x9x64xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xbf16>)
+      kv_source(%mem : tensor<2x9x64xf32>)
+      wq(%w : tensor<64x64xbf16>) wk(%w : tensor<64x64xbf16>)
+      wv(%w : tensor<64x64xbf16>) wo(%w : tensor<64x64xbf16>) heads(4, 4)
+      -> tensor<2x5x64xbf16>
+  return %0 : tensor<2x5x64xbf16>
+}
+
+// -----
+
+func.func @proj_x_rank(%x: tensor<10x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<10x64xf32> {
+  // expected-error @+1 {{x must be [B, Nq, D]; got 'tensor<10x64xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<10x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      -> tensor<10x64xf32>
+  return %0 : tensor<10x64xf32>
+}
+
+// -----
+
+func.func @proj_kv_source_rank(%x: tensor<2x5x64xf32>, %mem: tensor<2x3x9x64xf32>,
+                               %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{kv_source must be [B, Nk, D]; got 'tensor<2x3x9x64xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      kv_source(%mem : tensor<2x3x9x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_kv_source_model_dim(%x: tensor<2x5x64xf32>, %mem: tensor<2x9x32xf32>,
+                                    %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{kv_source must be [B, Nk, D] with B = 2 and D = 64 as in x; got 'tensor<2x9x32xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      kv_source(%mem : tensor<2x9x32xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_kv_source_batch(%x: tensor<2x5x64xf32>, %mem: tensor<3x9x64xf32>,
+                                %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{kv_source must be [B, Nk, D] with B = 2 and D = 64 as in x; got 'tensor<3x9x64xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      kv_source(%mem : tensor<3x9x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_wq_heads(%x: tensor<2x5x64xf32>, %wq: tensor<64x60xf32>,
+                         %wk: tensor<64x32xf32>, %wv: tensor<64x32xf32>,
+                         %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wq must be [D, Hq*Dqk] with D = 64 and a multiple of 8 heads on the head side; got 'tensor<64x60xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x60xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_wk_model_dim(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                             %wk: tensor<32x32xf32>, %wv: tensor<64x32xf32>,
+                             %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wk must be [D, Hkv*Dqk] with D = 64 and a multiple of 2 heads on the head side; got 'tensor<32x32xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<32x32xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_wv_rank(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                        %wk: tensor<64x32xf32>, %wv: tensor<64x2x16xf32>,
+                        %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wv must be [D, Hkv*Dv] with D = 64 and a multiple of 2 heads on the head side; got 'tensor<64x2x16xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x2x16xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// MQA: one K/V head, so the message says "1 head".
+func.func @proj_wv_zero(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                        %wk: tensor<64x8xf32>, %wv: tensor<64x0xf32>,
+                        %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wv must be [D, Hkv*Dv] with D = 64 and a multiple of 1 head on the head side; got 'tensor<64x0xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x8xf32>)
+      wv(%wv : tensor<64x0xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 1)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// wo is [Hq*Dv, D]: the heads are on the rows.
+func.func @proj_wo_transposed(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                              %wk: tensor<64x32xf32>, %wv: tensor<64x32xf32>,
+                              %wo: tensor<64x132xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wo must be [Hq*Dv, D] with D = 64 and a multiple of 8 heads on the head side; got 'tensor<64x132xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x132xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// Hq*Dqk = 64 with Hq = 8 gives Dqk = 8; Hkv*Dqk = 32 with Hkv = 2 gives 16.
+func.func @proj_dqk(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                    %wk: tensor<64x32xf32>, %wv: tensor<64x16xf32>,
+                    %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wq and wk give different head dimensions (Dqk): 8 from wq (Hq = 8), 16 from wk (Hkv = 2)}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x16xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_dv(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                   %wk: tensor<64x16xf32>, %wv: tensor<64x32xf32>,
+                   %wo: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{wv and wo give different value head dimensions (Dv): 16 from wv (Hkv = 2), 8 from wo (Hq = 8)}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x16xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>) heads(8, 2)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+// The result has the query sequence length (5), not the memory's (9).
+func.func @proj_result(%x: tensor<2x5x64xf32>, %mem: tensor<2x9x64xf32>,
+                       %w: tensor<64x64xf32>) -> tensor<2x9x64xf32> {
+  // expected-error @+1 {{result must be [B, Nq, D] = [2, 5, 64]; got 'tensor<2x9x64xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      kv_source(%mem : tensor<2x9x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      -> tensor<2x9x64xf32>
+  return %0 : tensor<2x9x64xf32>
+}
+
+// -----
+
+// Modifiers are checked against [B, Hq, Nq, Nk] with Nk from kv_source.
+func.func @proj_mask_nk(%x: tensor<2x5x64xf32>, %mem: tensor<2x9x64xf32>,
+                        %w: tensor<64x64xf32>, %m: tensor<5x5xi1>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op mask of shape [5, 5] is not broadcastable to [B, Hq, Nq, Nk] = [2, 4, 5, 9]: dimension 1 has size 5, expected 1 or Nk = 9}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      kv_source(%mem : tensor<2x9x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      mask(%m : tensor<5x5xi1>) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_kv_len(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>,
+                       %len: tensor<1xi32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op kv_len must be a rank-1 tensor with one length per batch entry (B = 2); got 'tensor<1xi32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      kv_len(%len : tensor<1xi32>) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_bias(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>,
+                     %b: tensor<2x2x5x5xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op bias of shape [2, 2, 5, 5] is not broadcastable to [B, Hq, Nq, Nk] = [2, 4, 5, 5]: dimension 1 has size 2, expected 1 or Hq = 4}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      bias(%b : tensor<2x2x5x5xf32>) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_alibi(%x: tensor<2x5x64xf32>, %wq: tensor<64x64xf32>,
+                      %wkv: tensor<64x16xf32>, %s: tensor<1xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op alibi slopes must be a rank-1 tensor with one slope per query head (Hq = 4); got 'tensor<1xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wkv : tensor<64x16xf32>)
+      wv(%wkv : tensor<64x16xf32>) wo(%wq : tensor<64x64xf32>) heads(4, 1)
+      alibi(%s : tensor<1xf32>) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_window_left(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op window_left must be non-negative; got -4}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      window_left(-4) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_window_right(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op window_right must be non-negative; got -1}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      window_right(-1) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_scale(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op scale must be finite; got -INF}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      scale(0xFFF0000000000000) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_softcap(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op softcap must be positive and finite; got -1.000000e+00}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      softcap(-1.0) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// ODS constraints (types and attributes)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @f64_element(%q: tensor<1x2x8x16xf64>) -> tensor<1x2x8x16xf64> {
+  // expected-error @+1 {{'attn.attention' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x8x16xf64>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf64>) k(%q : tensor<1x2x8x16xf64>)
+      v(%q : tensor<1x2x8x16xf64>) -> tensor<1x2x8x16xf64>
+  return %0 : tensor<1x2x8x16xf64>
+}
+
+// -----
+
+func.func @integer_element(%q: tensor<1x2x8x16xi8>) -> tensor<1x2x8x16xi8> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x8x16xi8>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xi8>) k(%q : tensor<1x2x8x16xi8>)
+      v(%q : tensor<1x2x8x16xi8>) -> tensor<1x2x8x16xi8>
+  return %0 : tensor<1x2x8x16xi8>
+}
+
+// -----
+
+func.func @i8_mask(%q: tensor<1x2x8x16xf32>, %m: tensor<8x8xi8>)
+    -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op operand #3 must be ranked tensor of 1-bit signless integer values, but got 'tensor<8x8xi8>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask(%m : tensor<8x8xi8>)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @f32_kv_len(%q: tensor<1x2x8x16xf32>, %len: tensor<1xf32>)
+    -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<1xf32>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) kv_len(%len : tensor<1xf32>)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @f64_bias(%q: tensor<1x2x8x16xf32>, %b: tensor<8x8xf64>)
+    -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<8x8xf64>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) bias(%b : tensor<8x8xf64>)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @f16_alibi(%q: tensor<1x2x8x16xf16>, %s: tensor<2xf16>)
+    -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit float values, but got 'tensor<2xf16>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf16>) k(%q : tensor<1x2x8x16xf16>)
+      v(%q : tensor<1x2x8x16xf16>) alibi(%s : tensor<2xf16>)
+      -> tensor<1x2x8x16xf16>
+  return %0 : tensor<1x2x8x16xf16>
+}
+
+// -----
+
+func.func @f16_lse(%q: tensor<1x2x8x16xf16>)
+    -> (tensor<1x2x8x16xf16>, tensor<1x2x8xf16>) {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values, but got 'tensor<1x2x8xf16>'}}
+  %0, %1 = attn.attention q(%q : tensor<1x2x8x16xf16>) k(%q : tensor<1x2x8x16xf16>)
+      v(%q : tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>, tensor<1x2x8xf16>
+  return %0, %1 : tensor<1x2x8x16xf16>, tensor<1x2x8xf16>
+}
+
+// -----
+
+func.func @proj_zero_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{'attn.projected_attention' op attribute 'num_kv_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 0)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_negative_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+1 {{attribute 'num_query_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(-4, 4)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
+    -> tensor<2x5x64xf64> {
+  // expected-error @+1 {{'attn.projected_attention' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x5x64xf64>'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf64>)
+      wq(%w : tensor<64x64xf64>) wk(%w : tensor<64x64xf64>)
+      wv(%w : tensor<64x64xf64>) wo(%w : tensor<64x64xf64>) heads(4, 4)
+      -> tensor<2x5x64xf64>
+  return %0 : tensor<2x5x64xf64>
+}
+
+// -----
+
+// Generic form: the layout enum is checked when the properties are built.
+func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Generic form: two optional results are one too many.
+func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  return %0#0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Generic form: the segment sizes must match the operands.
+func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Parse errors
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @causal_middle(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'causal' [top_left, bottom_right]}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) causal(middle) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @layout_bshd(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'layout' [bhnd, bnhd]}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) layout(bshd) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @norm_relu(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'normalization' [softmax, sigmoid]}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) norm(relu) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// causal takes an alignment: there is no silent default.
+func.func @causal_bare(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected '('}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) causal -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_float(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{floating point value not valid for specified type}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) window_left(1.5) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Modifiers are written in a fixed order: kv_len, mask, bias, alibi, causal,
+// window_left, window_right, scale, softcap, norm.
+func.func @modifier_order(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected '->'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) scale(0.5) causal(top_left) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @missing_v(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected 'v'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @proj_missing_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<2x5x64xf32> {
+  // expected-error @+4 {{expected 'heads'}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
+      -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}
+
+// -----
+
+func.func @unranked(%q: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{invalid kind of type specified}}
+  %0 = attn.attention q(%q : tensor<*xf32>) k(%q : tensor<*xf32>)
+      v(%q : tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @zero_key_head_dim(%q: tensor<1x2x4x?xf32>, %k: tensor<1x2x4x0xf32>,
+                             %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{head dimensions must be positive; got Dqk = 0, Dv = 8}}
+  %0 = attn.attention q(%q : tensor<1x2x4x?xf32>) k(%k : tensor<1x2x4x0xf32>)
+      v(%v : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @proj_rows_overflow(%x: tensor<4611686018427387904x4x8xf32>,
+                              %w: tensor<8x8xf32>)
+    -> tensor<4611686018427387904x4x8xf32> {
+  // expected-error @+1 {{B * Nq = 4611686018427387904 * 4 overflows a 64-bit size}}
+  %0 = attn.projected_attention x(%x : tensor<4611686018427387904x4x8xf32>)
+      wq(%w : tensor<8x8xf32>) wk(%w : tensor<8x8xf32>)
+      wv(%w : tensor<8x8xf32>) wo(%w : tensor<8x8xf32>)
+      heads(2, 2) -> tensor<4611686018427387904x4x8xf32>
+  return %0 : tensor<4611686018427387904x4x8xf32>
+}
