@@ -39,6 +39,16 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "instrument-tiles",
       llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the (batch, head group, query tile) iterations on "
+                     "OpenMP threads (needs libomp at run time)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial f32 exp/log/tanh (vectorizable) instead of "
+                     "libm calls"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Return results through caller-allocated memref "
