@@ -145,7 +145,11 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
                                                     UnitAttr::get(ctx));
 
   CpuPipelineOptions pipelineOpts;
-  pipelineOpts.form = options.form;
+  std::optional<AttentionForm> form = parseAttentionForm(options.form);
+  if (!form)
+    return makeError("unknown form '" + options.form +
+                     "': expected naive, fused or decode");
+  pipelineOpts.form = *form;
   pipelineOpts.tileQ = options.tileQ;
   pipelineOpts.tileK = options.tileK;
   pipelineOpts.splits = options.splits;

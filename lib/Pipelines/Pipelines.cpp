@@ -20,22 +20,31 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
-LogicalResult mlir::attn::addAttnFormPasses(OpPassManager &pm,
-                                            const CpuPipelineOptions &opts) {
+std::optional<AttentionForm>
+mlir::attn::parseAttentionForm(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<AttentionForm>>(name)
+      .Case("naive", AttentionForm::Naive)
+      .Case("fused", AttentionForm::Fused)
+      .Case("decode", AttentionForm::Decode)
+      .Default(std::nullopt);
+}
+
+void mlir::attn::addAttnFormPasses(OpPassManager &pm,
+                                   const CpuPipelineOptions &opts) {
   // Elementwise arith/math on tensors around the attn ops (a user's own
   // pre- or post-processing) becomes linalg so that it bufferizes too.
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createAttnExpandProjections());
-  StringRef form = opts.form;
-  if (form == "naive") {
+  switch (opts.form) {
+  case AttentionForm::Naive:
     pm.addPass(createConvertAttnToLinalgNaive());
-    return success();
-  }
-  if (form == "fused") {
+    return;
+  case AttentionForm::Fused: {
     ConvertAttnToFusedLoopsOptions fused;
     if (opts.tileQ > 0)
       fused.tileQ = opts.tileQ;
@@ -43,9 +52,9 @@ LogicalResult mlir::attn::addAttnFormPasses(OpPassManager &pm,
       fused.tileK = opts.tileK;
     fused.instrumentTiles = opts.instrumentTiles;
     pm.addPass(createConvertAttnToFusedLoops(fused));
-    return success();
+    return;
   }
-  if (form == "decode") {
+  case AttentionForm::Decode: {
     ConvertAttnToSplitKvOptions decode;
     if (opts.tileQ > 0)
       decode.tileQ = opts.tileQ;
@@ -53,17 +62,14 @@ LogicalResult mlir::attn::addAttnFormPasses(OpPassManager &pm,
       decode.tileK = opts.tileK;
     decode.splits = opts.splits;
     pm.addPass(createConvertAttnToSplitKv(decode));
-    return success();
+    return;
   }
-  llvm::errs() << "attn: unknown form '" << form
-               << "': expected naive, fused or decode\n";
-  return failure();
+  }
 }
 
 void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &opts) {
-  if (failed(addAttnFormPasses(pm, opts)))
-    return;
+  addAttnFormPasses(pm, opts);
   if (opts.approximateMath)
     pm.addPass(createAttnApproximateMath());
   pm.addPass(createCanonicalizerPass());
@@ -115,10 +121,6 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
 
 LogicalResult mlir::attn::lowerToLLVM(ModuleOp module,
                                       const CpuPipelineOptions &opts) {
-  StringRef form = opts.form;
-  if (form != "naive" && form != "fused" && form != "decode")
-    return module.emitError("attn: unknown form '")
-           << form << "': expected naive, fused or decode";
   PassManager pm(module.getContext());
   buildAttnCpuPipeline(pm, opts);
   return pm.run(module);

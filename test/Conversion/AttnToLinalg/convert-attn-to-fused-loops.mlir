@@ -1,0 +1,97 @@
+// RUN: attn-opt %s --convert-attn-to-fused-loops --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=32 tile-k=16" --canonicalize --split-input-file | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --convert-attn-to-fused-loops --canonicalize --split-input-file | FileCheck %s --check-prefix=NOBIG --implicit-check-not=256x256
+// RUN: attn-opt %s --convert-attn-to-fused-loops="instrument-tiles=true" --split-input-file | FileCheck %s --check-prefix=INSTR
+
+// Causal GQA (Hq = 8 shares Hkv = 2, R = 4) at Nq = Nk = 256: one parallel
+// iteration per (K/V head, query tile); the key-tile loop stops at the causal
+// bound min(Nk, q0 + qs), so tiles above the diagonal are never visited. No
+// [Nq, Nk] = 256x256 buffer exists anywhere: the largest temporary is one
+// [R, 64, 64] score tile.
+
+// NOBIG-LABEL: func.func @causal_gqa
+// NOBIG: scf.forall
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK: %[[OUT:.+]] = scf.forall (%[[G:.+]], %[[QT:.+]]) in (2, 4)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c64
+// CHECK:   %[[QEND:.+]] = arith.addi %[[Q0]], %{{.+}}
+// CHECK:   %[[HI:.+]] = arith.minsi %[[QEND]], %c256
+// CHECK:   %[[KTHI:.+]] = arith.ceildivsi %{{.+}}, %c64
+// The R = 4 query heads of the group are read as one tile...
+// CHECK:   tensor.extract_slice %{{.+}}[0, %{{.+}}, %[[Q0]], 0] [1, 4, %{{.+}}, 64]
+// CHECK:   scf.for %[[KT:.+]] = %c0 to %{{.+}} step %c1
+// ...against each K tile, read once per group.
+// CHECK:     tensor.extract_slice %{{.+}}[0, %[[G]], %{{.+}}, 0] [1, 1, %{{.+}}, 64]
+// CHECK:     linalg.generic
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:       tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>) outs(%{{.+}} : tensor<4x?x?xf32>)
+// Full tiles take the branch without mask arithmetic; boundary tiles select -inf.
+// CHECK:     %[[FULL:.+]] = arith.andi
+// CHECK:     scf.if %[[FULL]]
+// CHECK-NOT:   arith.select
+// CHECK:     } else {
+// CHECK:       arith.select
+// Online softmax: running max, rescale, exp, sums, P V.
+// CHECK:     arith.maximumf
+// CHECK:     math.exp
+// CHECK:     scf.yield
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice
+func.func @causal_gqa(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
+                      %v: tensor<1x2x256x64xf32>) -> tensor<1x8x256x64xf32> {
+  %o = attn.attention q(%q : tensor<1x8x256x64xf32>)
+      k(%k : tensor<1x2x256x64xf32>) v(%v : tensor<1x2x256x64xf32>)
+      causal(top_left) -> tensor<1x8x256x64xf32>
+  return %o : tensor<1x8x256x64xf32>
+}
+
+// TILES-LABEL: func.func @causal_gqa
+// TILES: scf.forall (%{{.+}}, %{{.+}}) in (2, 8)
+// TILES: arith.ceildivsi %{{.+}}, %c16
+
+// -----
+
+// Dynamic lengths: one kernel serves every Nq, Nk and kv_len. The readable key
+// range comes from run-time values: [max(0, p(q0) - left), min(kv_len, ...)]
+// with p(i) = i + kv_len - Nq (bottom-right).
+
+// CHECK-LABEL: func.func @dynamic_window_kvlen
+// CHECK-DAG: %[[NQ:.+]] = tensor.dim %{{.+}}, %c2 : tensor<2x4x?x32xf16>
+// CHECK-DAG: %[[NK:.+]] = tensor.dim %{{.+}}, %c2 : tensor<2x4x?x32xf16>
+// CHECK: scf.forall (%[[B:.+]], %[[G:.+]], %[[QT:.+]]) in (2, 4, %{{.+}})
+// CHECK:   %[[LEN:.+]] = tensor.extract %{{.+}}[%[[B]]] : tensor<2xi32>
+// CHECK:   arith.index_cast %[[LEN]]
+// CHECK:   arith.subi %{{.+}}, %c16
+// CHECK:   scf.for
+// CHECK:     arith.extf
+// CHECK:   arith.truncf
+func.func @dynamic_window_kvlen(%q: tensor<2x4x?x32xf16>, %k: tensor<2x4x?x32xf16>,
+    %v: tensor<2x4x?x32xf16>, %l: tensor<2xi32>) -> tensor<2x4x?x32xf16> {
+  %o = attn.attention q(%q : tensor<2x4x?x32xf16>) k(%k : tensor<2x4x?x32xf16>)
+      v(%v : tensor<2x4x?x32xf16>) kv_len(%l : tensor<2xi32>)
+      causal(bottom_right) window_left(16) -> tensor<2x4x?x32xf16>
+  return %o : tensor<2x4x?x32xf16>
+}
+
+// -----
+
+// bnhd layout, lse and instrumentation: each visited key tile reports itself.
+
+// INSTR-LABEL: func.func private @attn_tile_visit(i64, i64, i64, i64, i1)
+// INSTR-LABEL: func.func @bnhd_lse
+// INSTR: scf.for
+// INSTR:   call @attn_tile_visit
+
+// CHECK-LABEL: func.func @bnhd_lse
+// CHECK: scf.forall {{.*}} -> (tensor<1x?x4x16xf32>, tensor<1x4x?xf32>)
+// CHECK:   tensor.extract_slice %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, %{{.+}}, 2, 16]
+// CHECK:   math.log
+// CHECK:   tensor.parallel_insert_slice {{.*}} into %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, %{{.+}}, 2, 16]
+// CHECK:   tensor.parallel_insert_slice {{.*}} into %{{.+}}[0, %{{.+}}, %{{.+}}] [1, 2, %{{.+}}]
+func.func @bnhd_lse(%q: tensor<1x?x4x16xf32>, %k: tensor<1x?x2x16xf32>,
+    %v: tensor<1x?x2x16xf32>) -> (tensor<1x?x4x16xf32>, tensor<1x4x?xf32>) {
+  %o, %lse = attn.attention q(%q : tensor<1x?x4x16xf32>)
+      k(%k : tensor<1x?x2x16xf32>) v(%v : tensor<1x?x2x16xf32>) layout(bnhd)
+      -> tensor<1x?x4x16xf32>, tensor<1x4x?xf32>
+  return %o, %lse : tensor<1x?x4x16xf32>, tensor<1x4x?xf32>
+}

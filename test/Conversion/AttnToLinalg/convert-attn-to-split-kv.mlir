@@ -1,0 +1,32 @@
+// RUN: attn-opt %s --convert-attn-to-split-kv="splits=4" --canonicalize --cse | FileCheck %s
+
+// Decode: one new token (Nq = 1) against a KV cache of capacity 4096 with
+// per-batch valid length kv_len, bottom-right aligned. The readable key tiles
+// [0, ceil(kv_len / 128)) are split into 4 chunks that run in parallel, each
+// leaving a partial (m, l, acc); three reductions over the split dimension
+// merge them exactly.
+
+// CHECK-LABEL: func.func @decode
+// CHECK: %[[P:.+]]:3 = scf.forall (%[[B:.+]], %[[G:.+]], %[[S:.+]]) in (8, 8, 4)
+// CHECK-SAME: -> (tensor<8x8x4x4x1xf32>, tensor<8x8x4x4x1xf32>, tensor<8x8x4x4x1x128xf32>)
+// CHECK:   tensor.extract %{{.+}}[%[[B]]] : tensor<8xi32>
+// CHECK:   arith.ceildivsi %{{.+}}, %c128
+// CHECK:   scf.for
+// CHECK:   scf.forall.in_parallel
+// CHECK-COUNT-3: tensor.parallel_insert_slice
+// Merge: M = max_s m_s, L = sum_s exp(m_s - M) l_s, acc = sum_s exp(m_s - M) acc_s.
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]]#0
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} ins(%[[P]]#0, %[[P]]#1
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[P]]#0, %[[P]]#2
+// CHECK: math.exp
+// CHECK: arith.divf
+func.func @decode(%q: tensor<8x32x1x128xf32>, %k: tensor<8x8x4096x128xf32>,
+                  %v: tensor<8x8x4096x128xf32>, %len: tensor<8xi32>)
+    -> tensor<8x32x1x128xf32> {
+  %o = attn.attention q(%q : tensor<8x32x1x128xf32>)
+      k(%k : tensor<8x8x4096x128xf32>) v(%v : tensor<8x8x4096x128xf32>)
+      kv_len(%len : tensor<8xi32>) causal(bottom_right) -> tensor<8x32x1x128xf32>
+  return %o : tensor<8x32x1x128xf32>
+}

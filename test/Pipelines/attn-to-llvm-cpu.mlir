@@ -1,0 +1,28 @@
+// RUN: attn-opt %s --attn-to-llvm-cpu | FileCheck %s
+// RUN: attn-opt %s --attn-to-llvm-cpu="form=naive parallel=false" | FileCheck %s --check-prefix=NAIVE
+// RUN: attn-opt %s --attn-to-llvm-cpu="form=decode" | FileCheck %s --check-prefix=DECODE
+// RUN: not attn-opt %s --attn-to-llvm-cpu="form=blocked" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The whole CPU pipeline: attn on tensors down to the LLVM dialect. Results
+// become out-params: inputs first, then the output buffer.
+
+// CHECK-LABEL: llvm.func @f
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK-NOT: attn.
+// CHECK-NOT: linalg.
+
+// NAIVE-LABEL: llvm.func @f
+// NAIVE-NOT: omp.parallel
+// NAIVE: llvm.call @malloc
+
+// DECODE-LABEL: llvm.func @f
+// DECODE: omp.parallel
+
+// BAD: for the --form option: Cannot find option named 'blocked'
+func.func @f(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
+             %v: tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32> {
+  %o = attn.attention q(%q : tensor<1x4x?x16xf32>) k(%k : tensor<1x2x?x16xf32>)
+      v(%v : tensor<1x2x?x16xf32>) causal(top_left) -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
