@@ -13,7 +13,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
@@ -159,9 +161,18 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
 
+  // A target machine for this host: without it LLVM's cost model knows no
+  // vector registers and vectorizes nothing.
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  tmBuilder->setCodeGenOptLevel(
+      static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u)));
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
   auto transformer = makeOptimizingTransformer(options.optLevel,
-                                               /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+                                               /*sizeLevel=*/0, tm->get());
   llvm::SmallVector<llvm::StringRef, 2> libs = {cRunnerUtilsPath()};
   if (options.parallel)
     libs.push_back(openMPRuntimePath());
@@ -170,7 +181,7 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   engineOpts.sharedLibPaths = libs;
   engineOpts.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u));
-  auto engine = ExecutionEngine::create(*clone, engineOpts);
+  auto engine = ExecutionEngine::create(*clone, engineOpts, std::move(*tm));
   if (!engine)
     return engine.takeError();
   jit->engine = std::move(*engine);
