@@ -30,6 +30,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -71,6 +72,20 @@ static cl::list<std::string>
             cl::desc("Write a result to a .npy file: RES=path, RES "
                      "one of out, lse, result or a result number"),
             cl::cat(category));
+static cl::list<std::string> referenceOutputs(
+    "reference-output",
+    cl::desc("Write the f64 reference's value of a result to a .npy file "
+             "(float64): RES=path"),
+    cl::cat(category));
+static cl::opt<std::string>
+    reportFile("report",
+               cl::desc("Write a JSON summary (times, GFLOP/s, memory, "
+                        "errors) to this file"),
+               cl::cat(category));
+static cl::list<std::string> inputOutputs(
+    "save-input",
+    cl::desc("Write an argument (random or loaded) to a .npy file: ARG=path"),
+    cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"),
                               cl::init(1), cl::cat(category));
 static cl::opt<bool> verifyOpt("verify",
@@ -674,6 +689,7 @@ static int runMain(MLIRContext &context) {
       return i == 0 ? "out" : "lse";
     return "result" + std::to_string(i);
   };
+  std::vector<double> maxAbsErrors;
   for (size_t i = 0; i < results.size(); ++i) {
     const HostTensor &t = results[i];
     double sum = 0, absSum = 0;
@@ -695,6 +711,7 @@ static int runMain(MLIRContext &context) {
       if (rtolOpt >= 0)
         rtol = rtolOpt;
       Comparison c = compare(t, expected[i], atol, rtol);
+      maxAbsErrors.push_back(c.maxAbsError);
       llvm::outs() << llvm::format(
           " | vs reference: max abs err %.3g, max rel err %.3g", c.maxAbsError,
           c.maxRelError);
@@ -717,28 +734,95 @@ static int runMain(MLIRContext &context) {
                      << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
     }
   }
-  for (const std::string &s : outputs) {
-    auto [key, path] = StringRef(s).split('=');
-    int idx = -1;
+  auto findResult = [&](StringRef key) {
     unsigned n;
     if (!key.getAsInteger(10, n))
-      idx = n < results.size() ? static_cast<int>(n) : -1;
-    for (size_t i = 0; idx < 0 && i < results.size(); ++i)
+      return n < results.size() ? static_cast<int>(n) : -1;
+    for (size_t i = 0; i < results.size(); ++i)
       if (resultName(i) == key)
-        idx = static_cast<int>(i);
+        return static_cast<int>(i);
+    return -1;
+  };
+  auto writeNpy = [&](StringRef path, const std::vector<double> &values,
+                      const std::vector<int64_t> &shape,
+                      const std::string &dtype) {
+    ::attn::npy::Array arr;
+    std::string err = ::attn::npy::fromDoubles(values, shape, dtype, arr);
+    if (err.empty())
+      err = ::attn::npy::write(path.str(), arr);
+    return err;
+  };
+  for (const std::string &s : outputs) {
+    auto [key, path] = StringRef(s).split('=');
+    int idx = findResult(key);
     if (idx < 0 || path.empty())
       return fail("bad --output '" + s + "': no result named '" + key + "'");
     const HostTensor &t = results[idx];
     std::vector<double> values(t.numElements());
     for (size_t e = 0; e < values.size(); ++e)
       values[e] = t.get(static_cast<int64_t>(e));
-    ::attn::npy::Array arr;
-    std::string err =
-        ::attn::npy::fromDoubles(values, t.shape, npyDtype(t.kind), arr);
-    if (err.empty())
-      err = ::attn::npy::write(path.str(), arr);
+    std::string err = writeNpy(path, values, t.shape, npyDtype(t.kind));
     if (!err.empty())
       return fail("output " + key + ": " + err);
+  }
+  for (const std::string &s : referenceOutputs) {
+    auto [key, path] = StringRef(s).split('=');
+    int idx = findResult(key);
+    if (idx < 0 || path.empty())
+      return fail("bad --reference-output '" + s + "': no result named '" +
+                  key + "'");
+    if (!canVerify)
+      return fail("--reference-output: the reference cannot compute this "
+                  "function's results");
+    std::string err =
+        writeNpy(path, expected[idx].data, expected[idx].shape, "<f8");
+    if (!err.empty())
+      return fail("reference output " + key + ": " + err);
+  }
+  for (const std::string &s : inputOutputs) {
+    auto [key, path] = StringRef(s).split('=');
+    int a = findArg(roles, key);
+    if (a < 0 || path.empty())
+      return fail("bad --save-input '" + s + "': no argument named '" + key +
+                  "'");
+    const HostTensor &t = hostArgs[a];
+    std::vector<double> values(t.numElements());
+    for (size_t e = 0; e < values.size(); ++e)
+      values[e] = t.get(static_cast<int64_t>(e));
+    std::string err = writeNpy(path, values, t.shape, npyDtype(t.kind));
+    if (!err.empty())
+      return fail("input " + key + ": " + err);
+  }
+  if (!reportFile.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(reportFile, ec);
+    if (ec)
+      return fail("cannot write " + reportFile + ": " + ec.message());
+    llvm::json::OStream j(os, 2);
+    j.object([&] {
+      j.attribute("spec", inputFile.getValue());
+      j.attribute("form", form.getValue());
+      j.attribute("compile_s", (*jit)->compileSeconds());
+      j.attribute("median_s", median);
+      j.attribute("min_s", times.front());
+      j.attribute("max_s", times.back());
+      j.attributeArray("times_s", [&] {
+        for (double t : times)
+          j.value(t);
+      });
+      j.attribute("flops", flops);
+      j.attribute("gflops", median > 0 ? flops / median * 1e-9 : 0.0);
+      j.attribute("peak_heap_bytes", peakHeap);
+      j.attribute("output_bytes", outputBytes);
+      j.attribute("extra_bytes", std::max<int64_t>(peakHeap - outputBytes, 0));
+      j.attribute("verified", verifyOpt ? llvm::json::Value(verified)
+                                        : llvm::json::Value(nullptr));
+      j.attributeArray("max_abs_error", [&] {
+        for (double e : maxAbsErrors)
+          j.value(e);
+      });
+    });
+    os << "\n";
   }
   if (verifyOpt && !verified) {
     llvm::errs() << "attn-run: error: outputs differ from the reference "

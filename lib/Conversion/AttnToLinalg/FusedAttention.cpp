@@ -263,19 +263,35 @@ public:
           Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(),
                                                        kOff, vSz, sizes1(vSz));
 
-          // Loops (r, i, j, d): S[r, i, j] = sum_d q[r, i, d] k[j, d].
+          // Pack the K tile transposed, kT[d, j], once per tile: it is
+          // shared by the R query heads and all rows of the query tile, and
+          // makes the contraction below a broadcast-and-FMA over contiguous
+          // j (no horizontal reductions).
           bool bhnd = layout == Layout::bhnd;
-          AffineMap qMap =
-              bhnd ? map(lb, 4, {-1, 0, 1, 3}) : map(lb, 4, {-1, 1, 0, 3});
+          SmallVector<OpFoldResult> ktShape = {dqk, ks};
+          Value kT = tensor::EmptyOp::create(lb, l, ktShape, elt);
           AffineMap kMap =
-              bhnd ? map(lb, 4, {-1, -1, 2, 3}) : map(lb, 4, {-1, 2, -1, 3});
+              bhnd ? map(lb, 2, {-1, -1, 1, 0}) : map(lb, 2, {-1, 1, -1, 0});
+          kT = linalg::GenericOp::create(
+                   lb, l, kT.getType(), kTile, kT, {kMap, map(lb, 2, {0, 1})},
+                   iters(2, 0),
+                   [&](OpBuilder &nb, Location nl, ValueRange a) {
+                     linalg::YieldOp::create(nb, nl, a[0]);
+                   })
+                   .getResult(0);
+
+          // Loops (r, i, d, j): S[r, i, j] += q[r, i, d] kT[d, j].
+          AffineMap qMap =
+              bhnd ? map(lb, 4, {-1, 0, 1, 2}) : map(lb, 4, {-1, 1, 0, 2});
+          SmallVector<IteratorType> qkIters = {
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::parallel};
           SmallVector<OpFoldResult> sShape = {groups, qs, ks};
           Value s = filled(lb, l, sShape, 0.0);
           s = linalg::GenericOp::create(
-                  lb, l, s.getType(), ValueRange{qTile, kTile}, s,
-                  {qMap, kMap, map(lb, 4, {0, 1, 2})}, iters(3, 1),
+                  lb, l, s.getType(), ValueRange{qTile, kT}, s,
+                  {qMap, map(lb, 4, {2, 3}), map(lb, 4, {0, 1, 3})}, qkIters,
                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    // reassoc lets the dot product over d vectorize.
                     Value p = arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
                                                     ext(nb, nl, a[1]), kFast);
                     linalg::YieldOp::create(
@@ -472,20 +488,19 @@ public:
     AffineMap vMap =
         bhnd ? map(b, 4, {-1, -1, 2, 3}) : map(b, 4, {-1, 2, -1, 3});
     SmallVector<IteratorType> pvIters = {
-        IteratorType::parallel, IteratorType::parallel,
-        IteratorType::reduction, IteratorType::parallel};
-    Value acc = linalg::GenericOp::create(
-                    b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
-                    {map(b, 4, {0, 1, 2}), vMap, map(b, 4, {0, 1, 3})},
-                    pvIters,
-                    [&](OpBuilder &nb, Location nl, ValueRange a) {
-                      Value p = arith::MulFOp::create(
-                          nb, nl, a[0], ext(nb, nl, a[1]), kFast);
-                      linalg::YieldOp::create(
-                          nb, nl,
-                          Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
-                    })
-                    .getResult(0);
+        IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+        IteratorType::parallel};
+    Value acc =
+        linalg::GenericOp::create(
+            b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
+            {map(b, 4, {0, 1, 2}), vMap, map(b, 4, {0, 1, 3})}, pvIters,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value p =
+                  arith::MulFOp::create(nb, nl, a[0], ext(nb, nl, a[1]), kFast);
+              linalg::YieldOp::create(
+                  nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
+            })
+            .getResult(0);
     return {newM, alphaL, acc};
   }
 
