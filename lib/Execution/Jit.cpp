@@ -179,6 +179,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   ExecutionEngineOptions engineOpts;
   engineOpts.transformer = transformer;
   engineOpts.sharedLibPaths = libs;
+  // ATTN_PERF=1 registers the JIT'd code with `perf` (perf-<pid>.map).
+  engineOpts.enablePerfNotificationListener = std::getenv("ATTN_PERF") != nullptr;
   engineOpts.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u));
   auto engine = ExecutionEngine::create(*clone, engineOpts, std::move(*tm));
