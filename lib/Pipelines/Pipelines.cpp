@@ -97,8 +97,11 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   else
     pm.addPass(createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  if (opts.parallel)
+  pm.addPass(createConvertVectorToSCFPass());
+  if (opts.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createAttnInlineAllocaScopes());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -106,6 +109,7 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -93,7 +93,8 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::func::FuncDialect"
+    "::mlir::func::FuncDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -129,7 +130,8 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::func::FuncDialect"
+    "::mlir::func::FuncDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -64,4 +64,27 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
   ];
 }
 
+def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
+  let summary = "Inline memref.alloca_scope ops that hold no stack allocation";
+  let description = [{
+    `convert-scf-to-openmp` may wrap a parallel loop body in
+    `memref.alloca_scope`; lowering the `scf.for` loops inside it to
+    `cf` later gives the scope several blocks, which its verifier rejects.
+    A scope with no `memref.alloca` inside (the attn lowerings use heap
+    buffers only) has nothing to release, so this pass inlines its body
+    into the parent block.
+
+    Example:
+
+    ```mlir
+    memref.alloca_scope {
+      scf.for %i = %c0 to %n step %c1 { ... }
+    }
+    ```
+
+    becomes the bare `scf.for`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -222,6 +223,112 @@ public:
     return {b.getIndexAttr(1), qs, r, d};
   }
 
+  /// Register-tile shape of the vector microkernel: kMR rows by kNW lanes
+  /// (two 512-bit vectors), i.e. 16 accumulator registers.
+  static constexpr int64_t kMR = 8, kNW = 32;
+
+  /// C[r, i, j] += sum_k A(r, i, k) * Brow(k)[j] on an f32 tensor C of shape
+  /// [R, M, N] with M % kMR == 0 and N % kNW == 0 (checked by the caller):
+  /// an outer-product microkernel that keeps a kMR x kNW block of C in
+  /// vector registers over the whole k loop, broadcasting one A scalar per
+  /// row and reading one contiguous kNW-wide row of B per k.
+  Value microkernel(
+      OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
+      function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
+      function_ref<Value(OpBuilder &, Location, Value, Value)> readB) {
+    IndexMath im{b, loc};
+    auto vecTy = VectorType::get({kNW}, f32);
+    Value zero = im.c(0), one = im.c(1);
+    auto rLoop = scf::ForOp::create(
+        b, loc, zero, groups, one, ValueRange{c},
+        [&](OpBuilder &b1, Location l1, Value r, ValueRange c1) {
+          auto iLoop = scf::ForOp::create(
+              b1, l1, zero, m, im.c(kMR), c1,
+              [&](OpBuilder &b2, Location l2, Value i0, ValueRange c2) {
+                auto jLoop = scf::ForOp::create(
+                    b2, l2, zero, n, im.c(kNW), c2,
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange c3) {
+                      IndexMath m3{b3, l3};
+                      Value pad = arith::ConstantOp::create(
+                          b3, l3, b3.getF32FloatAttr(0.0));
+                      SmallVector<bool> inBounds = {true};
+                      SmallVector<Value> accs;
+                      for (int64_t ii = 0; ii < kMR; ++ii)
+                        accs.push_back(vector::TransferReadOp::create(
+                            b3, l3, vecTy, c3[0],
+                            ValueRange{r, m3.add(i0, m3.c(ii)), j0}, pad,
+                            inBounds));
+                      auto kLoop = scf::ForOp::create(
+                          b3, l3, zero, kEnd, one, accs,
+                          [&](OpBuilder &b4, Location l4, Value k,
+                              ValueRange a4) {
+                            IndexMath m4{b4, l4};
+                            Value row = readB(b4, l4, k, j0);
+                            SmallVector<Value> next;
+                            for (int64_t ii = 0; ii < kMR; ++ii) {
+                              Value a =
+                                  readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
+                              Value splat =
+                                  vector::BroadcastOp::create(b4, l4, vecTy, a);
+                              next.push_back(vector::FMAOp::create(
+                                  b4, l4, splat, row, a4[ii]));
+                            }
+                            scf::YieldOp::create(b4, l4, next);
+                          });
+                      Value out = c3[0];
+                      for (int64_t ii = 0; ii < kMR; ++ii)
+                        out = vector::TransferWriteOp::create(
+                                  b3, l3, kLoop.getResult(ii), out,
+                                  ValueRange{r, m3.add(i0, m3.c(ii)), j0},
+                                  inBounds)
+                                  .getResult();
+                      scf::YieldOp::create(b3, l3, out);
+                    });
+                scf::YieldOp::create(b2, l2, jLoop.getResult(0));
+              });
+          scf::YieldOp::create(b1, l1, iLoop.getResult(0));
+        });
+    return rLoop.getResult(0);
+  }
+
+  /// Whether `x` is a multiple of `n` (an i1 value).
+  Value divisible(OpBuilder &b, Location loc, Value x, int64_t n) {
+    IndexMath m{b, loc};
+    Value rem = arith::RemSIOp::create(b, loc, x, m.c(n));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, m.c(0));
+  }
+
+  /// Runs `fast` when `cond` holds and `slow` otherwise; both produce a
+  /// tensor of `c`'s type.
+  Value branch(OpBuilder &b, Location loc, Value cond, Value c,
+               function_ref<Value(OpBuilder &, Location)> fast,
+               function_ref<Value(OpBuilder &, Location)> slow) {
+    auto ifOp = scf::IfOp::create(
+        b, loc, cond,
+        [&](OpBuilder &tb, Location tl) {
+          Value v = fast(tb, tl);
+          if (v.getType() != c.getType())
+            v = tensor::CastOp::create(tb, tl, c.getType(), v);
+          scf::YieldOp::create(tb, tl, v);
+        },
+        [&](OpBuilder &eb, Location el) {
+          Value v = slow(eb, el);
+          if (v.getType() != c.getType())
+            v = tensor::CastOp::create(eb, el, c.getType(), v);
+          scf::YieldOp::create(eb, el, v);
+        });
+    return ifOp.getResult(0);
+  }
+
+  /// q[r, i, d] of a query tile in the op's layout.
+  Value readQ(OpBuilder &b, Location loc, Value qTile, Value r, Value i,
+              Value d) {
+    Value z = arith::ConstantIndexOp::create(b, loc, 0);
+    if (layout == Layout::bhnd)
+      return tensor::ExtractOp::create(b, loc, qTile, ValueRange{z, r, i, d});
+    return tensor::ExtractOp::create(b, loc, qTile, ValueRange{z, i, r, d});
+  }
+
   /// Processes key tiles [ktLo, ktHi) of one query tile and returns the
   /// updated running state.
   State walkKeyTiles(OpBuilder &b, Location loc, Value bIdx, Value gIdx,
@@ -287,18 +394,47 @@ public:
               IteratorType::parallel, IteratorType::parallel,
               IteratorType::reduction, IteratorType::parallel};
           SmallVector<OpFoldResult> sShape = {groups, qs, ks};
-          Value s = filled(lb, l, sShape, 0.0);
-          s = linalg::GenericOp::create(
-                  lb, l, s.getType(), ValueRange{qTile, kT}, s,
-                  {qMap, map(lb, 4, {2, 3}), map(lb, 4, {0, 1, 3})}, qkIters,
-                  [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    Value p = arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
-                                                    ext(nb, nl, a[1]), kFast);
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
-                  })
-                  .getResult(0);
+          Value s0 = filled(lb, l, sShape, 0.0);
+          auto slowQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+            return linalg::GenericOp::create(
+                       nb0, nl0, s0.getType(), ValueRange{qTile, kT}, s0,
+                       {qMap, map(nb0, 4, {2, 3}), map(nb0, 4, {0, 1, 3})},
+                       qkIters,
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         Value p =
+                             arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
+                                                   ext(nb, nl, a[1]), kFast);
+                         linalg::YieldOp::create(nb, nl,
+                                                 Value(arith::AddFOp::create(
+                                                     nb, nl, a[2], p, kFast)));
+                       })
+                .getResult(0);
+          };
+          Value s = s0;
+          if (elt == f32) {
+            // Whole register tiles: the vector microkernel.
+            Value fits =
+                m.andI(divisible(lb, l, qs, kMR), divisible(lb, l, ks, kNW));
+            s = branch(
+                lb, l, fits, s0,
+                [&](OpBuilder &fb, Location fl) {
+                  return microkernel(
+                      fb, fl, s0, qs, ks, dqk,
+                      [&](OpBuilder &ab, Location al, Value r, Value i,
+                          Value d) { return readQ(ab, al, qTile, r, i, d); },
+                      [&](OpBuilder &bb, Location bl, Value d, Value j0) {
+                        Value pad = arith::ConstantOp::create(
+                            bb, bl, bb.getF32FloatAttr(0.0));
+                        SmallVector<bool> inBounds = {true};
+                        return Value(vector::TransferReadOp::create(
+                            bb, bl, VectorType::get({kNW}, f32), kT,
+                            ValueRange{d, j0}, pad, inBounds));
+                      });
+                },
+                slowQK);
+          } else {
+            s = slowQK(lb, l);
+          }
 
           // Logits: full tiles skip the structural mask arithmetic.
           Value full = isFullTile(lb, l, q0, qs, k0, ks, kvLen);
@@ -490,17 +626,52 @@ public:
     SmallVector<IteratorType> pvIters = {
         IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
         IteratorType::parallel};
-    Value acc =
-        linalg::GenericOp::create(
-            b, loc, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
-            {map(b, 4, {0, 1, 2}), vMap, map(b, 4, {0, 1, 3})}, pvIters,
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value p =
-                  arith::MulFOp::create(nb, nl, a[0], ext(nb, nl, a[1]), kFast);
-              linalg::YieldOp::create(
-                  nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
-            })
-            .getResult(0);
+    auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
+      return linalg::GenericOp::create(
+                 nb0, nl0, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
+                 {map(nb0, 4, {0, 1, 2}), vMap, map(nb0, 4, {0, 1, 3})},
+                 pvIters,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value p = arith::MulFOp::create(nb, nl, a[0],
+                                                   ext(nb, nl, a[1]), kFast);
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
+                 })
+          .getResult(0);
+    };
+    Value acc;
+    if (elt == f32) {
+      IndexMath m{b, loc};
+      Value ks = tensor::DimOp::create(b, loc, s, 2);
+      Value fits =
+          m.andI(divisible(b, loc, qs, kMR), divisible(b, loc, dv, kNW));
+      acc = branch(
+          b, loc, fits, alphaAcc,
+          [&](OpBuilder &fb, Location fl) {
+            return microkernel(
+                fb, fl, alphaAcc, qs, dv, ks,
+                [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
+                  return Value(tensor::ExtractOp::create(ab, al, s,
+                                                         ValueRange{r, i, j}));
+                },
+                [&](OpBuilder &bb, Location bl, Value j, Value e0) {
+                  Value pad = arith::ConstantOp::create(
+                      bb, bl, bb.getF32FloatAttr(0.0));
+                  Value z = arith::ConstantIndexOp::create(bb, bl, 0);
+                  SmallVector<Value> idx =
+                      bhnd ? SmallVector<Value>{z, z, j, e0}
+                           : SmallVector<Value>{z, j, z, e0};
+                  SmallVector<bool> inBounds = {true};
+                  return Value(vector::TransferReadOp::create(
+                      bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
+                      inBounds));
+                });
+          },
+          slowPV);
+    } else {
+      acc = slowPV(b, loc);
+    }
     return {newM, alphaL, acc};
   }
 
