@@ -615,7 +615,7 @@ static int runMain(MLIRContext &context) {
   // Tile map of the fused form for these sizes.
   TileCounts predicted;
   auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
-  int64_t effTileQ = tileQ > 0 ? tileQ : (form == "decode" ? 16 : 64);
+  int64_t effTileQ = tileQ > 0 ? tileQ : (form == "decode" ? 16 : 128);
   int64_t effTileK = tileK > 0 ? tileK : (form == "decode" ? 128 : 64);
   if ((tileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");

@@ -82,7 +82,7 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     `scf.for %kt = 0 to ceildiv(min(Nk, q0 + qs), 64)` (the causal bound).
   }];
   let options = [
-    Option<"tileQ", "tile-q", "int64_t", "64", "Query rows per tile">,
+    Option<"tileQ", "tile-q", "int64_t", "128", "Query rows per tile">,
     Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile">,
     Option<"instrumentTiles", "instrument-tiles", "bool", "false",
            "Call attn_tile_visit for every visited key tile">

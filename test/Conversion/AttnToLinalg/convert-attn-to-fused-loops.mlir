@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --convert-attn-to-fused-loops --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=64" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=32 tile-k=16" --canonicalize --split-input-file | FileCheck %s --check-prefix=TILES
 // RUN: attn-opt %s --convert-attn-to-fused-loops --canonicalize --split-input-file | FileCheck %s --check-prefix=NOBIG --implicit-check-not=256x256
 // RUN: attn-opt %s --convert-attn-to-fused-loops="instrument-tiles=true" --split-input-file | FileCheck %s --check-prefix=INSTR
