@@ -44,7 +44,8 @@ def ConvertAttnToLinalgNaive : Pass<"convert-attn-to-linalg-naive"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect",
+    "::mlir::cf::ControlFlowDialect"
   ];
 }
 
@@ -94,7 +95,8 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::func::FuncDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::cf::ControlFlowDialect"
   ];
 }
 
@@ -131,7 +133,8 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::func::FuncDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::cf::ControlFlowDialect"
   ];
 }
 

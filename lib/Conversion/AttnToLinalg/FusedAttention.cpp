@@ -1025,6 +1025,7 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
     FusedLowering lowering(op, rewriter, tq, tk, instrument);
     SmallVector<Value> results =
         splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc(), splits)

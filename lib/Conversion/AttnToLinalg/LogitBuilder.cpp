@@ -7,6 +7,7 @@
 #include "LogitBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -47,6 +48,102 @@ LogitContext mlir::attn::buildLogitContext(OpBuilder &b, Location loc,
   if (auto cap = op.getSoftcapAttr())
     ctx.softcap = f32Const(b, loc, cap.getValueAsDouble());
   return ctx;
+}
+
+void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
+                                        AttentionOp op) {
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  auto dim = [&](Value v, int64_t physical) -> Value {
+    return tensor::DimOp::create(b, loc, v, physical);
+  };
+  // Asserts a == b when either side is dynamic.
+  auto checkEq = [&](Value x, int64_t dx, Value y, int64_t dy,
+                     const Twine &msg) {
+    if (!typeOf(x).isDynamicDim(dx) && !typeOf(y).isDynamicDim(dy))
+      return;
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     dim(x, dx), dim(y, dy));
+    cf::AssertOp::create(b, loc, eq, ("attn: " + msg).str());
+  };
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  auto qd = [&](int64_t l) { return op.getPhysicalDim(l); };
+  checkEq(q, qd(0), k, qd(0), "batch sizes of q and k differ");
+  checkEq(q, qd(0), v, qd(0), "batch sizes of q and v differ");
+  checkEq(k, qd(1), v, qd(1), "k and v have different numbers of heads");
+  checkEq(q, qd(3), k, qd(3), "q and k have different head dimensions");
+  checkEq(k, qd(2), v, qd(2), "k and v have different lengths");
+  if (typeOf(q).isDynamicDim(qd(1)) || typeOf(k).isDynamicDim(qd(1))) {
+    Value hq = dim(q, qd(1)), hkv = dim(k, qd(1));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value pos =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hkv, zero);
+    cf::AssertOp::create(b, loc, pos, "attn: k and v have no heads");
+    // Divide by max(hkv, 1) so the check itself cannot trap.
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value safe = arith::MaxSIOp::create(b, loc, hkv, one);
+    Value rem = arith::RemUIOp::create(b, loc, hq, safe);
+    Value div =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
+    cf::AssertOp::create(b, loc, div,
+                         "attn: query heads are not a multiple of K/V heads");
+  }
+  // Logical [B, Hq, Nq, Nk] sizes that masks and bias broadcast to.
+  struct Source {
+    Value tensor;
+    int64_t dim;
+  };
+  Source target[4] = {{q, qd(0)}, {q, qd(1)}, {q, qd(2)}, {k, qd(2)}};
+  for (Value t : {op.getMask(), op.getBias()}) {
+    if (!t)
+      continue;
+    auto type = typeOf(t);
+    int64_t offset = 4 - type.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (type.getDimSize(d) == 1)
+        continue;
+      const Source &s = target[offset + d];
+      checkEq(t, d, s.tensor, s.dim,
+              "a mask or bias dimension does not match [B, Hq, Nq, Nk] "
+              "(a dynamic dimension is read at full size)");
+    }
+  }
+  if (Value kvLen = op.getKvLen())
+    checkEq(kvLen, 0, q, qd(0), "kv_len does not have one entry per batch");
+  // A static result size must match the dynamic input size it comes from.
+  auto checkResult = [&](int64_t resultDim, Value src, int64_t srcDim,
+                         const Twine &what) {
+    auto rt = typeOf(op.getOut());
+    if (rt.isDynamicDim(resultDim) || !typeOf(src).isDynamicDim(srcDim))
+      return;
+    Value c = arith::ConstantIndexOp::create(b, loc, rt.getDimSize(resultDim));
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     dim(src, srcDim), c);
+    cf::AssertOp::create(
+        b, loc, eq,
+        ("attn: the result type's " + what + " does not match the inputs")
+            .str());
+  };
+  checkResult(qd(0), q, qd(0), "B");
+  checkResult(qd(1), q, qd(1), "Hq");
+  checkResult(qd(2), q, qd(2), "Nq");
+  checkResult(qd(3), v, qd(3), "Dv");
+  if (Value lse = op.getLse()) {
+    auto lt = typeOf(lse);
+    Source lseSrc[3] = {{q, qd(0)}, {q, qd(1)}, {q, qd(2)}};
+    for (int64_t d = 0; d < 3; ++d) {
+      if (lt.isDynamicDim(d) ||
+          !typeOf(lseSrc[d].tensor).isDynamicDim(lseSrc[d].dim))
+        continue;
+      Value c = arith::ConstantIndexOp::create(b, loc, lt.getDimSize(d));
+      Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       dim(lseSrc[d].tensor, lseSrc[d].dim), c);
+      cf::AssertOp::create(b, loc, eq,
+                           "attn: the lse type does not match the inputs");
+    }
+  }
+  if (Value slopes = op.getAlibiSlopes())
+    checkEq(slopes, 0, q, qd(1),
+            "alibi slopes do not have one entry per query head");
 }
 
 Value mlir::attn::buildClampedKvLen(OpBuilder &b, Location loc,

@@ -62,6 +62,12 @@ Value buildLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
 Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
                          const LogitOperands &in);
 
+/// Emits `cf.assert`s for every size relation the verifier could not check
+/// because a size is dynamic (batch, heads, Dqk, Nk, mask/bias broadcast,
+/// kv_len and ALiBi lengths). A violated check aborts with a message naming
+/// the rule instead of reading out of bounds.
+void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op);
+
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
 Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
                         Value element);

@@ -168,6 +168,7 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     Type elt = op.getQuery().getType().getElementType();
     bool softmax = op.getNormalization() == Normalization::softmax;
 
+    emitRuntimeShapeChecks(b, loc, op);
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     auto sizeOf = [&](Value t, int64_t logical) {
       return tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical));
