@@ -370,36 +370,20 @@ public:
           Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(),
                                                        kOff, vSz, sizes1(vSz));
 
-          // Pack the K tile transposed, kT[d, j], once per tile: it is
-          // shared by the R query heads and all rows of the query tile, and
-          // makes the contraction below a broadcast-and-FMA over contiguous
-          // j (no horizontal reductions).
           bool bhnd = layout == Layout::bhnd;
-          SmallVector<OpFoldResult> ktShape = {dqk, ks};
-          Value kT = tensor::EmptyOp::create(lb, l, ktShape, elt);
-          AffineMap kMap =
-              bhnd ? map(lb, 2, {-1, -1, 1, 0}) : map(lb, 2, {-1, 1, -1, 0});
-          kT = linalg::GenericOp::create(
-                   lb, l, kT.getType(), kTile, kT, {kMap, map(lb, 2, {0, 1})},
-                   iters(2, 0),
-                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                     linalg::YieldOp::create(nb, nl, a[0]);
-                   })
-                   .getResult(0);
-
-          // Loops (r, i, d, j): S[r, i, j] += q[r, i, d] kT[d, j].
-          AffineMap qMap =
-              bhnd ? map(lb, 4, {-1, 0, 1, 2}) : map(lb, 4, {-1, 1, 0, 2});
-          SmallVector<IteratorType> qkIters = {
-              IteratorType::parallel, IteratorType::parallel,
-              IteratorType::reduction, IteratorType::parallel};
           SmallVector<OpFoldResult> sShape = {groups, qs, ks};
           Value s0 = filled(lb, l, sShape, 0.0);
-          auto slowQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+          // Partial tiles and few rows (decode): dot products over d on the
+          // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
+          // the reduction), no packing.
+          auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+            AffineMap qMap =
+                bhnd ? map(nb0, 4, {-1, 0, 1, 3}) : map(nb0, 4, {-1, 1, 0, 3});
+            AffineMap kMap = bhnd ? map(nb0, 4, {-1, -1, 2, 3})
+                                  : map(nb0, 4, {-1, 2, -1, 3});
             return linalg::GenericOp::create(
-                       nb0, nl0, s0.getType(), ValueRange{qTile, kT}, s0,
-                       {qMap, map(nb0, 4, {2, 3}), map(nb0, 4, {0, 1, 3})},
-                       qkIters,
+                       nb0, nl0, s0.getType(), ValueRange{qTile, kTile}, s0,
+                       {qMap, kMap, map(nb0, 4, {0, 1, 2})}, iters(3, 1),
                        [&](OpBuilder &nb, Location nl, ValueRange a) {
                          Value p =
                              arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
@@ -410,30 +394,43 @@ public:
                        })
                 .getResult(0);
           };
-          Value s = s0;
+          // Whole register tiles: pack the K tile transposed, kT[d, j], once
+          // (it is shared by the R query heads and every row of the query
+          // tile), then the vector microkernel broadcasts q[r, i, d] against
+          // contiguous rows of kT.
+          auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
+            SmallVector<OpFoldResult> ktShape = {dqk, ks};
+            Value kT = tensor::EmptyOp::create(fb, fl, ktShape, elt);
+            AffineMap kMap =
+                bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
+            kT = linalg::GenericOp::create(
+                     fb, fl, kT.getType(), kTile, kT,
+                     {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       linalg::YieldOp::create(nb, nl, a[0]);
+                     })
+                     .getResult(0);
+            return microkernel(
+                fb, fl, s0, qs, ks, dqk,
+                [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
+                  return readQ(ab, al, qTile, r, i, d);
+                },
+                [&](OpBuilder &bb, Location bl, Value d, Value j0) {
+                  Value pad = arith::ConstantOp::create(
+                      bb, bl, bb.getF32FloatAttr(0.0));
+                  SmallVector<bool> inBounds = {true};
+                  return Value(vector::TransferReadOp::create(
+                      bb, bl, VectorType::get({kNW}, f32), kT,
+                      ValueRange{d, j0}, pad, inBounds));
+                });
+          };
+          Value s;
           if (elt == f32) {
-            // Whole register tiles: the vector microkernel.
             Value fits =
                 m.andI(divisible(lb, l, qs, kMR), divisible(lb, l, ks, kNW));
-            s = branch(
-                lb, l, fits, s0,
-                [&](OpBuilder &fb, Location fl) {
-                  return microkernel(
-                      fb, fl, s0, qs, ks, dqk,
-                      [&](OpBuilder &ab, Location al, Value r, Value i,
-                          Value d) { return readQ(ab, al, qTile, r, i, d); },
-                      [&](OpBuilder &bb, Location bl, Value d, Value j0) {
-                        Value pad = arith::ConstantOp::create(
-                            bb, bl, bb.getF32FloatAttr(0.0));
-                        SmallVector<bool> inBounds = {true};
-                        return Value(vector::TransferReadOp::create(
-                            bb, bl, VectorType::get({kNW}, f32), kT,
-                            ValueRange{d, j0}, pad, inBounds));
-                      });
-                },
-                slowQK);
+            s = branch(lb, l, fits, s0, packedQK, dotQK);
           } else {
-            s = slowQK(lb, l);
+            s = dotQK(lb, l);
           }
 
           // Logits: full tiles skip the structural mask arithmetic.

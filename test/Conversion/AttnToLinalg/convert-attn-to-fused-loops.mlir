@@ -20,18 +20,20 @@
 // The R = 4 query heads of the group are read as one tile...
 // CHECK:   tensor.extract_slice %{{.+}}[0, %{{.+}}, %[[Q0]], 0] [1, 4, %{{.+}}, 64]
 // CHECK:   scf.for %[[KT:.+]] = %c0 to %{{.+}} step %c1
-// ...against each K tile, read once per group and packed as K^T [64, ks].
+// ...against each K tile, read once per group.
 // CHECK:     %[[KTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[G]], %{{.+}}, 0] [1, 1, %{{.+}}, 64]
-// CHECK:     %[[KT:.+]] = linalg.generic {{.*}} ins(%[[KTILE]] : tensor<1x1x?x64xf32>) outs(%{{.+}} : tensor<64x?xf32>)
-// Whole register tiles (rows % 8 == 0, keys % 32 == 0) run the vector
-// microkernel: an 8 x 32 block of S stays in registers across d.
+// Whole register tiles (rows % 8 == 0, keys % 32 == 0) pack K^T [64, ks]
+// once and run the vector microkernel: an 8 x 32 block of S stays in
+// registers across d. Other tiles take dot products on the K tile as it is.
 // CHECK:     arith.remsi
 // CHECK:     scf.if
+// CHECK:       %[[KT:.+]] = linalg.generic {{.*}} ins(%[[KTILE]] : tensor<1x1x?x64xf32>) outs(%{{.+}} : tensor<64x?xf32>)
 // CHECK:       vector.transfer_read %[[KT]]
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK:     } else {
 // CHECK:       linalg.generic
-// CHECK-SAME:    iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK-SAME:    iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:    ins(%{{.+}}, %[[KTILE]] : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>)
 // Full tiles take the branch without mask arithmetic; boundary tiles select -inf.
 // CHECK:     %[[FULL:.+]] = arith.andi
 // CHECK:     scf.if %[[FULL]]
