@@ -1,0 +1,613 @@
+#!/usr/bin/env python3
+"""Attention benchmark: this project's naive, fused and decode forms against
+PyTorch SDPA and a plain OpenBLAS baseline, on the same inputs, checked against
+the project's f64 reference before any time is reported. Run through
+bench/run.sh, which sets up the environment; see docs/Benchmarks.md.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ATOL, RTOL = 1e-4, 1e-3  # attn-run's default f32 tolerance
+NAIVE_LIMIT = 4 << 30    # naive form skipped when its score tensor is this big
+GiB, MiB = float(1 << 30), float(1 << 20)
+
+
+class Shape:
+    def __init__(self, name, B, Hq, Hkv, Nq, Nk, D, causal="none", wl=-1,
+                 wr=-1, kv_len=None, reps=5, naive_reps=1, note=""):
+        self.name, self.B, self.Hq, self.Hkv = name, B, Hq, Hkv
+        self.Nq, self.Nk, self.D, self.Dv = Nq, Nk, D, D
+        self.causal, self.wl, self.wr, self.kv_len = causal, wl, wr, kv_len
+        self.reps, self.naive_reps, self.note = reps, naive_reps, note
+
+    def describe(self):
+        s = (f"B={self.B} Hq={self.Hq} Hkv={self.Hkv} Nq={self.Nq} "
+             f"Nk={self.Nk} D={self.D}")
+        if self.causal != "none":
+            s += f" causal({self.causal})"
+        if self.wl >= 0:
+            s += f" window_left({self.wl})"
+        if self.wr >= 0:
+            s += f" window_right({self.wr})"
+        if self.kv_len is not None:
+            lens = sorted(set(self.kv_len))
+            s += (f" kv_len={lens[0]}" if len(lens) == 1
+                  else f" kv_len={min(lens)}..{max(lens)}")
+        return s
+
+    def score_bytes(self):
+        return self.B * self.Hq * self.Nq * self.Nk * 4
+
+    def kv_bytes_read(self):
+        lens = self.kv_len or [self.Nk] * self.B
+        return sum(min(l, self.Nk) for l in lens) * self.Hkv * (self.D + self.Dv) * 4
+
+    def spec(self):
+        def t(*dims, ty="f32"):
+            return "tensor<" + "x".join(str(d) for d in dims) + f"x{ty}>"
+        qt = t(self.B, self.Hq, self.Nq, self.D)
+        kt = t(self.B, self.Hkv, self.Nk, self.D)
+        vt = t(self.B, self.Hkv, self.Nk, self.Dv)
+        ot = t(self.B, self.Hq, self.Nq, self.Dv)
+        args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+        mods = []
+        if self.kv_len is not None:
+            lt = t(self.B, ty="i32")
+            args.append(f"%kv_len: {lt}")
+            mods.append(f"kv_len(%kv_len : {lt})")
+        if self.causal != "none":
+            mods.append(f"causal({self.causal})")
+        if self.wl >= 0:
+            mods.append(f"window_left({self.wl})")
+        if self.wr >= 0:
+            mods.append(f"window_right({self.wr})")
+        return (f"// bench shape {self.name}: {self.describe()}\n"
+                f"func.func @{self.name}({', '.join(args)}) -> {ot} {{\n"
+                f"  %o = attn.attention q(%q : {qt}) k(%k : {kt}) v(%v : {vt})"
+                f"{''.join(' ' + m for m in mods)} -> {ot}\n"
+                f"  return %o : {ot}\n}}\n")
+
+
+def all_shapes(quick):
+    if quick:  # small versions of the same cases, for debugging the harness
+        return [
+            Shape("prefill", 1, 8, 2, 256, 256, 128, "top_left", reps=2),
+            Shape("encoder", 1, 4, 4, 128, 128, 64, reps=2),
+            Shape("cross", 1, 4, 4, 64, 256, 64, reps=2),
+            Shape("window", 1, 2, 2, 512, 512, 64, "top_left", wl=64, reps=2),
+            Shape("decode", 2, 8, 2, 1, 512, 128, "bottom_right",
+                  kv_len=[512, 512], reps=3),
+            Shape("decode_ragged", 2, 8, 2, 1, 512, 128, "bottom_right",
+                  kv_len=[512, 100], reps=3),
+            Shape("long", 1, 1, 1, 1024, 1024, 64, "top_left", reps=2),
+        ]
+    return [
+        Shape("prefill", 1, 32, 8, 2048, 2048, 128, "top_left", reps=5,
+              note="GQA 4:1"),
+        Shape("encoder", 4, 16, 16, 1024, 1024, 64, reps=5),
+        Shape("cross", 4, 16, 16, 256, 1024, 64, reps=10,
+              note="Nq != Nk, non-causal"),
+        Shape("window", 1, 8, 8, 4096, 4096, 64, "top_left", wl=512, reps=5,
+              note="causal sliding window: 513 keys per query"),
+        Shape("decode", 8, 32, 8, 1, 4096, 128, "bottom_right",
+              kv_len=[4096] * 8, reps=20, note="KV cache full (kv_len = Nmax)"),
+        Shape("decode_ragged", 8, 32, 8, 1, 4096, 128, "bottom_right",
+              kv_len=[4096, 3584, 3072, 2560, 2048, 1536, 1024, 512], reps=20,
+              note="kv_len < Nmax for 7 of 8 sequences"),
+        Shape("long", 1, 4, 4, 16384, 16384, 64, "top_left", reps=3,
+              note="long rows; naive form skipped"),
+    ]
+
+
+def human(nbytes):
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024.0)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return float("nan")
+
+
+def check(out_path, ref):
+    """Compares an output with the f64 reference: (ok, max abs error)."""
+    out = np.load(out_path).astype(np.float64)
+    if out.shape != ref.shape:
+        return False, float("inf"), f"shape {out.shape} != {ref.shape}"
+    err = np.abs(out - ref)
+    bad = ~(err <= ATOL + RTOL * np.abs(ref))  # NaN counts as bad
+    max_err = float(np.nanmax(err)) if np.isfinite(err).any() else float("inf")
+    if bad.any():
+        return False, max_err, f"{int(bad.sum())} elements beyond atol {ATOL} rtol {RTOL}"
+    return True, max_err, ""
+
+
+def run(cmd, env=None, timeout=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run(cmd, env=e, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.rows = []
+        self.rates = {}
+
+    # ---- machine limits -------------------------------------------------
+    def machine_rates(self, label):
+        quick = ["--n", "1024", "--bw-mib", "256", "--reps", "3"] if self.a.quick else []
+        for t in self.a.threads:
+            p = run([os.path.join(self.a.bin, "machine_rates"), "--threads",
+                     str(t)] + quick, env=self.omp_env(t))
+            if p.returncode:
+                sys.exit(f"machine_rates failed: {p.stderr}")
+            r = json.loads(p.stdout)
+            print(f"  [{label}] {t} thread(s): OpenBLAS SGEMM {r['sgemm_n']}^3 "
+                  f"{r['sgemm_gflops_median']:.1f} GFLOP/s (core {r['core']}), "
+                  f"read bandwidth {r['read_gbs_median']:.1f} GB/s "
+                  f"({r['read_bytes'] / GiB:.2f} GiB buffer)", flush=True)
+            old = self.rates.get(t)
+            if old is None:
+                self.rates[t] = r
+            else:  # keep the best of the two measurements (start and end)
+                for key in ("sgemm_gflops_median", "read_gbs_median"):
+                    old[key] = max(old[key], r[key])
+
+    def omp_env(self, t):
+        env = {"OMP_NUM_THREADS": str(t), "OPENBLAS_NUM_THREADS": str(t),
+               "OPENBLAS_CORETYPE": "SkylakeX", "MKL_NUM_THREADS": str(t)}
+        if self.a.omp_wait_policy != "default":
+            env["OMP_WAIT_POLICY"] = self.a.omp_wait_policy
+        return env
+
+    # ---- one shape ------------------------------------------------------
+    def add(self, s, impl, t, **kw):
+        row = {"shape": s.name, "impl": impl, "threads": t,
+               "status": kw.pop("status", "ok"), "note": kw.pop("note", ""),
+               "loadavg": kw.pop("load", loadavg())}
+        row.update(kw)
+        row["_shape"] = s
+        self.derive(row)
+        self.rows.append(row)
+        return row
+
+    def derive(self, row):
+        """GFLOP/s and the ratios to the machine limits (measured so far)."""
+        if not row.get("median_s"):
+            return
+        s, rate = row["_shape"], self.rates[row["threads"]]
+        row["gflops"] = row["flops"] / row["median_s"] * 1e-9
+        row["pct_sgemm"] = 100 * row["gflops"] / rate["sgemm_gflops_median"]
+        if s.Nq == 1:
+            row["kv_gbs"] = s.kv_bytes_read() / row["median_s"] * 1e-9
+            row["pct_read_bw"] = 100 * row["kv_gbs"] / rate["read_gbs_median"]
+
+    def bench_shape(self, s):
+        d = os.path.join(self.a.work, s.name)
+        os.makedirs(d, exist_ok=True)
+        spec = os.path.join(d, f"{s.name}.mlir")
+        with open(spec, "w") as f:
+            f.write(s.spec())
+        rng = np.random.default_rng(self.a.seed)
+        files = {}
+        for name, shp in (("q", (s.B, s.Hq, s.Nq, s.D)),
+                          ("k", (s.B, s.Hkv, s.Nk, s.D)),
+                          ("v", (s.B, s.Hkv, s.Nk, s.Dv))):
+            files[name] = os.path.join(d, f"{name}.npy")
+            np.save(files[name], rng.uniform(-1, 1, shp).astype(np.float32))
+        if s.kv_len is not None:
+            files["kv_len"] = os.path.join(d, "kv_len.npy")
+            np.save(files["kv_len"], np.array(s.kv_len, dtype=np.int32))
+        ref_path = os.path.join(d, "ref.npy")
+        ref = None
+        flops = None
+        print(f"\n== {s.name}: {s.describe()}" + (f"  ({s.note})" if s.note else ""),
+              flush=True)
+
+        forms = ["fused"] + (["decode"] if s.Nq == 1 else []) + ["naive"]
+        for t in self.a.threads:
+            for form in forms:
+                if form == "naive" and s.score_bytes() >= NAIVE_LIMIT:
+                    self.add(s, "attn naive", t, status="skipped",
+                             note=f"skipped: needs {s.score_bytes() / GiB:.1f} GiB "
+                                  f"for the [B,Hq,Nq,Nk] score tensor")
+                    continue
+                reps = s.naive_reps if form == "naive" else s.reps
+                out = os.path.join(d, f"attn_{form}_{t}.npy")
+                rep = os.path.join(d, f"attn_{form}_{t}.json")
+                cmd = [self.a.attn_run, spec, f"--form={form}", f"--reps={reps}",
+                       f"--report={rep}", f"--output=out={out}"]
+                cmd += [f"--input={n}={p}" for n, p in files.items()]
+                if ref is None:
+                    # The first run of a shape also writes the f64 reference
+                    # (attn-run computes it after timing); every output,
+                    # this one included, is then checked against that file.
+                    cmd += ["--verify", f"--reference-output=out={ref_path}"]
+                load = loadavg()
+                t0 = time.time()
+                p = run(cmd, env=self.omp_env(t))
+                wall = time.time() - t0
+                if not os.path.exists(rep):
+                    self.add(s, f"attn {form}", t, status="failed", load=load,
+                             note=f"attn-run exit {p.returncode}: "
+                                  + (p.stderr or p.stdout).strip()[-300:])
+                    self.print_row(self.rows[-1])
+                    continue
+                r = json.load(open(rep))
+                if ref is None and os.path.exists(ref_path):
+                    ref = np.load(ref_path)
+                flops = r["flops"]
+                if ref is None:
+                    self.add(s, f"attn {form}", t, status="unchecked", load=load,
+                             note="no reference")
+                    continue
+                ok, err, why = check(out, ref)
+                self.add(s, f"attn {form}", t, load=load,
+                         status="ok" if ok else "MISMATCH", note=why,
+                         median_s=r["median_s"], min_s=r["min_s"],
+                         max_s=r["max_s"], reps=len(r["times_s"]), flops=flops,
+                         extra_bytes=r["extra_bytes"], compile_s=r["compile_s"],
+                         max_abs_err=err, mem_method="attn-run heap peak - outputs",
+                         wall_s=wall)
+                self.print_row(self.rows[-1])
+            if ref is None or flops is None:
+                print(f"  no reference for {s.name}: peers not run", flush=True)
+                continue
+            self.bench_sdpa(s, t, d, ref, flops)
+            self.bench_openblas(s, t, d, files, ref, flops)
+
+    def bench_sdpa(self, s, t, d, ref, flops):
+        if self.a.no_torch:
+            return
+        out = os.path.join(d, f"sdpa_{t}.npy")
+        rep = os.path.join(d, f"sdpa_{t}.json")
+        cmd = [sys.executable, os.path.join(HERE, "sdpa_worker.py"), "--dir", d,
+               "--causal", s.causal, "--window-left", str(s.wl),
+               "--window-right", str(s.wr), "--threads", str(t),
+               "--reps", str(s.reps), "--out", out, "--report", rep]
+        load = loadavg()
+        p = run(cmd, env=self.omp_env(t))
+        if p.returncode or not os.path.exists(rep):
+            self.add(s, "torch sdpa", t, status="failed", load=load,
+                     note=f"exit {p.returncode}: {p.stderr.strip()[-300:]}")
+            self.print_row(self.rows[-1])
+            return
+        r = json.load(open(rep))
+        ok, err, why = check(out, ref)
+        note = f"torch {r['torch']}, {r['mask']}, backend {r['backend']}"
+        self.add(s, "torch sdpa", t, load=load, status="ok" if ok else "MISMATCH",
+                 note=note + ("; " + why if why else ""), median_s=r["median_s"],
+                 min_s=r["min_s"], max_s=r["max_s"], reps=len(r["times_s"]),
+                 flops=flops, extra_bytes=r["extra_bytes"], max_abs_err=err,
+                 mem_method="VmHWM - VmRSS before - output")
+        self.print_row(self.rows[-1])
+
+    def bench_openblas(self, s, t, d, files, ref, flops):
+        out = os.path.join(d, f"openblas_{t}.npy")
+        rep = os.path.join(d, f"openblas_{t}.json")
+        cmd = [os.path.join(self.a.bin, "openblas_attention"), "--q", files["q"],
+               "--k", files["k"], "--v", files["v"], "--causal", s.causal,
+               "--window-left", str(s.wl), "--window-right", str(s.wr),
+               "--threads", str(t), "--reps", str(s.reps), "--out", out,
+               "--report", rep]
+        if "kv_len" in files:
+            cmd += ["--kv-len", files["kv_len"]]
+        load = loadavg()
+        p = run(cmd, env=self.omp_env(t))
+        if p.returncode or not os.path.exists(rep):
+            self.add(s, "openblas", t, status="failed", load=load,
+                     note=f"exit {p.returncode}: {p.stderr.strip()[-300:]}")
+            self.print_row(self.rows[-1])
+            return
+        r = json.load(open(rep))
+        ok, err, why = check(out, ref)
+        self.add(s, "openblas", t, load=load, status="ok" if ok else "MISMATCH",
+                 note=f"OPENBLAS_CORETYPE=SkylakeX (core {r['core']})"
+                      + ("; " + why if why else ""),
+                 median_s=r["median_s"], min_s=r["min_s"], max_s=r["max_s"],
+                 reps=len(r["times_s"]), flops=flops,
+                 extra_bytes=r["peak_rss_delta_bytes"], max_abs_err=err,
+                 mem_method="VmHWM - VmRSS before (output preallocated)")
+        self.print_row(self.rows[-1])
+
+    # ---- output ---------------------------------------------------------
+    HEADER = (f"{'shape':<14}{'impl':<13}{'thr':>3} {'median ms':>10} "
+              f"{'[min, max] ms':>21} {'GFLOP/s':>8} {'%SGEMM':>7} "
+              f"{'SDPA/x':>7} {'extra MiB':>10} {'compile s':>9} {'load':>5}  check")
+
+    def print_row(self, r):
+        if r["status"] in ("skipped", "failed", "unchecked") or not r.get("median_s"):
+            print(f"{r['shape']:<14}{r['impl']:<13}{r['threads']:>3} "
+                  f"{r['status']}: {r['note']}", flush=True)
+            return
+        sd = r.get("sdpa_over")
+        print(f"{r['shape']:<14}{r['impl']:<13}{r['threads']:>3} "
+              f"{r['median_s'] * 1e3:>10.2f} "
+              f"{'[' + format(r['min_s'] * 1e3, '.2f') + ', ' + format(r['max_s'] * 1e3, '.2f') + ']':>21} "
+              f"{r['gflops']:>8.2f} {r['pct_sgemm']:>6.1f}% "
+              f"{(format(sd, '.2f') + 'x') if sd else '':>7} "
+              f"{r['extra_bytes'] / MiB:>10.2f} "
+              f"{format(r['compile_s'], '.3f') if r.get('compile_s') is not None else '':>9} "
+              f"{r['loadavg']:>5.1f}  "
+              f"{r['status']} (err {r['max_abs_err']:.1e})"
+              + (f" kv {r['kv_gbs']:.1f} GB/s = {r['pct_read_bw']:.0f}% of read bw"
+                 if r.get("kv_gbs") else ""), flush=True)
+
+    def finish(self):
+        # SDPA time / this time, only against a checked SDPA result.
+        for r in self.rows:
+            self.derive(r)
+            sd = [x for x in self.rows if x["shape"] == r["shape"]
+                  and x["threads"] == r["threads"] and x["impl"] == "torch sdpa"
+                  and x["status"] == "ok"]
+            if sd and r.get("median_s") and r["status"] == "ok":
+                r["sdpa_over"] = sd[0]["median_s"] / r["median_s"]
+        print("\n== Results (times over repetitions after one warm-up; "
+              "SDPA/x = SDPA median time / this median time; load = 1-minute "
+              "load average when the row started)")
+        print(self.HEADER)
+        for r in self.rows:
+            self.print_row(r)
+
+    def write_csv(self, path):
+        cols = ["shape", "impl", "threads", "status", "median_s", "min_s",
+                "max_s", "reps", "flops", "gflops", "pct_sgemm", "sdpa_over",
+                "kv_gbs", "pct_read_bw", "extra_bytes", "mem_method",
+                "compile_s", "max_abs_err", "loadavg", "note"]
+        rows = []
+        for t, r in sorted(self.rates.items()):
+            rows.append({"shape": "machine", "impl": "sgemm", "threads": t,
+                         "status": "ok", "gflops": r["sgemm_gflops_median"],
+                         "note": f"OpenBLAS cblas_sgemm {r['sgemm_n']}^3, "
+                                 f"OPENBLAS_CORETYPE=SkylakeX (core {r['core']})"})
+            rows.append({"shape": "machine", "impl": "read_bw", "threads": t,
+                         "status": "ok", "kv_gbs": r["read_gbs_median"],
+                         "note": f"streaming sum over {r['read_bytes'] / GiB:.2f} GiB, GB/s"})
+        rows += self.rows
+
+        def fmt(v):
+            if isinstance(v, float):
+                return f"{v:.6g}"
+            return v
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                w.writerow({c: fmt(r.get(c, "")) for c in cols})
+
+    def chart(self, path, shapes):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        impls = ["attn fused", "attn decode", "attn naive", "torch sdpa", "openblas"]
+        colors = {"attn fused": "#1f77b4", "attn decode": "#17becf",
+                  "attn naive": "#aec7e8", "torch sdpa": "#d62728",
+                  "openblas": "#2ca02c"}
+        names = [s.name for s in shapes]
+        threads = self.a.threads
+        fig, axes = plt.subplots(len(threads), 1, figsize=(13, 4.6 * len(threads)),
+                                 squeeze=False)
+        width = 0.8 / len(impls)
+        for ax, t in zip(axes[:, 0], threads):
+            ymax = 1.0
+            for k, impl in enumerate(impls):
+                xs, ys, labels = [], [], []
+                for i, n in enumerate(names):
+                    r = [x for x in self.rows if x["shape"] == n and x["impl"] == impl
+                         and x["threads"] == t]
+                    if not r:
+                        continue
+                    r = r[0]
+                    x = i - 0.4 + width * (k + 0.5)
+                    if r["status"] == "ok" and r.get("gflops"):
+                        xs.append(x)
+                        ys.append(r["gflops"])
+                        labels.append(f"{r['gflops']:.3g}")
+                        ymax = max(ymax, r["gflops"])
+                    else:
+                        tag = "skip" if r["status"] == "skipped" else r["status"].lower()
+                        ax.text(x, 0.12, tag, rotation=90, ha="center", va="bottom",
+                                fontsize=7, color="gray")
+                ax.bar(xs, ys, width, label=impl, color=colors[impl])
+                for x, y, lab in zip(xs, ys, labels):
+                    ax.text(x, y * 1.05, lab, ha="center", va="bottom", fontsize=6.5,
+                            rotation=90)
+            sg = self.rates[t]["sgemm_gflops_median"]
+            ax.axhline(sg, color="black", linestyle="--", linewidth=1,
+                       label=f"OpenBLAS SGEMM {sg:.0f} (measured)")
+            ax.set_yscale("log")
+            ax.set_ylim(0.1, max(ymax, sg) * 8)
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels(names)
+            ax.set_xlim(-0.5, len(names) - 0.5)
+            ax.set_ylabel("GFLOP/s (allowed pairs, log)")
+            ax.set_title(f"{t} thread{'s' if t > 1 else ''}: f32 attention, "
+                         f"GFLOP/s per shape and implementation")
+            ax.grid(axis="y", which="major", alpha=0.3)
+            ax.legend(loc="upper left", fontsize=8, ncol=len(impls) + 1)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+    def targets(self, shapes):
+        """Prints, for each target of issue 5, whether it is met and by how much."""
+        print("\n== Targets (issue 5)"
+              + (" -- quick mode: small shapes, the verdicts mean nothing" if self.a.quick else ""))
+        by = {(r["shape"], r["impl"], r["threads"]): r for r in self.rows}
+        names = {s.name: s for s in shapes}
+
+        def line(ok, text):
+            print(f"  [{'met' if ok else 'MISSED' if ok is False else 'n/a'}] {text}")
+
+        for t in self.a.threads:
+            for n in ("prefill", "encoder"):
+                if n not in names:
+                    continue
+                r = by.get((n, "attn fused", t))
+                sd = by.get((n, "torch sdpa", t))
+                if r and r.get("sdpa_over"):
+                    x = r["sdpa_over"]
+                    line(x >= 1.25, f"{n} {t}T fused vs SDPA: {x:.2f}x (target >= 1.25x"
+                         + ("" if x >= 1.25 else f"; ours would need {1.25 / x:.1f}x less time") + ")")
+                else:
+                    line(None, f"{n} {t}T fused vs SDPA: no checked pair "
+                         f"(fused {r and r['status']}, sdpa {sd and sd['status']})")
+            for n, s in names.items():
+                if min(s.Nq, s.Nk) >= 1024 and s.D >= 64:
+                    r = by.get((n, "attn fused", t))
+                    if r and r.get("pct_sgemm") is not None and r["status"] == "ok":
+                        p = r["pct_sgemm"]
+                        line(p >= 75, f"{n} {t}T fused at {p:.1f}% of SGEMM "
+                             f"({r['gflops']:.1f} of {self.rates[t]['sgemm_gflops_median']:.1f} "
+                             f"GFLOP/s; target >= 75%)")
+            for n in ("decode", "decode_ragged"):
+                if n not in names:
+                    continue
+                r = by.get((n, "attn decode", t))
+                if not (r and r["status"] == "ok"):
+                    line(None, f"{n} {t}T decode form: {r and r['status']}")
+                    continue
+                if n == "decode":
+                    x = r.get("sdpa_over")
+                    if x:
+                        line(x >= 1.25, f"{n} {t}T decode form vs SDPA: {x:.2f}x (target >= 1.25x)")
+                line(r["pct_read_bw"] >= 50,
+                     f"{n} {t}T decode form reads the KV cache at {r['kv_gbs']:.2f} GB/s = "
+                     f"{r['pct_read_bw']:.1f}% of the measured {self.rates[t]['read_gbs_median']:.1f} GB/s "
+                     f"(target: within 2x, i.e. >= 50%)")
+        # Memory: does the fused / decode forms' extra memory grow with the
+        # Nq x Nk score tensor an unfused form needs? Compared between the
+        # shapes with the smallest and the largest score tensor, per form and
+        # thread count ("independent": at most 2x + 64 KiB more).
+        for form in ("attn fused", "attn decode"):
+            for t in self.a.threads:
+                rs = [r for r in self.rows if r["impl"] == form and r["threads"] == t
+                      and r["status"] == "ok"]
+                if not rs:
+                    continue
+                rs.sort(key=lambda r: names[r["shape"]].score_bytes())
+                listing = ", ".join(
+                    f"{r['shape']} {human(r['extra_bytes'])}"
+                    f" (scores {human(names[r['shape']].score_bytes())})" for r in rs)
+                lo, hi = rs[0], rs[-1]
+                if names[lo["shape"]].score_bytes() == names[hi["shape"]].score_bytes():
+                    line(None, f"{form} {t}T peak extra memory: one score-tensor size "
+                         f"only, nothing to compare: {listing}")
+                    continue
+                grow = hi["extra_bytes"] <= 2 * lo["extra_bytes"] + 65536
+                line(grow, f"{form} {t}T peak extra memory independent of Nq x Nk "
+                     f"(score tensor {human(names[lo['shape']].score_bytes())} -> "
+                     f"{human(names[hi['shape']].score_bytes())}: extra "
+                     f"{human(lo['extra_bytes'])} -> {human(hi['extra_bytes'])}): "
+                     f"{listing}" + (" [quick sizes]" if self.a.quick else ""))
+        comp = [r for r in self.rows if r.get("compile_s") is not None]
+        if comp:
+            m = max(comp, key=lambda r: r["compile_s"])
+            line(m["compile_s"] < 1.0, f"compile time: max {m['compile_s']:.3f} s "
+                 f"({m['shape']} {m['impl']}; target < 1 s)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true",
+                    help="small versions of the shapes, few repetitions")
+    ap.add_argument("--threads", default="1,2", help="thread counts, e.g. 1,2")
+    ap.add_argument("--shapes", default="",
+                    help="comma-separated subset of: prefill, encoder, cross, "
+                         "window, decode, decode_ragged, long")
+    ap.add_argument("--attn-run", required=True)
+    ap.add_argument("--bin", required=True, help="folder of the built C++ helpers")
+    ap.add_argument("--work", required=True, help="scratch folder for inputs/outputs")
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--omp-wait-policy", default="passive",
+                    choices=["passive", "active", "default"],
+                    help="OMP_WAIT_POLICY for every implementation (default "
+                         "passive: idle OpenMP threads sleep instead of spinning; "
+                         "'default' leaves it unset)")
+    a = ap.parse_args()
+    a.threads = [int(x) for x in a.threads.split(",") if x]
+    shapes = all_shapes(a.quick)
+    if a.shapes:
+        want = a.shapes.split(",")
+        unknown = set(want) - {s.name for s in shapes}
+        if unknown:
+            sys.exit(f"unknown shapes: {', '.join(sorted(unknown))}")
+        shapes = [s for s in shapes if s.name in want]
+    start = time.time()
+
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        flags = open("/proc/cpuinfo").read()
+        avx512 = "avx512f" in flags
+    except OSError:
+        avx512 = False
+    print(f"machine: {cpu}, {os.cpu_count()} logical CPUs, AVX-512 "
+          f"{'yes' if avx512 else 'no'}, Python {platform.python_version()}, "
+          f"load average {loadavg():.2f}")
+    try:
+        import torch
+        print(f"torch {torch.__version__} (CPU capability "
+              f"{torch.backends.cpu.get_cpu_capability()})")
+    except ImportError:
+        a.no_torch = True
+        print("torch not importable: SDPA skipped")
+    print("OpenBLAS runs with OPENBLAS_CORETYPE=SkylakeX (Debian's 0.3.21 does not "
+          "recognize this CPU otherwise); OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = "
+          "the thread count; torch.set_num_threads(thread count)")
+    print(f"OMP_WAIT_POLICY={a.omp_wait_policy} for every implementation "
+          f"('default' = unset)")
+    try:  # read-only: which commit the attn-run build started from
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    except OSError:
+        head = ""
+    print(f"attn-run: {a.attn_run} (copy of the build made at the start; "
+          f"repository HEAD {head or 'unknown'}, plus any uncommitted changes)")
+    print(f"tolerance for every implementation vs the f64 reference: |x - ref| <= "
+          f"{ATOL} + {RTOL} |ref|")
+
+    b = Bench(a)
+    print("\n== Machine limits")
+    b.machine_rates("start")
+    for s in shapes:
+        b.bench_shape(s)
+    print("\n== Machine limits again (the best of start and end is used)")
+    b.machine_rates("end")
+    b.finish()
+    b.targets(shapes)
+    os.makedirs(a.results, exist_ok=True)
+    b.write_csv(os.path.join(a.results, "results.csv"))
+    b.chart(os.path.join(a.results, "chart.png"), shapes)
+    print(f"\nwrote {os.path.relpath(os.path.join(a.results, 'results.csv'), ROOT)} and "
+          f"{os.path.relpath(os.path.join(a.results, 'chart.png'), ROOT)}")
+    print(f"total benchmark time {time.time() - start:.0f} s, load average at the end "
+          f"{loadavg():.2f}")
+
+
+if __name__ == "__main__":
+    main()
