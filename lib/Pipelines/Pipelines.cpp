@@ -89,6 +89,9 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   }
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  // Lowers what deallocation leaves behind (bufferization.clone of a
+  // returned argument, for example) to memref alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops. The scf.forall over (batch, head group, query tile) becomes an
   // OpenMP parallel loop, or a sequential loop nest.

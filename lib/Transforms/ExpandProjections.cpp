@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites the projection-level op into the seed's pipeline. Head split and
-// merge are pure reshapes: projecting [B*N, D] by [D, H*Dh] and expanding to
+// merge are pure reshapes: projecting [B, N, D] by [D, H*Dh] and expanding to
 // [B, N, H, Dh] is exactly the `bnhd` layout, so the core op reads heads in
 // place and nothing is transposed or copied per head.
 //
@@ -55,49 +55,66 @@ static RankedTensorType tensorOf(ArrayRef<OpFoldResult> sizes, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
 
-/// `x [M, K] * w [K, N]` with f32 accumulation, returned in x's element type.
-static Value matmul(OpBuilder &b, Location loc, Value x, Value w) {
+/// `x [B, N, K] * w [K, C] -> [B, N, C]`, accumulated in f32 and returned in
+/// x's element type. B and N stay separate dimensions: the rows are never
+/// flattened to B*N, so no reshape has to split a product of two run-time
+/// sizes back apart.
+static Value project(OpBuilder &b, Location loc, Value x, Value w) {
   Type elt = cast<RankedTensorType>(x.getType()).getElementType();
-  SmallVector<OpFoldResult> sizes = {dimOf(b, loc, x, 0), dimOf(b, loc, w, 1)};
   Type acc = b.getF32Type();
+  SmallVector<OpFoldResult> sizes = {dimOf(b, loc, x, 0), dimOf(b, loc, x, 1),
+                                     dimOf(b, loc, w, 1)};
   Value init = tensor::EmptyOp::create(b, loc, sizes, acc);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(acc));
   init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
-  Value prod =
-      linalg::MatmulOp::create(b, loc, ValueRange{x, w}, ValueRange{init})
-          .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // Loops (b, n, c, k).
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(3), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+  SmallVector<utils::IteratorType> iters(3, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value prod = linalg::GenericOp::create(
+                   b, loc, init.getType(), ValueRange{x, w}, init, maps, iters,
+                   [&](OpBuilder &nb, Location nl, ValueRange a) {
+                     Value l = a[0], r = a[1];
+                     if (l.getType() != acc)
+                       l = arith::ExtFOp::create(nb, nl, acc, l);
+                     if (r.getType() != acc)
+                       r = arith::ExtFOp::create(nb, nl, acc, r);
+                     Value p = arith::MulFOp::create(nb, nl, l, r);
+                     linalg::YieldOp::create(
+                         nb, nl, Value(arith::AddFOp::create(nb, nl, a[2], p)));
+                   })
+                   .getResult(0);
   if (elt == acc)
     return prod;
   // Round the f32 accumulator back to the storage type.
   Value out = tensor::EmptyOp::create(b, loc, sizes, elt);
-  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(2));
-  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+  SmallVector<AffineMap> ids(2, b.getMultiDimIdentityMap(3));
   return linalg::GenericOp::create(
-             b, loc, out.getType(), prod, out, maps, iters,
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value t = arith::TruncFOp::create(nb, nloc, elt, args[0]);
-               linalg::YieldOp::create(nb, nloc, t);
+             b, loc, out.getType(), prod, out, ids,
+             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value t = arith::TruncFOp::create(nb, nl, elt, args[0]);
+               linalg::YieldOp::create(nb, nl, t);
              })
       .getResult(0);
 }
 
-/// Collapses `src [B, N, D]` to the `[B*N, D]` rows the projections read.
-static Value collapseRows(OpBuilder &b, Location loc, Value src) {
-  SmallVector<ReassociationIndices> collapse = {{0, 1}, {2}};
-  return tensor::CollapseShapeOp::create(b, loc, src, collapse);
-}
-
-/// Projects `rows [B*N, D]` by `w [D, H*Dh]` and splits heads:
-/// `[B, N, H, Dh]` (the bnhd layout). `src` is the uncollapsed source.
-static Value projectHeads(OpBuilder &b, Location loc, Value src, Value rows,
-                          Value w, int64_t heads) {
-  OpFoldResult batch = dimOf(b, loc, src, 0), len = dimOf(b, loc, src, 1);
+/// Projects `src [B, N, D]` by `w [D, H*Dh]` and splits heads:
+/// `[B, N, H, Dh]` (the bnhd layout); H is a static attribute, so the split
+/// group has at most one run-time size.
+static Value projectHeads(OpBuilder &b, Location loc, Value src, Value w,
+                          int64_t heads) {
   auto srcType = cast<RankedTensorType>(src.getType());
-  Value proj = matmul(b, loc, rows, w);
+  Value proj = project(b, loc, src, w);
   OpFoldResult headDim = divExact(b, loc, dimOf(b, loc, w, 1), heads);
-  SmallVector<OpFoldResult> shape = {batch, len, b.getIndexAttr(heads),
-                                     headDim};
-  SmallVector<ReassociationIndices> expand = {{0, 1}, {2, 3}};
+  SmallVector<OpFoldResult> shape = {dimOf(b, loc, proj, 0),
+                                     dimOf(b, loc, proj, 1),
+                                     b.getIndexAttr(heads), headDim};
+  SmallVector<ReassociationIndices> expand = {{0}, {1}, {2, 3}};
   return tensor::ExpandShapeOp::create(
       b, loc, tensorOf(shape, srcType.getElementType()), proj, expand, shape);
 }
@@ -110,14 +127,9 @@ struct ExpandProjectedAttention
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
-    Value qRows = collapseRows(rewriter, loc, op.getXq());
-    Value kvRows =
-        op.getXkv() ? collapseRows(rewriter, loc, op.getXkv()) : qRows;
-    Value q = projectHeads(rewriter, loc, op.getXq(), qRows, op.getWq(), hq);
-    Value k =
-        projectHeads(rewriter, loc, op.getKvSource(), kvRows, op.getWk(), hkv);
-    Value v =
-        projectHeads(rewriter, loc, op.getKvSource(), kvRows, op.getWv(), hkv);
+    Value q = projectHeads(rewriter, loc, op.getXq(), op.getWq(), hq);
+    Value k = projectHeads(rewriter, loc, op.getKvSource(), op.getWk(), hkv);
+    Value v = projectHeads(rewriter, loc, op.getKvSource(), op.getWv(), hkv);
 
     // out: [B, Nq, Hq, Dv] in the bnhd layout.
     auto qType = cast<RankedTensorType>(q.getType());
@@ -132,20 +144,11 @@ struct ExpandProjectedAttention
         op.getCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
         op.getScaleAttr(), op.getSoftcapAttr(), op.getNormalizationAttr());
 
-    // Merge heads back: [B, Nq, Hq, Dv] -> [B*Nq, Hq*Dv], then project out.
-    OpFoldResult batch = dimOf(rewriter, loc, op.getXq(), 0);
-    OpFoldResult len = dimOf(rewriter, loc, op.getXq(), 1);
-    SmallVector<ReassociationIndices> merge = {{0, 1}, {2, 3}};
+    // Merge heads back: [B, Nq, Hq, Dv] -> [B, Nq, Hq*Dv], then project out.
+    SmallVector<ReassociationIndices> merge = {{0}, {1}, {2, 3}};
     Value merged = tensor::CollapseShapeOp::create(rewriter, loc,
                                                    attention.getOut(), merge);
-    Value projected = matmul(rewriter, loc, merged, op.getWo());
-    SmallVector<OpFoldResult> shape = {batch, len,
-                                       dimOf(rewriter, loc, op.getWo(), 1)};
-    SmallVector<ReassociationIndices> split = {{0, 1}, {2}};
-    Value result = tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        tensorOf(shape, op.getResult().getType().getElementType()), projected,
-        split, shape);
+    Value result = project(rewriter, loc, merged, op.getWo());
     if (result.getType() != op.getResult().getType())
       result = tensor::CastOp::create(rewriter, loc, op.getResult().getType(),
                                       result);

@@ -25,7 +25,7 @@
 // DTYPE-INT: attn-run: error: input kv_len: {{.*}}len_i8.npy has dtype '<i8', the spec takes i32 ('<i4')
 //
 // RUN: not attn-run %s --input q=%t.q_shape.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: attn-run: error: input q: {{.*}}q_shape.npy has shape [1, 1, 3, 2], the spec's type is {{.*}}2{{.*}} expected
+// SHAPE: attn-run: error: input q: {{.*}}q_shape.npy has shape [1, 1, 3, 2], the spec takes size 2 in dimension 2
 //
 // RUN: not attn-run %s --input q=%t.q_rank.npy 2>&1 | FileCheck %s --check-prefix=RANK
 // RANK: attn-run: error: input q: {{.*}}q_rank.npy has shape [2, 2], the spec takes rank 4

@@ -12,7 +12,7 @@
 //
 // Case `i` of seed `s` is a pure function of (s, i): a random base
 // configuration with one "scenario" forced on it (scenario i % N, see
-// kScenarios), so every row of the feature matrix is covered by every run of
+// scenarios()), so every row of the feature matrix is covered by every run of
 // the default sweep whatever the seed, and in combination with random other
 // features. SweepCoverage.FeatureMatrix checks that coverage, data-dependent
 // parts included (kv_len 0 and Nk, fully masked rows with lse = -inf).
@@ -22,18 +22,20 @@
 //   ATTN_SWEEP_CASES=N   number of cases (default kDefaultCases)
 //   ATTN_SWEEP_CASE=I    run only case I (or a comma-separated list)
 //   ATTN_SWEEP_FORMS=a,b forms to compile each case with (default
-//                        kDefaultForms: "naive")
+//                        kDefaultForms: naive, fused and decode)
 //   ATTN_SWEEP_DUMP=DIR  write every case's spec and inputs (.npy) to DIR,
 //                        so that attn-run can replay it exactly; the failure
 //                        message then prints the attn-run command line.
-//   ATTN_SWEEP_VERBOSE=1 SweepCoverage.FeatureMatrix prints its table.
+//   ATTN_SWEEP_VERBOSE=1 print the coverage table (SweepCoverage) and the
+//                        time each case spends in each phase.
 //
 // A crash (in the compiler or the compiled code) prints the same replay
 // information and spec as a mismatch before the process dies.
 //
 // Replay a failing case:
 //   ATTN_SWEEP_SEED=<s> ATTN_SWEEP_CASE=<i> ATTN_SWEEP_FORMS=<form> \
-//     build/bin/AttnSweepTests
+//     <build>/test/unittests/AttnSweepTests
+// (under ctest every case is its own test: ctest -R 'naive_<i> ').
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,8 +62,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -94,9 +98,10 @@ namespace {
 constexpr uint64_t kDefaultSeed = 0x5eed2024;
 constexpr int kDefaultCases = 216;
 
-/// Forms every case is compiled with. Add "fused" and "decode" here when the
-/// pipeline provides them (or run with ATTN_SWEEP_FORMS=naive,fused,decode).
-const std::vector<std::string> kDefaultForms = {"naive"};
+/// Forms every case is compiled with: all of them, so that every form is
+/// checked against the reference on the same specs in every run (select a
+/// subset with ATTN_SWEEP_FORMS=naive,fused,decode).
+const std::vector<std::string> kDefaultForms = {"naive", "fused", "decode"};
 
 /// Whether `form` is expected to compile a spec; cases it does not take are
 /// skipped (reported as skipped, never as passed). Every form takes every
@@ -140,8 +145,11 @@ bool singleCases() { return getEnv("ATTN_SWEEP_CASE").has_value(); }
 std::vector<int> sweepCaseIndices() {
   std::vector<int> indices;
   if (auto s = getEnv("ATTN_SWEEP_CASE")) {
-    for (const std::string &p : splitList(*s))
-      indices.push_back(std::atoi(p.c_str()));
+    for (const std::string &p : splitList(*s)) {
+      int i = std::atoi(p.c_str());
+      if (std::find(indices.begin(), indices.end(), i) == indices.end())
+        indices.push_back(i);
+    }
     return indices;
   }
   for (int i = 0, n = sweepCaseCount(); i < n; ++i)
@@ -321,7 +329,7 @@ void randomBase(Rng &rng, Config &c) {
   c.amplitude = pick(rng, {1.0, 1.0, 2.0, 4.0});
 }
 
-void makeProjected(Rng &rng, Config &c, bool cross) {
+void makeProjected(Rng &rng, Config &c, bool cross, bool dynamic = false) {
   c.projected = true;
   c.crossSource = cross;
   c.Hkv = pick<int64_t>(rng, {1, 2});
@@ -333,9 +341,9 @@ void makeProjected(Rng &rng, Config &c, bool cross) {
       c.Nk = pick(rng, kSeqLens);
   }
   c.dyn.clear();
-  if (chance(rng, 0.3))
+  if (dynamic || chance(rng, 0.3))
     for (const char *n : {"B", "Nq", "Nk", "D", "W"})
-      if (chance(rng, 0.5))
+      if (chance(rng, dynamic ? 0.8 : 0.5))
         c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
 }
 
@@ -499,6 +507,8 @@ const std::vector<Scenario> &scenarios() {
        }},
       {"projected_self", [](Rng &r, Config &c) { makeProjected(r, c, false); }},
       {"projected_cross", [](Rng &r, Config &c) { makeProjected(r, c, true); }},
+      {"projected_dynamic",
+       [](Rng &r, Config &c) { makeProjected(r, c, chance(r, 0.5), true); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -956,6 +966,11 @@ struct Executed {
 /// Returns an error message, or "" on success.
 std::string execute(const std::string &text, const std::string &form,
                     std::vector<HostTensor> inputs, Executed &result) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
   std::string diags;
   OwningOpRef<ModuleOp> module = parseSpec(text, diags);
   if (!module)
@@ -968,15 +983,24 @@ std::string execute(const std::string &text, const std::string &form,
   for (const HostTensor &t : result.inputs)
     ptrs.push_back(&t);
 
+  auto t1 = Clock::now();
   JitOptions options;
   options.form = form;
   auto jit = JitFunction::compile(*module, "f", options);
   if (!jit)
     return "compilation failed: " + llvm::toString(jit.takeError());
+  auto t2 = Clock::now();
   if (llvm::Error err = (*jit)->invoke(ptrs, result.outputs))
     return "the compiled function failed: " + llvm::toString(std::move(err));
+  auto t3 = Clock::now();
   if (llvm::Error err = runReference(op, ptrs, result.expected, nullptr))
     return "the reference failed: " + llvm::toString(std::move(err));
+  auto t4 = Clock::now();
+  if (getEnv("ATTN_SWEEP_VERBOSE"))
+    std::cout << "  parse " << seconds(t0, t1) << " s, compile "
+              << seconds(t1, t2) << " s, first call (with JIT codegen) "
+              << seconds(t2, t3) << " s, reference " << seconds(t3, t4)
+              << " s\n";
   if (result.outputs.size() != result.expected.size())
     return "the compiled function returned " +
            std::to_string(result.outputs.size()) + " results, the reference " +
@@ -1187,6 +1211,8 @@ TEST(SweepCoverage, FeatureMatrix) {
                          c.causal != CausalKind::None),
          "projected with modifiers");
     note(c.projected && !c.dyn.empty(), "projected dynamic");
+    note(c.projected && c.dyn.count("B") && c.dyn.count("Nq"),
+         "projected dynamic B and Nq");
 
     // Data-dependent features, from the inputs and the reference.
     std::vector<HostTensor> inputs = makeInputs(c, spec);
@@ -1362,10 +1388,10 @@ TEST(SweepSanity, SweepCheckDetectsWrongMaskedLse) {
         << "lse -inf -> " << w;
 }
 
-/// The same for compare() itself, which attn-run --verify uses.
-/// KNOWN TO FAIL: compare() (lib/Execution/ReferenceBridge.cpp) accepts any
-/// value where the reference is +-inf: its bound atol + rtol * |ref| is
-/// infinite there. See the sweep's report for the reproducer.
+/// The same for compare() itself, which attn-run --verify uses. Its bound
+/// atol + rtol * |ref| is infinite where the reference is +-inf, so it must
+/// treat non-finite reference values separately (it once accepted any value
+/// there, NaN included).
 TEST(SweepSanity, CompareDetectsWrongMaskedLse) {
   Executed run;
   ASSERT_NO_FATAL_FAILURE(runSanity(run));

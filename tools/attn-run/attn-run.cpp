@@ -31,13 +31,18 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -140,6 +145,15 @@ struct ArgRole {
 struct Failure {};
 
 } // namespace
+
+/// a + b clamped to the int64 range (windows may be as wide as INT64_MAX).
+static int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!llvm::AddOverflow(a, b, r))
+    return r;
+  return b > 0 ? std::numeric_limits<int64_t>::max()
+               : std::numeric_limits<int64_t>::min();
+}
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-run: error: " << msg << "\n";
@@ -335,9 +349,9 @@ static TileCounts tileMapFor(AttentionOp op, int64_t batch, int64_t nq,
       if (causal)
         hi = std::min(hi, pHi + 1);
       if (left)
-        lo = std::max(lo, pLo - *left);
+        lo = std::max(lo, satAdd(pLo, -*left));
       if (right)
-        hi = std::min(hi, pHi + *right + 1);
+        hi = std::min(hi, satAdd(satAdd(pHi, *right), 1));
       hi = std::max(hi, lo);
       int64_t ktLo = floorDiv(lo, tk);
       int64_t ktHi = lo < hi ? ceilDiv(hi, tk) : ktLo;
@@ -353,9 +367,9 @@ static TileCounts tileMapFor(AttentionOp op, int64_t batch, int64_t nq,
         if (causal)
           full &= kEnd <= pLo;
         if (left)
-          full &= pHi - k0 <= *left;
+          full &= satAdd(pHi, -k0) <= *left;
         if (right)
-          full &= kEnd - pLo <= *right;
+          full &= satAdd(kEnd, -pLo) <= *right;
         ++(full ? total.full : total.boundary);
         row += full ? '#' : '+';
       }
@@ -405,18 +419,16 @@ static double structuralFlops(AttentionOp op,
     right = r.getInt();
   double pairs = 0;
   for (int64_t b = 0; b < batch; ++b) {
-    int64_t kvl = kvLen ? std::clamp<int64_t>(
-                              static_cast<int64_t>(kvLen->get(b)), 0, nk)
-                        : nk;
+    int64_t kvl = kvLen ? std::clamp<int64_t>(kvLen->getInt(b), 0, nk) : nk;
     for (int64_t i = 0; i < nq; ++i) {
       int64_t p = bottomRight ? i + kvl - nq : i;
       int64_t lo = 0, hi = kvl;
       if (causal)
         hi = std::min(hi, p + 1);
       if (left)
-        lo = std::max(lo, p - *left);
+        lo = std::max(lo, satAdd(p, -*left));
       if (right)
-        hi = std::min(hi, p + *right + 1);
+        hi = std::min(hi, satAdd(satAdd(p, *right), 1));
       pairs += static_cast<double>(std::max<int64_t>(hi - lo, 0));
     }
   }
@@ -517,17 +529,24 @@ static int runMain(MLIRContext &context) {
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (!type.isDynamicDim(d) && type.getDimSize(d) != arr.shape[d])
         return fail("input " + key + ": " + path + " has shape " +
-                    shapeStr(arr.shape) + ", the spec's type is " +
-                    llvm::Twine(d) + ": size " +
-                    llvm::Twine(type.getDimSize(d)) + " expected");
-    std::vector<double> values;
-    err = ::attn::npy::toDoubles(arr, values);
-    if (!err.empty())
-      return fail("input " + key + ": " + err);
+                    shapeStr(arr.shape) + ", the spec takes size " +
+                    llvm::Twine(type.getDimSize(d)) + " in dimension " +
+                    llvm::Twine(d));
     HostTensor &t = hostArgs[a];
     t.resize(kind, arr.shape);
-    for (size_t i = 0; i < values.size(); ++i)
-      t.set(static_cast<int64_t>(i), values[i]);
+    if (arr.dtype == want && kind != ElementKind::BF16 &&
+        arr.bytes.size() == t.bytes.size()) {
+      // The file holds the exact in-memory format: copy it bit for bit
+      // (through double, i64 values beyond 2^53 would be rounded).
+      std::memcpy(t.bytes.data(), arr.bytes.data(), t.bytes.size());
+    } else {
+      std::vector<double> values;
+      err = ::attn::npy::toDoubles(arr, values);
+      if (!err.empty())
+        return fail("input " + key + ": " + err);
+      for (size_t i = 0; i < values.size(); ++i)
+        t.set(static_cast<int64_t>(i), values[i]);
+    }
     loaded[a] = true;
     argShapes[a] = arr.shape;
     // Learn the named sizes this file fixes.
@@ -548,8 +567,10 @@ static int runMain(MLIRContext &context) {
     }
   }
 
-  // Resolve every argument's shape and create the random inputs.
-  std::mt19937_64 rng(seed);
+  // Resolve every argument's shape (the random inputs are created once the
+  // sizes have been checked, below).
+  std::vector<std::vector<int64_t>> resolved(numArgs);
+  std::vector<ElementKind> kinds(numArgs);
   for (unsigned a = 0; a < numArgs; ++a) {
     auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[a]);
     ElementKind kind;
@@ -590,10 +611,8 @@ static int runMain(MLIRContext &context) {
       if (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d])
         return fail("argument " + llvm::Twine(a) + " shape " + shapeStr(shape) +
                     " does not match the spec's type");
-    if (!loaded[a]) {
-      hostArgs[a].resize(kind, shape);
-      randomFill(hostArgs[a], roles[a], known, rng);
-    }
+    resolved[a] = loaded[a] ? hostArgs[a].shape : shape;
+    kinds[a] = kind;
   }
 
   // Check the concrete sizes against the op's rules before running: a clone
@@ -603,12 +622,60 @@ static int runMain(MLIRContext &context) {
     for (unsigned a = 0; a < numArgs; ++a) {
       auto type = cast<RankedTensorType>(fn.getArgumentTypes()[a]);
       probe->getArgument(a).setType(
-          RankedTensorType::get(hostArgs[a].shape, type.getElementType()));
+          RankedTensorType::get(resolved[a], type.getElementType()));
     }
     Operation *probeOp = findAttnOp(*probe);
     if (failed(mlir::verify(probeOp)))
       return fail("the given sizes are inconsistent with the spec (see the "
                   "diagnostic above)");
+  }
+
+  // Refuse sizes this machine cannot hold before allocating anything: the
+  // random inputs, and the attention output (which the compiled code
+  // allocates without a way to report failure).
+  const int64_t memoryBytes =
+      static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  auto bytesOf = [](llvm::ArrayRef<int64_t> shape, int64_t eltBytes) {
+    int64_t n = eltBytes;
+    for (int64_t d : shape)
+      if (llvm::MulOverflow(n, d, n))
+        return std::numeric_limits<int64_t>::max();
+    return n;
+  };
+  auto tooLarge = [&](const llvm::Twine &what, int64_t bytes) {
+    return fail(what + " would need " + llvm::Twine(bytes) +
+                " bytes, more than this machine's " + llvm::Twine(memoryBytes) +
+                " bytes of memory");
+  };
+  for (unsigned a = 0; a < numArgs; ++a)
+    if (!loaded[a] && memoryBytes > 0 &&
+        bytesOf(resolved[a], elementBytes(kinds[a])) > memoryBytes)
+      return tooLarge("argument " + llvm::Twine(a) + " " +
+                          shapeStr(resolved[a]),
+                      bytesOf(resolved[a], elementBytes(kinds[a])));
+  if (auto a = dyn_cast_or_null<AttentionOp>(attnOp); a && memoryBytes > 0) {
+    auto size = [&](Value v, int64_t logical) -> int64_t {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg || arg.getOwner() != &fn.front())
+        return 1;
+      return resolved[arg.getArgNumber()][a.getPhysicalDim(logical)];
+    };
+    ElementKind outKind;
+    getElementKind(a.getOut().getType().getElementType(), outKind);
+    int64_t outBytes = bytesOf({size(a.getQuery(), 0), size(a.getQuery(), 1),
+                                size(a.getQuery(), 2), size(a.getValue(), 3)},
+                               elementBytes(outKind));
+    if (outBytes > memoryBytes)
+      return tooLarge("the output", outBytes);
+  }
+
+  // The random inputs.
+  std::mt19937_64 rng(seed);
+  for (unsigned a = 0; a < numArgs; ++a) {
+    if (loaded[a])
+      continue;
+    hostArgs[a].resize(kinds[a], resolved[a]);
+    randomFill(hostArgs[a], roles[a], known, rng);
   }
 
   // Compile.
@@ -626,7 +693,7 @@ static int runMain(MLIRContext &context) {
     if (Value kv = attention.getKvLen()) {
       const HostTensor &t = hostArgs[cast<BlockArgument>(kv).getArgNumber()];
       for (int64_t i = 0; i < t.numElements(); ++i)
-        kvLens.push_back(static_cast<int64_t>(t.get(i)));
+        kvLens.push_back(t.getInt(i));
     }
     predicted = tileMapFor(attention, batch, nq, nk, kvLens, effTileQ, effTileK,
                            tileMap);
@@ -694,8 +761,8 @@ static int runMain(MLIRContext &context) {
     refErr = llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "the entry function has no attn op");
   else if (wantReference)
-    refErr = runReference(attnOp, argPtrs, expected,
-                          attention ? nullptr : &flops);
+    refErr =
+        runReference(attnOp, argPtrs, expected, attention ? nullptr : &flops);
   else
     refErr = llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -735,8 +802,7 @@ static int runMain(MLIRContext &context) {
   if (verifyOpt && !canVerify)
     return fail("cannot verify: " + llvm::toString(std::move(refErr)));
   if (refErr)
-    llvm::outs() << "reference: " << llvm::toString(std::move(refErr))
-                 << "\n";
+    llvm::outs() << "reference: " << llvm::toString(std::move(refErr)) << "\n";
   if (canVerify) {
     // The reference knows the attn op's results; the function must return
     // them directly and in order.

@@ -15,9 +15,11 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
   let description = [{
     Expands the projection-level op into the seed's pipeline:
 
-    1. `linalg.matmul` projections `Q = xq Wq`, `K = xkv Wk`, `V = xkv Wv` on
-       the `[B*N, D]` collapse of the sources;
-    2. head split as a pure reshape `[B*N, H*Dh] -> [B, N, H, Dh]`, which is
+    1. projections `Q = xq Wq`, `K = xkv Wk`, `V = xkv Wv` as
+       `linalg.generic` contractions `[B, N, D] x [D, H*Dh] -> [B, N, H*Dh]`
+       (f32 accumulation; B and N stay separate, so no reshape ever splits a
+       product of two run-time sizes);
+    2. head split as a pure reshape `[B, N, H*Dh] -> [B, N, H, Dh]`, which is
        the `bnhd` layout, so the core op reads heads with no transpose copy;
     3. `attn.attention` with `layout(bnhd)` and every modifier carried over;
     4. head merge as the inverse reshape and the output projection `Z Wo`.
@@ -31,10 +33,10 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
         heads(4, 2) -> tensor<2x16x64xf32>
     ```
 
-    becomes three `linalg.matmul`s, `tensor.expand_shape`s to
+    becomes three projection `linalg.generic`s, `tensor.expand_shape`s to
     `tensor<2x16x4x16xf32>` / `tensor<2x16x2x16xf32>`, one
     `attn.attention ... layout(bnhd)`, a `tensor.collapse_shape` and a last
-    `linalg.matmul`.
+    projection.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

@@ -60,10 +60,17 @@ static Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
   return linalg::FillOp::create(b, loc, c, init).getResult(0);
 }
 
-/// Splits the head dimension `dim` of `v` into [Hkv, R] (a pure reshape).
+/// Splits the head dimension `dim` of `v` into [Hkv, R]: a pure reshape,
+/// except when both Hkv and R are dynamic. MLIR 22's expand-strided-metadata
+/// crashes on a memref.expand_shape with two dynamic sizes in one group
+/// (llvm-project issue 186830), so that case copies the heads into the
+/// [.., Hkv, R, ..] layout instead (only specs with fully dynamic head counts
+/// pay for it).
 static Value splitHeads(OpBuilder &b, Location loc, Value v, int64_t dim,
                         const Sizes &sz) {
   auto type = cast<RankedTensorType>(v.getType());
+  std::optional<int64_t> hkv = getConstantIntValue(sz.hkv);
+  std::optional<int64_t> groups = getConstantIntValue(sz.groups);
   SmallVector<ReassociationIndices> reassoc;
   SmallVector<OpFoldResult> shape;
   int64_t out = 0;
@@ -78,8 +85,43 @@ static Value splitHeads(OpBuilder &b, Location loc, Value v, int64_t dim,
     reassoc.push_back({out++});
     shape.push_back(tensor::getMixedSize(b, loc, v, d));
   }
-  return tensor::ExpandShapeOp::create(
-      b, loc, tensorOf(shape, type.getElementType()), v, reassoc, shape);
+  RankedTensorType resultType = tensorOf(shape, type.getElementType());
+  if (!hkv && !groups) {
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    int64_t rank = resultType.getRank();
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, resultType, ValueRange{}, init,
+               AffineMap::getMultiDimIdentityMap(rank, b.getContext()), iters,
+               [&](OpBuilder &nb, Location nl, ValueRange) {
+                 SmallVector<Value> idx;
+                 for (int64_t d = 0; d < rank; ++d) {
+                   if (d == dim + 1)
+                     continue;
+                   Value i = linalg::IndexOp::create(nb, nl, d);
+                   if (d == dim) {
+                     // h = g * R + r.
+                     Value r = linalg::IndexOp::create(nb, nl, d + 1);
+                     Value g = arith::MulIOp::create(
+                         nb, nl, i,
+                         getValueOrCreateConstantIndexOp(nb, nl, sz.groups));
+                     i = arith::AddIOp::create(nb, nl, g, r);
+                   }
+                   idx.push_back(i);
+                 }
+                 Value e = tensor::ExtractOp::create(nb, nl, v, idx);
+                 linalg::YieldOp::create(nb, nl, e);
+               })
+        .getResult(0);
+  }
+  // The head dimension must be dynamic exactly when the group is.
+  bool groupStatic = hkv && groups;
+  if (groupStatic != !type.isDynamicDim(dim)) {
+    SmallVector<int64_t> s(type.getShape());
+    s[dim] = groupStatic ? *hkv * *groups : ShapedType::kDynamic;
+    v = tensor::CastOp::create(b, loc, type.clone(s), v);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, resultType, v, reassoc, shape);
 }
 
 /// Merges the [Hkv, R] pair at `dim` of `v` back into one head dimension.
