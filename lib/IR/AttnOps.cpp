@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -112,6 +113,49 @@ static LogicalResult verifyBroadcastable(Operation *op, StringRef what,
   return success();
 }
 
+/// Product of `factors`, the dynamic ones left out; nullopt when it
+/// overflows int64 (a zero factor makes it 0 whatever the others).
+static std::optional<int64_t> staticProduct(ArrayRef<int64_t> factors) {
+  if (llvm::is_contained(factors, 0))
+    return 0;
+  int64_t p = 1;
+  for (int64_t f : factors)
+    if (f != kDyn && llvm::MulOverflow(p, f, p))
+      return std::nullopt;
+  return p;
+}
+
+/// Rejects sizes that no generated code could index: every operand and
+/// result must have a byte size, and the f32 logits of the logical
+/// [B, Hq, Nq, Nk] problem a byte count, representable in int64 (the static
+/// sizes only; dynamic sizes are bounded by the buffers passed at run time).
+static LogicalResult verifySizesFit(Operation *op, const ProblemSizes &sizes) {
+  for (auto [kind, values] :
+       {std::pair<StringRef, ValueRange>{"operand", op->getOperands()},
+        {"result", op->getResults()}}) {
+    for (auto [i, v] : llvm::enumerate(values)) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t, 6> factors(type.getShape());
+      Type elt = type.getElementType();
+      factors.push_back(
+          elt.isIntOrFloat() ? (elt.getIntOrFloatBitWidth() + 7) / 8 : 1);
+      if (!staticProduct(factors))
+        return op->emitOpError()
+               << kind << " #" << i << " of type " << type
+               << " is too large: its size in bytes overflows a 64-bit size";
+    }
+  }
+  SmallVector<int64_t, 4> problem = {sizes.batch, sizes.numQueryHeads,
+                                     sizes.queryLen, sizes.kvLen};
+  if (!staticProduct(
+          {sizes.batch, sizes.numQueryHeads, sizes.queryLen, sizes.kvLen, 4}))
+    return op->emitOpError()
+           << "[B, Hq, Nq, Nk] = " << fmtShape(problem)
+           << " is too large: the bytes of its f32 logits overflow a 64-bit "
+              "size";
+  return success();
+}
+
 /// Verifies the operands and attributes shared by both ops.
 template <typename OpTy>
 static LogicalResult verifyModifiers(OpTy op, const ProblemSizes &sizes) {
@@ -157,7 +201,7 @@ static LogicalResult verifyModifiers(OpTy op, const ProblemSizes &sizes) {
       return op.emitOpError()
              << "softcap must be positive and finite; got " << c;
   }
-  return success();
+  return verifySizesFit(raw, sizes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -385,6 +429,58 @@ LogicalResult ProjectedAttentionOp::verify() {
                          << "; got " << res;
 
   return verifyModifiers(*this, ProblemSizes{batch, hq, nq, nk});
+}
+
+//===----------------------------------------------------------------------===//
+// KvCacheAppendOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KvCacheAppendOp::verify() {
+  auto cache = getCache().getType(), update = getUpdate().getType();
+  if (cache.getRank() != 4 || update.getRank() != 4)
+    return emitOpError() << "cache and update must have rank 4; got " << cache
+                         << " and " << update;
+  if (cache.getElementType() != update.getElementType())
+    return emitOpError() << "cache and update must share one element type; "
+                            "got "
+                         << cache.getElementType() << " and "
+                         << update.getElementType();
+  auto c = logicalShape(cache, getLayout());
+  auto u = logicalShape(update, getLayout());
+  static constexpr StringLiteral names[4] = {"B", "H", "N", "D"};
+  for (int64_t i : {0, 1, 3})
+    if (!compatible(c[i], u[i]))
+      return emitOpError() << "update must match the cache in " << names[i]
+                           << ": cache has " << c[i] << ", update has " << u[i];
+  if (c[2] != kDyn && u[2] != kDyn && u[2] > c[2])
+    return emitOpError() << "update has more rows (" << u[2]
+                         << ") than the cache holds (" << c[2] << ")";
+  auto pos = getPositions().getType();
+  if (pos.getRank() != 1 || !compatible(pos.getDimSize(0), c[0]))
+    return emitOpError() << "positions must be a rank-1 tensor with one entry "
+                            "per batch entry (B = "
+                         << fmtSize(c[0]) << "); got " << pos;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CombineOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CombineOp::verify() {
+  auto out = getOutA().getType();
+  auto lse = getLseA().getType();
+  if (out.getRank() != 4)
+    return emitOpError() << "out must have rank 4; got " << out;
+  auto o = logicalShape(out, getLayout());
+  SmallVector<int64_t, 3> expect = {o[0], o[1], o[2]};
+  bool ok = lse.getRank() == 3;
+  for (int64_t i = 0; ok && i < 3; ++i)
+    ok = compatible(lse.getDimSize(i), expect[i]);
+  if (!ok)
+    return emitOpError() << "lse must be [B, Hq, Nq] = " << fmtShape(expect)
+                         << " to match out; got " << lse;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -138,4 +138,27 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
   ];
 }
 
+def ConvertAttnStateOps : Pass<"convert-attn-state-ops"> {
+  let summary = "Lower attn.kv_cache_append and attn.combine";
+  let description = [{
+    `attn.kv_cache_append` becomes an `scf.forall` over the batch that
+    inserts each batch entry's new rows at its run-time position
+    (`tensor.parallel_insert_slice`), after a `cf.assert` that the rows fit
+    in the cache. `attn.combine` becomes one elementwise `linalg.generic`
+    for `out` and one for `lse`, with the `-inf` cases of its definition.
+
+    Example: `attn.kv_cache_append cache(%c : tensor<2x4x64x16xf32>)
+    update(%u : tensor<2x4x1x16xf32>) at(%p : tensor<2xi32>)` becomes
+    `scf.forall (%b) in (2)` writing `%u[%b]` into `%c[%b, :, %p[%b], :]`.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

@@ -196,4 +196,86 @@ def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// KvCacheAppendOp
+//===----------------------------------------------------------------------===//
+
+def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
+    AllTypesMatch<["cache", "result"]>]> {
+  let summary = "write new K or V rows into a KV cache at per-batch positions";
+  let description = [{
+    `result` is `cache` with `update[b, :, 0 : Nnew, :]` written at rows
+    `positions[b] .. positions[b] + Nnew` of batch entry `b` (logical
+    `[B, H, N, D]` order; `layout(bnhd)` stores both as `[B, N, H, D]`).
+    `positions` is usually the valid length before the append (`kv_len`), so
+    a decode step is `kv_cache_append` of K and V followed by
+    `attn.attention ... kv_len(kv_len + Nnew) causal(bottom_right)`.
+
+    The CPU lowering updates the cache buffer in place when the caller gives
+    up the input tensor (bufferization decides); a write past the cache
+    (`positions[b] < 0` or `positions[b] + Nnew > Nmax`) stops the program
+    with a message instead of writing out of bounds.
+
+    ```mlir
+    %k2 = attn.kv_cache_append cache(%kc : tensor<8x8x4096x128xf32>)
+        update(%kn : tensor<8x8x1x128xf32>) at(%len : tensor<8xi32>)
+        -> tensor<8x8x4096x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$cache, Attn_FloatTensor:$update,
+                       Attn_KvLenTensor:$positions,
+                       DefaultValuedAttr<Attn_Layout,
+                           "::mlir::attn::Layout::bhnd">:$layout);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    `cache` `(` $cache `:` type($cache) `)`
+    `update` `(` $update `:` type($update) `)`
+    `at` `(` $positions `:` type($positions) `)`
+    (`layout` `(` $layout^ `)`)? attr-dict `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// CombineOp
+//===----------------------------------------------------------------------===//
+
+def Attn_CombineOp : Attn_Op<"combine", [Pure,
+    AllTypesMatch<["out_a", "out_b", "out"]>,
+    AllTypesMatch<["lse_a", "lse_b", "lse"]>]> {
+  let summary = "merge softmax attention over two disjoint key segments";
+  let description = [{
+    Given the `out` and `lse` results of softmax `attn.attention` over two
+    disjoint sets of keys (two KV segments, two chunks of a cache), returns
+    exactly what attention over their union gives:
+
+    ```
+    M   = max(lse_a, lse_b)
+    w_x = exp(lse_x - M)            (0 when lse_x = -inf)
+    out = (w_a out_a + w_b out_b) / (w_a + w_b)    (0 when both are -inf)
+    lse = M + log(w_a + w_b)                        (-inf when both are -inf)
+    ```
+
+    `out` is `[B, Hq, Nq, Dv]` in `layout` (default `bhnd`), `lse` is
+    `[B, Hq, Nq]` f32; arithmetic is in f32.
+
+    ```mlir
+    %o, %l = attn.combine a(%oa, %la : tensor<1x8x16x64xf32>, tensor<1x8x16xf32>)
+        b(%ob, %lb : tensor<1x8x16x64xf32>, tensor<1x8x16xf32>)
+        -> tensor<1x8x16x64xf32>, tensor<1x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$out_a, RankedTensorOf<[F32]>:$lse_a,
+                       Attn_FloatTensor:$out_b, RankedTensorOf<[F32]>:$lse_b,
+                       DefaultValuedAttr<Attn_Layout,
+                           "::mlir::attn::Layout::bhnd">:$layout);
+  let results = (outs Attn_FloatTensor:$out, RankedTensorOf<[F32]>:$lse);
+  let assemblyFormat = [{
+    `a` `(` $out_a `,` $lse_a `:` type($out_a) `,` type($lse_a) `)`
+    `b` `(` $out_b `,` $lse_b `:` type($out_b) `,` type($lse_b) `)`
+    (`layout` `(` $layout^ `)`)? attr-dict `->` type($out) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_IR_ATTNOPS_TD

@@ -27,6 +27,9 @@ namespace attn {
 /// Patterns lowering attn.attention to the naive (materialized-score) form.
 void populateAttnToLinalgNaivePatterns(RewritePatternSet &patterns);
 
+/// Patterns lowering attn.kv_cache_append and attn.combine.
+void populateAttnStateOpsPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Conversion/Passes.h.inc"
 

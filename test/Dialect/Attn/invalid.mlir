@@ -995,3 +995,107 @@ func.func @proj_rows_overflow(%x: tensor<4611686018427387904x4x8xf32>,
       heads(2, 2) -> tensor<4611686018427387904x4x8xf32>
   return %0 : tensor<4611686018427387904x4x8xf32>
 }
+
+// -----
+
+func.func @operand_bytes_overflow(%q: tensor<1x1x2305843009213693952x4xf32>,
+                                  %k: tensor<1x1x1x4xf32>)
+    -> tensor<1x1x2305843009213693952x4xf32> {
+  // expected-error @+1 {{operand #0 of type 'tensor<1x1x2305843009213693952x4xf32>' is too large: its size in bytes overflows a 64-bit size}}
+  %0 = attn.attention q(%q : tensor<1x1x2305843009213693952x4xf32>)
+      k(%k : tensor<1x1x1x4xf32>) v(%k : tensor<1x1x1x4xf32>)
+      -> tensor<1x1x2305843009213693952x4xf32>
+  return %0 : tensor<1x1x2305843009213693952x4xf32>
+}
+
+// -----
+
+func.func @logits_bytes_overflow(%q: tensor<1x1x2147483648x1xf32>)
+    -> tensor<1x1x2147483648x1xf32> {
+  // expected-error @+1 {{[B, Hq, Nq, Nk] = [1, 1, 2147483648, 2147483648] is too large: the bytes of its f32 logits overflow a 64-bit size}}
+  %0 = attn.attention q(%q : tensor<1x1x2147483648x1xf32>)
+      k(%q : tensor<1x1x2147483648x1xf32>) v(%q : tensor<1x1x2147483648x1xf32>)
+      -> tensor<1x1x2147483648x1xf32>
+  return %0 : tensor<1x1x2147483648x1xf32>
+}
+
+// -----
+
+func.func @append_rank(%c: tensor<8x4096x128xf32>, %u: tensor<8x1x128xf32>,
+                       %p: tensor<8xi32>) -> tensor<8x4096x128xf32> {
+  // expected-error @+1 {{cache and update must have rank 4; got 'tensor<8x4096x128xf32>' and 'tensor<8x1x128xf32>'}}
+  %0 = attn.kv_cache_append cache(%c : tensor<8x4096x128xf32>)
+      update(%u : tensor<8x1x128xf32>) at(%p : tensor<8xi32>) -> tensor<8x4096x128xf32>
+  return %0 : tensor<8x4096x128xf32>
+}
+
+// -----
+
+func.func @append_element_type(%c: tensor<1x2x8x4xf32>, %u: tensor<1x2x1x4xf16>,
+                               %p: tensor<1xi32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{cache and update must share one element type; got 'f32' and 'f16'}}
+  %0 = attn.kv_cache_append cache(%c : tensor<1x2x8x4xf32>)
+      update(%u : tensor<1x2x1x4xf16>) at(%p : tensor<1xi32>) -> tensor<1x2x8x4xf32>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @append_heads(%c: tensor<1x2x8x4xf32>, %u: tensor<1x3x1x4xf32>,
+                        %p: tensor<1xi32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{update must match the cache in H: cache has 2, update has 3}}
+  %0 = attn.kv_cache_append cache(%c : tensor<1x2x8x4xf32>)
+      update(%u : tensor<1x3x1x4xf32>) at(%p : tensor<1xi32>) -> tensor<1x2x8x4xf32>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @append_too_many_rows(%c: tensor<1x2x8x4xf32>, %u: tensor<1x2x9x4xf32>,
+                                %p: tensor<1xi32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{update has more rows (9) than the cache holds (8)}}
+  %0 = attn.kv_cache_append cache(%c : tensor<1x2x8x4xf32>)
+      update(%u : tensor<1x2x9x4xf32>) at(%p : tensor<1xi32>) -> tensor<1x2x8x4xf32>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @append_positions(%c: tensor<2x2x8x4xf32>, %u: tensor<2x2x1x4xf32>,
+                            %p: tensor<3xi32>) -> tensor<2x2x8x4xf32> {
+  // expected-error @+1 {{positions must be a rank-1 tensor with one entry per batch entry (B = 2); got 'tensor<3xi32>'}}
+  %0 = attn.kv_cache_append cache(%c : tensor<2x2x8x4xf32>)
+      update(%u : tensor<2x2x1x4xf32>) at(%p : tensor<3xi32>) -> tensor<2x2x8x4xf32>
+  return %0 : tensor<2x2x8x4xf32>
+}
+
+// -----
+
+func.func @combine_out_rank(%o: tensor<2x8x4xf32>, %l: tensor<2x8xf32>)
+    -> (tensor<2x8x4xf32>, tensor<2x8xf32>) {
+  // expected-error @+1 {{out must have rank 4; got 'tensor<2x8x4xf32>'}}
+  %0, %1 = attn.combine a(%o, %l : tensor<2x8x4xf32>, tensor<2x8xf32>)
+      b(%o, %l : tensor<2x8x4xf32>, tensor<2x8xf32>) -> tensor<2x8x4xf32>, tensor<2x8xf32>
+  return %0, %1 : tensor<2x8x4xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func @combine_lse(%o: tensor<1x2x8x4xf32>, %l: tensor<1x2x9xf32>)
+    -> (tensor<1x2x8x4xf32>, tensor<1x2x9xf32>) {
+  // expected-error @+1 {{lse must be [B, Hq, Nq] = [1, 2, 8] to match out; got 'tensor<1x2x9xf32>'}}
+  %0, %1 = attn.combine a(%o, %l : tensor<1x2x8x4xf32>, tensor<1x2x9xf32>)
+      b(%o, %l : tensor<1x2x8x4xf32>, tensor<1x2x9xf32>) -> tensor<1x2x8x4xf32>, tensor<1x2x9xf32>
+  return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x9xf32>
+}
+
+// -----
+
+func.func @combine_types(%o: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>,
+                         %o2: tensor<1x2x8x4xf16>)
+    -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) {
+  // expected-error @+1 {{all of {out_a, out_b, out} have same type}}
+  %0, %1 = attn.combine a(%o, %l : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+      b(%o2, %l : tensor<1x2x8x4xf16>, tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+}

@@ -194,10 +194,19 @@ func.func @dimension_overflow(%q: tensor<9223372036854775808x2x8x16xf32>) {
 
 // -----
 
-// Valid: the largest representable batch size, with lse.
+// The largest batch size: q would have more bytes than a 64-bit size counts.
+// CHECK: error: 'attn.attention' op operand #0 of type 'tensor<9223372036854775807x2x8x16xf32>' is too large: its size in bytes overflows a 64-bit size
 func.func @int64_max_batch(%q: tensor<9223372036854775807x2x8x16xf32>) -> tensor<9223372036854775807x2x8x16xf32> {
   %0, %1 = attn.attention q(%q : tensor<9223372036854775807x2x8x16xf32>) k(%q : tensor<9223372036854775807x2x8x16xf32>) v(%q : tensor<9223372036854775807x2x8x16xf32>) -> tensor<9223372036854775807x2x8x16xf32>, tensor<9223372036854775807x2x8xf32>
   return %0 : tensor<9223372036854775807x2x8x16xf32>
+}
+
+// -----
+
+// Valid: the largest head dimension whose bytes a 64-bit size counts, with lse.
+func.func @largest_head_dim(%q: tensor<1x1x1x2305843009213693951xf32>) -> tensor<1x1x1x2305843009213693951xf32> {
+  %0, %1 = attn.attention q(%q : tensor<1x1x1x2305843009213693951xf32>) k(%q : tensor<1x1x1x2305843009213693951xf32>) v(%q : tensor<1x1x1x2305843009213693951xf32>) -> tensor<1x1x1x2305843009213693951xf32>, tensor<1x1x1xf32>
+  return %0 : tensor<1x1x1x2305843009213693951xf32>
 }
 
 // -----
