@@ -9,7 +9,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -148,6 +150,41 @@ double HostTensor::get(int64_t i) const {
   return 0;
 }
 
+/// `v` truncated toward zero and clamped to [lo, hi]; NaN gives 0. A plain
+/// cast is undefined behavior outside the target's range.
+static int64_t saturate(double v, int64_t lo, int64_t hi) {
+  if (std::isnan(v))
+    return 0;
+  if (v <= static_cast<double>(lo))
+    return lo;
+  // hi + 1 is a power of two, exact in double: v < 2^k fits after truncation.
+  if (v >= static_cast<double>(hi) + 1.0)
+    return hi;
+  return static_cast<int64_t>(v);
+}
+
+int64_t HostTensor::getInt(int64_t i) const {
+  const uint8_t *p = bytes.data() + i * elementBytes(kind);
+  switch (kind) {
+  case ElementKind::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case ElementKind::I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case ElementKind::I1:
+  case ElementKind::I8:
+    return static_cast<int8_t>(*p);
+  default:
+    return saturate(get(i), std::numeric_limits<int64_t>::min(),
+                    std::numeric_limits<int64_t>::max());
+  }
+}
+
 void HostTensor::set(int64_t i, double v) {
   uint8_t *p = bytes.data() + i * elementBytes(kind);
   switch (kind) {
@@ -172,15 +209,18 @@ void HostTensor::set(int64_t i, double v) {
     *p = v != 0 ? 1 : 0;
     return;
   case ElementKind::I8:
-    *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+    *p = static_cast<uint8_t>(static_cast<int8_t>(saturate(v, -128, 127)));
     return;
   case ElementKind::I32: {
-    int32_t x = static_cast<int32_t>(v);
+    int32_t x = static_cast<int32_t>(
+        saturate(v, std::numeric_limits<int32_t>::min(),
+                 std::numeric_limits<int32_t>::max()));
     std::memcpy(p, &x, 4);
     return;
   }
   case ElementKind::I64: {
-    int64_t x = static_cast<int64_t>(v);
+    int64_t x = saturate(v, std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max());
     std::memcpy(p, &x, 8);
     return;
   }

@@ -83,7 +83,7 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
     if (!t)
       return t.takeError();
     for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
-      bound.kvLen.push_back(static_cast<int64_t>((*t)->get(i)));
+      bound.kvLen.push_back((*t)->getInt(i));
     in.kvLen = &bound.kvLen;
   }
   if (Value s = op.getAlibiSlopes()) {
@@ -199,21 +199,26 @@ Comparison mlir::attn::compare(const HostTensor &actual,
   for (int64_t i = 0; i < n; ++i) {
     double a = actual.get(i), e = expected.data[i];
     double abs;
-    if (std::isnan(e) && std::isnan(a))
-      abs = 0;
-    else if (std::isinf(e) && a == e)
-      abs = 0;
-    else
+    bool ok;
+    if (!std::isfinite(e)) {
+      // A non-finite reference value (lse = -inf of a fully masked row, NaN
+      // propagated from NaN inputs) must be matched exactly: the bound
+      // atol + rtol * |e| is infinite or NaN there.
+      ok = (std::isnan(e) && std::isnan(a)) || a == e;
+      abs = ok ? 0 : INFINITY;
+    } else {
       abs = std::fabs(a - e);
-    if (std::isnan(abs))
-      abs = INFINITY;
+      if (std::isnan(abs))
+        abs = INFINITY;
+      ok = abs <= atol + rtol * std::fabs(e);
+    }
     double rel = abs / std::max(std::fabs(e), 1e-30);
     if (abs == 0)
       rel = 0;
     c.maxAbsError = std::max(c.maxAbsError, abs);
     if (std::fabs(e) > atol)
       c.maxRelError = std::max(c.maxRelError, rel);
-    if (!(abs <= atol + rtol * std::fabs(e))) {
+    if (!ok) {
       if (c.firstMismatch < 0)
         c.firstMismatch = i;
       ++c.mismatches;

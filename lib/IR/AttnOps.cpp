@@ -233,6 +233,21 @@ int64_t AttentionOp::getHeadDimV() {
   return logicalShape(getValue().getType(), getLayout())[3];
 }
 
+static std::optional<int64_t> effectiveWindow(IntegerAttr bound) {
+  constexpr int64_t kUnbounded = int64_t(1) << 61;
+  if (!bound || bound.getInt() >= kUnbounded)
+    return std::nullopt;
+  return bound.getInt();
+}
+
+std::optional<int64_t> AttentionOp::getEffectiveWindowLeft() {
+  return effectiveWindow(getWindowLeftAttr());
+}
+
+std::optional<int64_t> AttentionOp::getEffectiveWindowRight() {
+  return effectiveWindow(getWindowRightAttr());
+}
+
 std::optional<double> AttentionOp::getEffectiveScale() {
   if (auto scale = getScaleAttr())
     return scale.getValueAsDouble();

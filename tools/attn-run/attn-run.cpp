@@ -322,11 +322,8 @@ static TileCounts tileMapFor(AttentionOp op, int64_t batch, int64_t nq,
   std::vector<int64_t> printed;
   auto causal = op.getCausal();
   bool bottomRight = causal && *causal == CausalAlign::bottom_right;
-  std::optional<int64_t> left, right;
-  if (auto l = op.getWindowLeftAttr())
-    left = l.getInt();
-  if (auto r = op.getWindowRightAttr())
-    right = r.getInt();
+  std::optional<int64_t> left = op.getEffectiveWindowLeft();
+  std::optional<int64_t> right = op.getEffectiveWindowRight();
   int64_t nqt = (nq + tq - 1) / tq, nkt = (nk + tk - 1) / tk;
   auto floorDiv = [](int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
@@ -412,11 +409,8 @@ static double structuralFlops(AttentionOp op,
   }
   auto causal = op.getCausal();
   bool bottomRight = causal && *causal == CausalAlign::bottom_right;
-  std::optional<int64_t> left, right;
-  if (auto l = op.getWindowLeftAttr())
-    left = l.getInt();
-  if (auto r = op.getWindowRightAttr())
-    right = r.getInt();
+  std::optional<int64_t> left = op.getEffectiveWindowLeft();
+  std::optional<int64_t> right = op.getEffectiveWindowRight();
   double pairs = 0;
   for (int64_t b = 0; b < batch; ++b) {
     int64_t kvl = kvLen ? std::clamp<int64_t>(kvLen->getInt(b), 0, nk) : nk;

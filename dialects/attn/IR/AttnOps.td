@@ -126,6 +126,11 @@ def Attn_AttentionOp : Attn_Op<"attention",
     std::optional<double> getEffectiveScale();
     /// Logical [B, H, N, D] dimension index `logical` -> physical index.
     int64_t getPhysicalDim(int64_t logical);
+    /// Window bounds as the lowerings use them: unset, or at least 2^61
+    /// (wider than any tensor, so unbounded; this keeps the bound arithmetic
+    /// p + right + 1 from overflowing), give nullopt.
+    std::optional<int64_t> getEffectiveWindowLeft();
+    std::optional<int64_t> getEffectiveWindowRight();
   }];
 }
 

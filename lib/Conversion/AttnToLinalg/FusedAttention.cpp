@@ -147,9 +147,9 @@ public:
     Value lo = m.c(0), hi = kvLen;
     if (op.getCausal())
       hi = m.min(hi, m.add(pHi, m.c(1)));
-    if (auto left = op.getWindowLeft())
+    if (auto left = op.getEffectiveWindowLeft())
       lo = m.max(lo, m.sub(pLo, m.c(*left)));
-    if (auto right = op.getWindowRight())
+    if (auto right = op.getEffectiveWindowRight())
       hi = m.min(hi, m.add(pHi, m.c(*right + 1)));
     hi = m.max(hi, lo);
     return {lo, hi};
@@ -177,9 +177,9 @@ public:
     Value full = m.slt(kEnd, kvLen);
     if (op.getCausal())
       full = m.andI(full, m.sle(kEnd, pLo));
-    if (auto left = op.getWindowLeft())
+    if (auto left = op.getEffectiveWindowLeft())
       full = m.andI(full, m.sle(m.sub(pHi, k0), m.c(*left)));
-    if (auto right = op.getWindowRight())
+    if (auto right = op.getEffectiveWindowRight())
       full = m.andI(full, m.sle(m.sub(kEnd, pLo), m.c(*right)));
     return full;
   }
@@ -460,7 +460,7 @@ public:
           s = ifOp.getResult(0);
 
           State st{iter[0], iter[1], iter[2]};
-          State next = update(lb, l, st, s, vTile, qs);
+          State next = update(lb, l, st, s, vTile, qs, full);
           scf::YieldOp::create(lb, l, ValueRange{next.m, next.l, next.acc});
         });
     return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
@@ -512,8 +512,10 @@ public:
   }
 
   /// One online-softmax step with score tile `s` (logits) and V tile.
+  /// `full` says the tile has no masked key (so every weight is a real one):
+  /// only then may the microkernel multiply weights by V unguarded.
   State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
-               Value qs) {
+               Value qs, Value full) {
     bool bhnd = layout == Layout::bhnd;
     AffineMap rows3 = map(b, 3, {0, 1});
     AffineMap id3 = map(b, 3, {0, 1, 2});
@@ -629,8 +631,16 @@ public:
                  {map(nb0, 4, {0, 1, 2}), vMap, map(nb0, 4, {0, 1, 3})},
                  pvIters,
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   // A masked key has weight exactly 0 and must not
+                   // contribute, whatever its value (0 * NaN is NaN, and
+                   // unused cache rows may hold anything).
+                   Value zero =
+                       arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+                   Value isZero = arith::CmpFOp::create(
+                       nb, nl, arith::CmpFPredicate::OEQ, a[0], zero);
                    Value p = arith::MulFOp::create(nb, nl, a[0],
                                                    ext(nb, nl, a[1]), kFast);
+                   p = arith::SelectOp::create(nb, nl, isZero, zero, p);
                    linalg::YieldOp::create(
                        nb, nl,
                        Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
@@ -643,6 +653,12 @@ public:
       Value ks = tensor::DimOp::create(b, loc, s, 2);
       Value fits =
           m.andI(divisible(b, loc, qs, kMR), divisible(b, loc, dv, kNW));
+      // Tiles with masked keys (boundary tiles, or any tile when a boolean
+      // mask tensor is given) take the guarded path.
+      fits = m.andI(fits, op.getMask() ? arith::ConstantOp::create(
+                                             b, loc, b.getBoolAttr(false))
+                                             .getResult()
+                                       : full);
       acc = branch(
           b, loc, fits, alphaAcc,
           [&](OpBuilder &fb, Location fl) {

@@ -175,20 +175,20 @@ Value mlir::attn::buildStructuralAllowed(OpBuilder &b, Location loc,
   auto andWith = [&](Value cond) {
     allowed = arith::AndIOp::create(b, loc, allowed, cond);
   };
-  bool needsPosition =
-      op.getCausal() || op.getWindowLeft() || op.getWindowRight();
+  bool needsPosition = op.getCausal() || op.getEffectiveWindowLeft() ||
+                       op.getEffectiveWindowRight();
   if (!needsPosition)
     return allowed;
   Value p = buildQueryPosition(b, loc, ctx, i, kvLen);
   if (op.getCausal())
     andWith(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j, p));
-  if (auto left = op.getWindowLeft()) {
+  if (auto left = op.getEffectiveWindowLeft()) {
     Value dist = arith::SubIOp::create(b, loc, p, j);
     Value bound = arith::ConstantIndexOp::create(b, loc, *left);
     andWith(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, dist, bound));
   }
-  if (auto right = op.getWindowRight()) {
+  if (auto right = op.getEffectiveWindowRight()) {
     Value dist = arith::SubIOp::create(b, loc, j, p);
     Value bound = arith::ConstantIndexOp::create(b, loc, *right);
     andWith(

@@ -392,7 +392,14 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                dims(6, {kB, kG, kR, kI, kJ})},
               iters(5, 1),
               [&](OpBuilder &nb, Location l, ValueRange a) {
+                // Masked keys have weight exactly 0 and must not contribute
+                // whatever their value (0 * NaN is NaN).
+                Value zero =
+                    arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+                Value isZero = arith::CmpFOp::create(
+                    nb, l, arith::CmpFPredicate::OEQ, a[0], zero);
                 Value p = arith::MulFOp::create(nb, l, a[0], ext(nb, l, a[1]));
+                p = arith::SelectOp::create(nb, l, isZero, zero, p);
                 linalg::YieldOp::create(
                     nb, l, Value(arith::AddFOp::create(nb, l, a[2], p)));
               })
