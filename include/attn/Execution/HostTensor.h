@@ -37,7 +37,11 @@ struct HostTensor {
   void resize(ElementKind kind, std::vector<int64_t> shape);
   /// Element `i` widened to double.
   double get(int64_t i) const;
-  /// Stores `v` into element `i`, rounding to the element type.
+  /// Element `i` as an integer: exact for integer kinds (get() rounds i64
+  /// values beyond 2^53); float kinds truncate, saturate, NaN gives 0.
+  int64_t getInt(int64_t i) const;
+  /// Stores `v` into element `i`, rounding to the element type (integer
+  /// kinds truncate and saturate; NaN stores 0).
   void set(int64_t i, double v);
 };
 
