@@ -42,10 +42,14 @@ int main(int argc, char **argv) {
   long bwMiB = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (a == "--n") n = std::atol(argv[i + 1]);
-    else if (a == "--bw-mib") bwMiB = std::atol(argv[i + 1]);
+    if (a == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (a == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--n")
+      n = std::atol(argv[i + 1]);
+    else if (a == "--bw-mib")
+      bwMiB = std::atol(argv[i + 1]);
   }
   openblas_set_num_threads(threads);
   omp_set_num_threads(threads);

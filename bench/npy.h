@@ -11,9 +11,9 @@
 namespace npy {
 
 struct Array {
-  std::string dtype;          // "<f4" or "<i4"
+  std::string dtype; // "<f4" or "<i4"
   std::vector<int64_t> shape;
-  std::vector<char> data;     // raw bytes, C order
+  std::vector<char> data; // raw bytes, C order
   int64_t size() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -70,8 +70,8 @@ inline Array read(const std::string &path) {
   size_t pos = 0;
   while (pos < s.size()) {
     size_t c = s.find(',', pos);
-    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos
-                                                           : c - pos);
+    std::string tok =
+        s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
     if (tok.find_first_of("0123456789") != std::string::npos)
       a.shape.push_back(std::stoll(tok));
     if (c == std::string::npos)
@@ -88,9 +88,11 @@ inline Array read(const std::string &path) {
 inline void write(const std::string &path, const std::string &dtype,
                   const std::vector<int64_t> &shape, const void *data,
                   size_t bytes) {
-  std::string h = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (";
+  std::string h =
+      "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i)
-    h += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
+    h += std::to_string(shape[i]) +
+         (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
   h += "), }";
   while ((10 + h.size() + 1) % 64)
     h += ' ';
@@ -98,7 +100,14 @@ inline void write(const std::string &path, const std::string &dtype,
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     throw std::runtime_error("cannot write " + path);
-  unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  unsigned char head[10] = {0x93,
+                            'N',
+                            'U',
+                            'M',
+                            'P',
+                            'Y',
+                            1,
+                            0,
                             static_cast<unsigned char>(h.size() & 0xff),
                             static_cast<unsigned char>(h.size() >> 8)};
   std::fwrite(head, 1, 10, f);

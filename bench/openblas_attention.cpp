@@ -102,9 +102,8 @@ void attention(const Problem &P, float *out) {
           continue;
         }
         const int64_t n = khi - klo;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, P.D,
-                    P.scale, Q + r0 * P.D, P.D, K + klo * P.D, P.D, 0.0f,
-                    S.data(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, P.D, P.scale,
+                    Q + r0 * P.D, P.D, K + klo * P.D, P.D, 0.0f, S.data(), n);
 #pragma omp parallel for schedule(static)
         for (int64_t r = 0; r < m; ++r) {
           float *s = S.data() + r * n;
@@ -127,8 +126,8 @@ void attention(const Problem &P, float *out) {
           inv[r] = 1.0f / sum;
         }
         float *Ob = O + r0 * P.Dv;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, P.Dv, n,
-                    1.0f, S.data(), n, V + klo * P.Dv, P.Dv, 0.0f, Ob, P.Dv);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, P.Dv, n, 1.0f,
+                    S.data(), n, V + klo * P.Dv, P.Dv, 0.0f, Ob, P.Dv);
         for (int64_t r = 0; r < m; ++r)
           for (int64_t d = 0; d < P.Dv; ++d)
             Ob[r * P.Dv + d] *= inv[r];
@@ -178,18 +177,30 @@ int main(int argc, char **argv) {
       }
       return argv[++i];
     };
-    if (a == "--q") qPath = next();
-    else if (a == "--k") kPath = next();
-    else if (a == "--v") vPath = next();
-    else if (a == "--kv-len") lenPath = next();
-    else if (a == "--out") outPath = next();
-    else if (a == "--report") reportPath = next();
-    else if (a == "--causal") causal = next();
-    else if (a == "--window-left") wl = std::stoll(next());
-    else if (a == "--window-right") wr = std::stoll(next());
-    else if (a == "--block-q") blockQ = std::stoll(next());
-    else if (a == "--reps") reps = std::stoi(next());
-    else if (a == "--threads") threads = std::stoi(next());
+    if (a == "--q")
+      qPath = next();
+    else if (a == "--k")
+      kPath = next();
+    else if (a == "--v")
+      vPath = next();
+    else if (a == "--kv-len")
+      lenPath = next();
+    else if (a == "--out")
+      outPath = next();
+    else if (a == "--report")
+      reportPath = next();
+    else if (a == "--causal")
+      causal = next();
+    else if (a == "--window-left")
+      wl = std::stoll(next());
+    else if (a == "--window-right")
+      wr = std::stoll(next());
+    else if (a == "--block-q")
+      blockQ = std::stoll(next());
+    else if (a == "--reps")
+      reps = std::stoi(next());
+    else if (a == "--threads")
+      threads = std::stoi(next());
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -228,10 +239,13 @@ int main(int argc, char **argv) {
       for (int64_t b = 0; b < P.B; ++b)
         P.kvLen[b] = std::clamp<int64_t>(l.as<int32_t>()[b], 0, P.Nk);
     }
-    P.causal = causal == "none" ? 0 : causal == "top_left" ? 1
-               : causal == "bottom_right" ? 2 : -1;
+    P.causal = causal == "none"           ? 0
+               : causal == "top_left"     ? 1
+               : causal == "bottom_right" ? 2
+                                          : -1;
     if (P.causal < 0)
-      throw std::runtime_error("--causal must be none, top_left or bottom_right");
+      throw std::runtime_error(
+          "--causal must be none, top_left or bottom_right");
     P.wl = wl;
     P.wr = wr;
     P.blockQ = blockQ;
@@ -243,8 +257,9 @@ int main(int argc, char **argv) {
     for (int r = 0; r <= reps; ++r) { // run 0 is the warm-up
       auto t0 = std::chrono::steady_clock::now();
       attention(P, out.data());
-      double s = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - t0).count();
+      double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
       if (r > 0)
         times.push_back(s);
     }
@@ -259,18 +274,21 @@ int main(int argc, char **argv) {
                  out.size() * sizeof(float));
     if (!reportPath.empty()) {
       FILE *f = std::fopen(reportPath.c_str(), "w");
-      std::fprintf(f, "{\"core\": \"%s\", \"threads\": %d, \"median_s\": %.9g, "
-                      "\"min_s\": %.9g, \"max_s\": %.9g, \"times_s\": [",
+      std::fprintf(f,
+                   "{\"core\": \"%s\", \"threads\": %d, \"median_s\": %.9g, "
+                   "\"min_s\": %.9g, \"max_s\": %.9g, \"times_s\": [",
                    openblas_get_corename(), threads, median,
                    times.empty() ? 0 : times.front(),
                    times.empty() ? 0 : times.back());
       for (size_t i = 0; i < times.size(); ++i)
         std::fprintf(f, "%s%.9g", i ? ", " : "", times[i]);
-      std::fprintf(f, "], \"peak_rss_delta_bytes\": %ld, "
-                      "\"workspace_bytes\": %lld}\n",
-                   rssAfter - rssBefore,
-                   static_cast<long long>(std::min<int64_t>(
-                       P.blockQ, (P.Hq / P.Hkv) * P.Nq) * P.Nk * 4));
+      std::fprintf(
+          f,
+          "], \"peak_rss_delta_bytes\": %ld, "
+          "\"workspace_bytes\": %lld}\n",
+          rssAfter - rssBefore,
+          static_cast<long long>(
+              std::min<int64_t>(P.blockQ, (P.Hq / P.Hkv) * P.Nq) * P.Nk * 4));
       std::fclose(f);
     }
   } catch (const std::exception &e) {

@@ -212,9 +212,9 @@ void HostTensor::set(int64_t i, double v) {
     *p = static_cast<uint8_t>(static_cast<int8_t>(saturate(v, -128, 127)));
     return;
   case ElementKind::I32: {
-    int32_t x = static_cast<int32_t>(
-        saturate(v, std::numeric_limits<int32_t>::min(),
-                 std::numeric_limits<int32_t>::max()));
+    int32_t x =
+        static_cast<int32_t>(saturate(v, std::numeric_limits<int32_t>::min(),
+                                      std::numeric_limits<int32_t>::max()));
     std::memcpy(p, &x, 4);
     return;
   }

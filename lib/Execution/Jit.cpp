@@ -15,8 +15,8 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -180,7 +180,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   engineOpts.transformer = transformer;
   engineOpts.sharedLibPaths = libs;
   // ATTN_PERF=1 registers the JIT'd code with `perf` (perf-<pid>.map).
-  engineOpts.enablePerfNotificationListener = std::getenv("ATTN_PERF") != nullptr;
+  engineOpts.enablePerfNotificationListener =
+      std::getenv("ATTN_PERF") != nullptr;
   engineOpts.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u));
   auto engine = ExecutionEngine::create(*clone, engineOpts, std::move(*tm));
