@@ -382,6 +382,16 @@ LogicalResult ProjectedAttentionOp::verify() {
                          << " as in x; got " << xkv;
   if (model == kDyn)
     model = xkv.getDimSize(2);
+  // D dynamic in the sources: the weights must still agree on it (checked
+  // against the first one that states it).
+  for (auto [w, i] : {std::pair<Value, unsigned>{getWq(), 0},
+                      {getWk(), 0},
+                      {getWv(), 0},
+                      {getWo(), 1}}) {
+    auto type = cast<RankedTensorType>(w.getType());
+    if (model == kDyn && type.getRank() == 2 && !type.isDynamicDim(i))
+      model = type.getDimSize(i);
+  }
   int64_t nk = xkv.getDimSize(1);
   // The projections run on [B*N, D] rows: the product must be representable.
   for (auto [name, n] : {std::pair<StringRef, int64_t>{"Nq", nq}, {"Nk", nk}}) {
@@ -433,6 +443,26 @@ LogicalResult ProjectedAttentionOp::verify() {
                             "(Dv): "
                          << dvV << " from wv (Hkv = " << hkv << "), " << dvO
                          << " from wo (Hq = " << hq << ")";
+
+  // The expansion materializes q, k, v and the heads' output as rank-4
+  // tensors ([B, N, H, D], attn.attention in layout bnhd): their bytes must
+  // be countable too.
+  int64_t dqk = dqkQ != kDyn ? dqkQ : dqkK, dv = dvV != kDyn ? dvV : dvO;
+  int64_t eltBytes =
+      elt.isIntOrFloat() ? (elt.getIntOrFloatBitWidth() + 7) / 8 : 1;
+  for (auto [name, shape] : {std::pair<StringRef, SmallVector<int64_t, 4>>{
+                                 "q", {batch, nq, hq, dqk}},
+                             {"k", {batch, nk, hkv, dqk}},
+                             {"v", {batch, nk, hkv, dv}},
+                             {"attention output", {batch, nq, hq, dv}}}) {
+    SmallVector<int64_t, 5> factors(shape.begin(), shape.end());
+    factors.push_back(eltBytes);
+    if (!staticProduct(factors))
+      return emitOpError() << "the projected " << name
+                           << " [B, N, H, D] = " << fmtShape(shape)
+                           << " is too large: its size in bytes overflows a "
+                              "64-bit size";
+  }
 
   auto res = getResult().getType();
   SmallVector<int64_t, 3> expect = {batch, nq, model};

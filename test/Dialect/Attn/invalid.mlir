@@ -1099,3 +1099,17 @@ func.func @combine_types(%o: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>,
       b(%o2, %l : tensor<1x2x8x4xf16>, tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
 }
+
+// -----
+
+func.func @proj_expansion_overflow(%x: tensor<1x2147483648x4xf32>,
+                                   %w: tensor<4x8589934592xf32>,
+                                   %wv: tensor<4x1xf32>, %wo: tensor<1x4xf32>)
+    -> tensor<1x2147483648x4xf32> {
+  // expected-error @+1 {{the projected q [B, N, H, D] = [1, 2147483648, 1, 8589934592] is too large: its size in bytes overflows a 64-bit size}}
+  %0 = attn.projected_attention x(%x : tensor<1x2147483648x4xf32>)
+      wq(%w : tensor<4x8589934592xf32>) wk(%w : tensor<4x8589934592xf32>)
+      wv(%wv : tensor<4x1xf32>) wo(%wo : tensor<1x4xf32>)
+      heads(1, 1) -> tensor<1x2147483648x4xf32>
+  return %0 : tensor<1x2147483648x4xf32>
+}

@@ -1,0 +1,50 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+// RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-expand-projections
+//
+// Inputs the fuzzers found (docs/Robustness.md), as specs: each case names
+// the file under fuzz/regressions/ that the fuzz build replays as well.
+
+// attn-fuzz-builder, fuzz/regressions/builder/projected-dynamic-model-dim-weights-disagree:
+// with D dynamic in x, the weights disagreed on D (wq has 0 rows, wk 3) and
+// the op verified; --attn-expand-projections then failed on a tensor.cast.
+// The verifier now takes D from the first weight that states it.
+func.func @projected_dynamic_model_dim(%x: tensor<16x2x?xf32>, %wq: tensor<0x2xf32>,
+                                       %wk: tensor<3x2xf32>, %wv: tensor<3x1xf32>,
+                                       %wo: tensor<1x3xf32>) -> tensor<16x2x0xf32> {
+  // expected-error @+1 {{wk must be [D, Hkv*Dqk] with D = 0 and a multiple of 1 head on the head side; got 'tensor<3x2xf32>'}}
+  %0 = attn.projected_attention x(%x : tensor<16x2x?xf32>) wq(%wq : tensor<0x2xf32>)
+      wk(%wk : tensor<3x2xf32>) wv(%wv : tensor<3x1xf32>) wo(%wo : tensor<1x3xf32>)
+      heads(1, 1) -> tensor<16x2x0xf32>
+  return %0 : tensor<16x2x0xf32>
+}
+
+// -----
+
+// The same weights agreeing on D = 3: valid, and it expands.
+func.func @projected_dynamic_model_dim_ok(%x: tensor<16x2x?xf32>, %wq: tensor<3x2xf32>,
+                                          %wv: tensor<3x1xf32>, %wo: tensor<1x3xf32>)
+    -> tensor<16x2x3xf32> {
+  %0 = attn.projected_attention x(%x : tensor<16x2x?xf32>) wq(%wq : tensor<3x2xf32>)
+      wk(%wq : tensor<3x2xf32>) wv(%wv : tensor<3x1xf32>) wo(%wo : tensor<1x3xf32>)
+      heads(1, 1) -> tensor<16x2x3xf32>
+  return %0 : tensor<16x2x3xf32>
+}
+
+// -----
+
+// attn-fuzz-builder, fuzz/regressions/builder/projected-expansion-too-large:
+// every operand fit, but the q the expansion materializes,
+// [B, Nq, Hq, Dqk] = [2, 2^32 + 1, 3, 2^31] f32, does not; the op verified and
+// --attn-expand-projections failed on the expanded attn.attention.
+func.func @projected_expansion_too_large(
+    %x: tensor<2x4294967297x2xf32>, %kv: tensor<2x2x2xf32>,
+    %wq: tensor<2x6442450944xf32>, %wk: tensor<2x2147483648xf32>,
+    %wv: tensor<2x4294967297xf32>, %wo: tensor<12884901891x2xf32>)
+    -> tensor<2x4294967297x2xf32> {
+  // expected-error @+1 {{the projected q [B, N, H, D] = [2, 4294967297, 3, 2147483648] is too large: its size in bytes overflows a 64-bit size}}
+  %0 = attn.projected_attention x(%x : tensor<2x4294967297x2xf32>)
+      kv_source(%kv : tensor<2x2x2xf32>) wq(%wq : tensor<2x6442450944xf32>)
+      wk(%wk : tensor<2x2147483648xf32>) wv(%wv : tensor<2x4294967297xf32>)
+      wo(%wo : tensor<12884901891x2xf32>) heads(3, 1) -> tensor<2x4294967297x2xf32>
+  return %0 : tensor<2x4294967297x2xf32>
+}
