@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 
 using namespace mlir;
@@ -285,6 +286,23 @@ LogicalResult AttentionOp::verify() {
   auto v = logicalShape(getValue().getType(), layout);
   auto o = logicalShape(getOut().getType(), layout);
 
+  // A size dynamic in q, k and v may still be stated by out or lse: the
+  // modifiers are checked against the first type that states it.
+  auto firstStatic = [](std::initializer_list<int64_t> sizes) {
+    for (int64_t s : sizes)
+      if (s != kDyn)
+        return s;
+    return kDyn;
+  };
+  auto lseType = getLse() ? cast<RankedTensorType>(getLse().getType())
+                          : RankedTensorType();
+  auto lseDim = [&](int64_t i) {
+    return lseType && lseType.getRank() == 3 ? lseType.getDimSize(i) : kDyn;
+  };
+  int64_t batch = firstStatic({q[0], k[0], v[0], o[0], lseDim(0)});
+  int64_t numQueryHeads = firstStatic({q[1], o[1], lseDim(1)});
+  int64_t queryLen = firstStatic({q[2], o[2], lseDim(2)});
+
   if (!compatible(q[0], k[0]) || !compatible(q[0], v[0]) ||
       !compatible(k[0], v[0]))
     return emitOpError() << "batch sizes differ: q has B = " << fmtSize(q[0])
@@ -298,9 +316,10 @@ LogicalResult AttentionOp::verify() {
     return emitOpError()
            << "k and v must have the same number of heads (Hkv): k has " << k[1]
            << ", v has " << v[1];
-  if (q[1] != kDyn && k[1] != kDyn && q[1] % k[1] != 0)
+  if (numQueryHeads != kDyn && k[1] != kDyn && numQueryHeads % k[1] != 0)
     return emitOpError() << "query heads must be a multiple of K/V heads: Hq = "
-                         << q[1] << " is not divisible by Hkv = " << k[1];
+                         << numQueryHeads << " is not divisible by Hkv = "
+                         << k[1];
   if (!compatible(q[3], k[3]))
     return emitOpError()
            << "q and k must have the same head dimension (Dqk): q has " << q[3]
@@ -313,7 +332,6 @@ LogicalResult AttentionOp::verify() {
            << "k and v must have the same sequence length (Nk): k has " << k[2]
            << ", v has " << v[2];
 
-  int64_t batch = q[0] != kDyn ? q[0] : (k[0] != kDyn ? k[0] : v[0]);
   int64_t nk = k[2] != kDyn ? k[2] : v[2];
   SmallVector<int64_t, 4> expectOut = {batch, q[1], q[2], v[3]};
   for (int64_t i = 0; i < 4; ++i) {
@@ -330,7 +348,7 @@ LogicalResult AttentionOp::verify() {
 
   if (Value lse = getLse()) {
     auto type = cast<RankedTensorType>(lse.getType());
-    SmallVector<int64_t, 3> expect = {batch, q[1], q[2]};
+    SmallVector<int64_t, 3> expect = {batch, numQueryHeads, queryLen};
     bool ok = type.getRank() == 3;
     for (int64_t i = 0; ok && i < 3; ++i)
       ok = compatible(type.getDimSize(i), expect[i]);
@@ -342,7 +360,8 @@ LogicalResult AttentionOp::verify() {
                               "got norm("
                            << stringifyNormalization(getNormalization()) << ")";
   }
-  return verifyModifiers(*this, ProblemSizes{batch, q[1], q[2], nk});
+  return verifyModifiers(*this,
+                         ProblemSizes{batch, numQueryHeads, queryLen, nk});
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,6 +399,8 @@ LogicalResult ProjectedAttentionOp::verify() {
     return emitOpError() << "kv_source must be [B, Nk, D] with B = "
                          << fmtSize(batch) << " and D = " << fmtSize(model)
                          << " as in x; got " << xkv;
+  if (batch == kDyn)
+    batch = xkv.getDimSize(0);
   if (model == kDyn)
     model = xkv.getDimSize(2);
   // D dynamic in the sources: the weights must still agree on it (checked

@@ -48,3 +48,21 @@ func.func @projected_expansion_too_large(
       wo(%wo : tensor<12884901891x2xf32>) heads(3, 1) -> tensor<2x4294967297x2xf32>
   return %0 : tensor<2x4294967297x2xf32>
 }
+
+// -----
+
+// attn-fuzz-builder, fuzz/regressions/builder/projected-dynamic-batch-kv-len:
+// with B dynamic in x, B = 4 of kv_source was not used to check the
+// modifiers: kv_len of length 0 verified, and the expanded attn.attention
+// failed to verify. The verifier now takes B from kv_source too.
+func.func @projected_dynamic_batch(%x: tensor<?x?x2xf32>, %kv: tensor<4x16x2xf32>,
+                                   %wq: tensor<2x8xf32>, %w: tensor<?x?xf32>,
+                                   %kv_len: tensor<0xi32>)
+    -> tensor<4x?x2xf32> {
+  // expected-error @+1 {{kv_len must be a rank-1 tensor with one length per batch entry (B = 4); got 'tensor<0xi32>'}}
+  %0 = attn.projected_attention x(%x : tensor<?x?x2xf32>) kv_source(%kv : tensor<4x16x2xf32>)
+      wq(%wq : tensor<2x8xf32>) wk(%w : tensor<?x?xf32>) wv(%w : tensor<?x?xf32>)
+      wo(%w : tensor<?x?xf32>) heads(4, 2) kv_len(%kv_len : tensor<0xi32>)
+      -> tensor<4x?x2xf32>
+  return %0 : tensor<4x?x2xf32>
+}
