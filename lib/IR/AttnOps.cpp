@@ -318,8 +318,8 @@ LogicalResult AttentionOp::verify() {
            << ", v has " << v[1];
   if (numQueryHeads != kDyn && k[1] != kDyn && numQueryHeads % k[1] != 0)
     return emitOpError() << "query heads must be a multiple of K/V heads: Hq = "
-                         << numQueryHeads << " is not divisible by Hkv = "
-                         << k[1];
+                         << numQueryHeads
+                         << " is not divisible by Hkv = " << k[1];
   if (!compatible(q[3], k[3]))
     return emitOpError()
            << "q and k must have the same head dimension (Dqk): q has " << q[3]

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
 #include "attn/IR/AttnOps.h"
@@ -676,8 +677,6 @@ static int runMain(MLIRContext &context) {
   // Tile map of the fused form for these sizes.
   TileCounts predicted;
   auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
-  int64_t effTileQ = tileQ > 0 ? tileQ : (form == "decode" ? 16 : 128);
-  int64_t effTileK = tileK > 0 ? tileK : (form == "decode" ? 128 : 64);
   if ((tileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");
   if (tileMap || countTiles) {
@@ -689,8 +688,10 @@ static int runMain(MLIRContext &context) {
       for (int64_t i = 0; i < t.numElements(); ++i)
         kvLens.push_back(t.getInt(i));
     }
-    predicted = tileMapFor(attention, batch, nq, nk, kvLens, effTileQ, effTileK,
-                           tileMap);
+    TileSizes tiles =
+        chooseTileSizes(attention, form == "decode", tileQ, tileK);
+    predicted =
+        tileMapFor(attention, batch, nq, nk, kvLens, tiles.q, tiles.k, tileMap);
   }
 
   JitOptions jitOpts;

@@ -83,8 +83,11 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     `scf.for %kt = 0 to ceildiv(min(Nk, q0 + qs), 64)` (the causal bound).
   }];
   let options = [
-    Option<"tileQ", "tile-q", "int64_t", "128", "Query rows per tile">,
-    Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile">,
+    Option<"tileQ", "tile-q", "int64_t", "0",
+           "Query rows per tile (0: chosen from the shape, see "
+           "attn::chooseTileSizes)">,
+    Option<"tileK", "tile-k", "int64_t", "0",
+           "Keys per tile (0: chosen from the shape)">,
     Option<"instrumentTiles", "instrument-tiles", "bool", "false",
            "Call attn_tile_visit for every visited key tile">
   ];
@@ -122,8 +125,10 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     `scf.forall` over `(8, 8, 1, 4)` and three merge `linalg.generic`s.
   }];
   let options = [
-    Option<"tileQ", "tile-q", "int64_t", "16", "Query rows per tile">,
-    Option<"tileK", "tile-k", "int64_t", "128", "Keys per tile">,
+    Option<"tileQ", "tile-q", "int64_t", "0",
+           "Query rows per tile (0: the default, 16)">,
+    Option<"tileK", "tile-k", "int64_t", "0",
+           "Keys per tile (0: the default, 128)">,
     Option<"splits", "splits", "int64_t", "4", "Number of KV chunks">
   ];
   let dependentDialects = [

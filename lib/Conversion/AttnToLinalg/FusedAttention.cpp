@@ -41,7 +41,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <tuple>
 
 namespace mlir {
 namespace attn {
@@ -232,32 +235,49 @@ public:
   /// an outer-product microkernel that keeps a kMR x kNW block of C in
   /// vector registers over the whole k loop, broadcasting one A scalar per
   /// row and reading one contiguous kNW-wide row of B per k.
+  ///
+  /// `zeroInit`: the block starts from 0 instead of C's values (C may be
+  /// uninitialized). `guard`: a zero A scalar contributes nothing, whatever
+  /// B holds (0 * NaN would be NaN): the FMA is masked by A != 0, which is
+  /// how masked keys (weight exactly 0) stay out of P V.
   Value microkernel(
       OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
       function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
-      function_ref<Value(OpBuilder &, Location, Value, Value)> readB) {
+      function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
+      bool zeroInit = false, bool guard = false) {
     IndexMath im{b, loc};
     auto vecTy = VectorType::get({kNW}, f32);
     Value zero = im.c(0), one = im.c(1);
     auto rLoop = scf::ForOp::create(
         b, loc, zero, groups, one, ValueRange{c},
         [&](OpBuilder &b1, Location l1, Value r, ValueRange c1) {
+          // Column blocks outside, row blocks inside: the kNW-wide panel
+          // of B stays in L1 while every row block of A passes over it.
           auto iLoop = scf::ForOp::create(
-              b1, l1, zero, m, im.c(kMR), c1,
-              [&](OpBuilder &b2, Location l2, Value i0, ValueRange c2) {
+              b1, l1, zero, n, im.c(kNW), c1,
+              [&](OpBuilder &b2, Location l2, Value j0, ValueRange c2) {
                 auto jLoop = scf::ForOp::create(
-                    b2, l2, zero, n, im.c(kNW), c2,
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange c3) {
+                    b2, l2, zero, m, im.c(kMR), c2,
+                    [&](OpBuilder &b3, Location l3, Value i0, ValueRange c3) {
                       IndexMath m3{b3, l3};
                       Value pad = arith::ConstantOp::create(
                           b3, l3, b3.getF32FloatAttr(0.0));
                       SmallVector<bool> inBounds = {true};
                       SmallVector<Value> accs;
+                      Value zeros;
+                      if (zeroInit)
+                        zeros = arith::ConstantOp::create(
+                            b3, l3, vecTy,
+                            DenseElementsAttr::get(vecTy,
+                                                   b3.getF32FloatAttr(0.0)));
                       for (int64_t ii = 0; ii < kMR; ++ii)
-                        accs.push_back(vector::TransferReadOp::create(
-                            b3, l3, vecTy, c3[0],
-                            ValueRange{r, m3.add(i0, m3.c(ii)), j0}, pad,
-                            inBounds));
+                        accs.push_back(
+                            zeroInit
+                                ? zeros
+                                : Value(vector::TransferReadOp::create(
+                                      b3, l3, vecTy, c3[0],
+                                      ValueRange{r, m3.add(i0, m3.c(ii)), j0},
+                                      pad, inBounds)));
                       auto kLoop = scf::ForOp::create(
                           b3, l3, zero, kEnd, one, accs,
                           [&](OpBuilder &b4, Location l4, Value k,
@@ -270,8 +290,23 @@ public:
                                   readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
                               Value splat =
                                   vector::BroadcastOp::create(b4, l4, vecTy, a);
-                              next.push_back(vector::FMAOp::create(
-                                  b4, l4, splat, row, a4[ii]));
+                              Value fma = vector::FMAOp::create(b4, l4, splat,
+                                                                row, a4[ii]);
+                              if (guard) {
+                                // A lane-wise condition (not a scalar one,
+                                // which LLVM turns into a branch per row):
+                                // a masked FMA.
+                                Value zero = arith::ConstantOp::create(
+                                    b4, l4, vecTy,
+                                    DenseElementsAttr::get(
+                                        vecTy, b4.getF32FloatAttr(0.0)));
+                                Value isZero = arith::CmpFOp::create(
+                                    b4, l4, arith::CmpFPredicate::OEQ, splat,
+                                    zero);
+                                fma = arith::SelectOp::create(b4, l4, isZero,
+                                                              a4[ii], fma);
+                              }
+                              next.push_back(fma);
                             }
                             scf::YieldOp::create(b4, l4, next);
                           });
@@ -372,11 +407,11 @@ public:
 
           bool bhnd = layout == Layout::bhnd;
           SmallVector<OpFoldResult> sShape = {groups, qs, ks};
-          Value s0 = filled(lb, l, sShape, 0.0);
           // Partial tiles and few rows (decode): dot products over d on the
           // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
           // the reduction), no packing.
           auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+            Value s0 = filled(nb0, nl0, sShape, 0.0);
             AffineMap qMap =
                 bhnd ? map(nb0, 4, {-1, 0, 1, 3}) : map(nb0, 4, {-1, 1, 0, 3});
             AffineMap kMap = bhnd ? map(nb0, 4, {-1, -1, 2, 3})
@@ -410,6 +445,7 @@ public:
                        linalg::YieldOp::create(nb, nl, a[0]);
                      })
                      .getResult(0);
+            Value s0 = tensor::EmptyOp::create(fb, fl, sShape, f32);
             return microkernel(
                 fb, fl, s0, qs, ks, dqk,
                 [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
@@ -422,13 +458,21 @@ public:
                   return Value(vector::TransferReadOp::create(
                       bb, bl, VectorType::get({kNW}, f32), kT,
                       ValueRange{d, j0}, pad, inBounds));
-                });
+                },
+                /*zeroInit=*/true);
           };
           Value s;
           if (elt == f32) {
             Value fits =
                 m.andI(divisible(lb, l, qs, kMR), divisible(lb, l, ks, kNW));
-            s = branch(lb, l, fits, s0, packedQK, dotQK);
+            auto sType = RankedTensorType::get({ShapedType::kDynamic,
+                                                ShapedType::kDynamic,
+                                                ShapedType::kDynamic},
+                                               f32);
+            s = branch(lb, l, fits,
+                       tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
+                                               ValueRange{groups, qs, ks}),
+                       packedQK, dotQK);
           } else {
             s = dotQK(lb, l);
           }
@@ -447,20 +491,40 @@ public:
                                  ValueRange{cast(bIdx), cast(gIdx), cast(qt),
                                             cast(kt), boundary});
           }
-          auto ifOp = scf::IfOp::create(
-              lb, l, full,
-              [&](OpBuilder &tb, Location tl) {
-                scf::YieldOp::create(
-                    tb, tl, logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(
-                    eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
-              });
-          s = ifOp.getResult(0);
+          // With softmax and logits that are just `scale * q.k` plus the
+          // structural masks (no soft cap, bias, ALiBi or mask tensor), the
+          // score tile keeps its raw dot products: the vector softmax step
+          // applies the scale and, per row, the readable key interval as it
+          // reads them. Otherwise a logit generic writes the final logits
+          // (full tiles skip the structural mask arithmetic).
+          bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
+                              !op.getAlibiSlopes() && !op.getMask();
+          RowLogits rowLogits;
+          if (vectorLogits) {
+            rowLogits.scale = lctx.scale;
+            rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
+                                                    Value i) {
+              IndexMath rm{rb, rl};
+              auto [lo, hi] = keyRange(rb, rl, rm.add(q0, i), rm.c(1), kvLen);
+              return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
+            };
+          } else {
+            auto ifOp = scf::IfOp::create(
+                lb, l, full,
+                [&](OpBuilder &tb, Location tl) {
+                  scf::YieldOp::create(
+                      tb, tl,
+                      logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(
+                      eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
+                });
+            s = ifOp.getResult(0);
+          }
 
           State st{iter[0], iter[1], iter[2]};
-          State next = update(lb, l, st, s, vTile, qs, full);
+          State next = update(lb, l, st, s, vTile, qs, full, rowLogits);
           scf::YieldOp::create(lb, l, ValueRange{next.m, next.l, next.acc});
         });
     return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
@@ -511,97 +575,172 @@ public:
     return tensor::ExtractOp::create(b, loc, t, idx);
   }
 
-  /// One online-softmax step with score tile `s` (logits) and V tile.
-  /// `full` says the tile has no masked key (so every weight is a real one):
-  /// only then may the microkernel multiply weights by V unguarded.
+  /// Lanes of the vector code of the softmax step (one 512-bit register).
+  static constexpr int64_t kVW = 16;
+
+  /// How the softmax step turns raw scores into logits: x = scale * s on
+  /// the keys [lo, hi) (relative to the tile) that row i may read, -inf on
+  /// the others. Null members: s already holds the logits.
+  struct RowLogits {
+    Value scale;
+    std::function<std::pair<Value, Value>(OpBuilder &, Location, Value)> keys;
+  };
+
+  /// The online-softmax bookkeeping of one score tile as explicit vector
+  /// code, row by row (every row of the tile stays in L1 between the two
+  /// sweeps):
+  ///   x    = s[r, i, :], or the logits of `rowLogits` from raw scores
+  ///   m'   = max(m, max_j x);  safe = (m' == -inf ? 0 : m')
+  ///   a    = exp(m - safe)
+  ///   P    = exp(x - safe), written over s;  l' = a l + sum_j P
+  ///   acc[r, i, :] *= a
+  /// Lanes past the tile's end are masked. A NaN logit does not enter the
+  /// row max (maxnumf) but makes its weight, the row sum and so the row's
+  /// out and lse NaN, as the contract says.
+  std::pair<State, Value> softmaxStep(OpBuilder &b, Location loc, State st,
+                                      Value s, Value qs,
+                                      const RowLogits &rowLogits) {
+    IndexMath im{b, loc};
+    auto vecTy = VectorType::get({kVW}, f32);
+    auto maskTy = VectorType::get({kVW}, b.getI1Type());
+    Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
+    Value ks = tensor::DimOp::create(b, loc, s, 2);
+    auto fconst = [&](OpBuilder &nb, Location nl, double v) -> Value {
+      return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+    };
+    auto splat = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+      return vector::BroadcastOp::create(nb, nl, vecTy, x);
+    };
+    SmallVector<bool> oob = {false};
+    // The logits of row (r, i) at columns j0 + [0, kVW), -inf on the lanes
+    // outside `mask`.
+    auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
+                       Value j0, Value mask) -> Value {
+      Value x = vector::TransferReadOp::create(
+          nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf), oob);
+      if (rowLogits.scale)
+        x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, rowLogits.scale));
+      return arith::SelectOp::create(nb, nl, mask, x,
+                                     splat(nb, nl, fconst(nb, nl, kNegInf)));
+    };
+    // Lanes j0 + [0, kVW) inside [lo, hi) (hi <= ks).
+    auto laneMask = [&](OpBuilder &nb, Location nl, Value lo, Value hi,
+                        Value j0) -> Value {
+      IndexMath m{nb, nl};
+      Value below = vector::CreateMaskOp::create(nb, nl, maskTy,
+                                                 ValueRange{m.sub(hi, j0)});
+      if (!lo)
+        return below;
+      Value before = vector::CreateMaskOp::create(nb, nl, maskTy,
+                                                  ValueRange{m.sub(lo, j0)});
+      Value ones = arith::ConstantOp::create(
+          nb, nl, maskTy, DenseElementsAttr::get(maskTy, true));
+      return arith::AndIOp::create(nb, nl, below,
+                                   arith::XOrIOp::create(nb, nl, before, ones));
+    };
+
+    auto rLoop = scf::ForOp::create(
+        b, loc, zero, groups, one, ValueRange{st.m, st.l, st.acc, s},
+        [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+          auto iLoop = scf::ForOp::create(
+              b1, l1, zero, qs, one, it1,
+              [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+                Value m = it2[0], l = it2[1], acc = it2[2], p = it2[3];
+                Value ninf = fconst(b2, l2, kNegInf);
+                Value lo, hi = ks;
+                if (rowLogits.keys)
+                  std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
+                // Sweep 1: the row max.
+                auto maxLoop = scf::ForOp::create(
+                    b2, l2, zero, ks, step, ValueRange{splat(b2, l2, ninf)},
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                      Value x = readRow(b3, l3, p, r, i, j0,
+                                        laneMask(b3, l3, lo, hi, j0));
+                      scf::YieldOp::create(
+                          b3, l3,
+                          Value(arith::MaxNumFOp::create(b3, l3, it3[0], x)));
+                    });
+                Value tileMax = vector::ReductionOp::create(
+                    b2, l2, vector::CombiningKind::MAXNUMF,
+                    maxLoop.getResult(0));
+                Value mOld =
+                    tensor::ExtractOp::create(b2, l2, m, ValueRange{r, i});
+                Value mNew = arith::MaxNumFOp::create(b2, l2, mOld, tileMax);
+                Value safe = buildSafeMax(b2, l2, mNew);
+                Value alpha = math::ExpOp::create(
+                    b2, l2, arith::SubFOp::create(b2, l2, mOld, safe));
+                // Sweep 2: P = exp(x - safe) in place, and its row sum.
+                Value safeVec = splat(b2, l2, safe);
+                auto sumLoop = scf::ForOp::create(
+                    b2, l2, zero, ks, step,
+                    ValueRange{splat(b2, l2, fconst(b2, l2, 0.0)), p},
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                      Value mask = laneMask(b3, l3, lo, hi, j0);
+                      Value x = readRow(b3, l3, it3[1], r, i, j0, mask);
+                      Value e = math::ExpOp::create(
+                          b3, l3, arith::SubFOp::create(b3, l3, x, safeVec));
+                      e = arith::SelectOp::create(
+                          b3, l3, mask, e, splat(b3, l3, fconst(b3, l3, 0.0)));
+                      Value t =
+                          vector::TransferWriteOp::create(
+                              b3, l3, e, it3[1], ValueRange{r, i, j0}, oob)
+                              .getResult();
+                      scf::YieldOp::create(
+                          b3, l3,
+                          ValueRange{
+                              arith::AddFOp::create(b3, l3, it3[0], e, kFast),
+                              t});
+                    });
+                Value rowSum = vector::ReductionOp::create(
+                    b2, l2, vector::CombiningKind::ADD, sumLoop.getResult(0),
+                    /*acc=*/Value(), kFast);
+                Value lOld =
+                    tensor::ExtractOp::create(b2, l2, l, ValueRange{r, i});
+                Value lNew = arith::AddFOp::create(
+                    b2, l2, arith::MulFOp::create(b2, l2, alpha, lOld), rowSum);
+                m = tensor::InsertOp::create(b2, l2, mNew, m, ValueRange{r, i});
+                l = tensor::InsertOp::create(b2, l2, lNew, l, ValueRange{r, i});
+                // acc[r, i, :] *= alpha.
+                Value alphaVec = splat(b2, l2, alpha);
+                auto accLoop = scf::ForOp::create(
+                    b2, l2, zero, dv, step, ValueRange{acc},
+                    [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                      Value a = vector::TransferReadOp::create(
+                          b3, l3, vecTy, it3[0], ValueRange{r, i, e0},
+                          fconst(b3, l3, 0.0), oob);
+                      a = arith::MulFOp::create(b3, l3, a, alphaVec);
+                      scf::YieldOp::create(
+                          b3, l3,
+                          vector::TransferWriteOp::create(
+                              b3, l3, a, it3[0], ValueRange{r, i, e0}, oob)
+                              .getResult());
+                    });
+                scf::YieldOp::create(b2, l2,
+                                     ValueRange{m, l, accLoop.getResult(0),
+                                                sumLoop.getResult(1)});
+              });
+          scf::YieldOp::create(b1, l1, iLoop.getResults());
+        });
+    return {State{rLoop.getResult(0), rLoop.getResult(1), rLoop.getResult(2)},
+            rLoop.getResult(3)};
+  }
+
+  /// One online-softmax step with score tile `s` (logits, or raw scores
+  /// that `rowLogits` turns into logits) and V tile. `full` says the tile has
+  /// no masked key (so every weight is a real one): only then may the
+  /// microkernel multiply weights by V unguarded.
   State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
-               Value qs, Value full) {
+               Value qs, Value full, const RowLogits &rowLogits) {
     bool bhnd = layout == Layout::bhnd;
-    AffineMap rows3 = map(b, 3, {0, 1});
     AffineMap id3 = map(b, 3, {0, 1, 2});
-    AffineMap id2 = map(b, 2, {0, 1});
-    auto negInf = [&](OpBuilder &nb, Location nl) -> Value {
-      return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kNegInf));
-    };
-    auto safeMax = [&](OpBuilder &nb, Location nl, Value m) -> Value {
-      Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
-      Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, m,
-                                          negInf(nb, nl));
-      return arith::SelectOp::create(nb, nl, empty, zero, m);
-    };
 
     Value newM = st.m, alphaL = st.l, alphaAcc = st.acc;
     if (softmax) {
-      // Every buffer of the running state is updated in place (the loop
-      // yields exactly its iteration arguments), so the old row max is read
-      // before it is overwritten: rowmax S, then alpha, then m'.
-      Value tileMax =
-          filled(b, loc, tensor::getMixedSizes(b, loc, st.m), kNegInf);
-      tileMax =
-          linalg::GenericOp::create(
-              b, loc, tileMax.getType(), s, tileMax, {id3, rows3}, iters(2, 1),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, nl,
-                    Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
-              })
-              .getResult(0);
-      // alpha = exp(m - safe(max(m, rowmax S))), written over tileMax.
-      Value alpha =
-          linalg::GenericOp::create(
-              b, loc, tileMax.getType(), st.m, tileMax, {id2, id2}, iters(2, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value mNew = arith::MaximumFOp::create(nb, nl, a[0], a[1]);
-                Value d =
-                    arith::SubFOp::create(nb, nl, a[0], safeMax(nb, nl, mNew));
-                linalg::YieldOp::create(nb, nl,
-                                        Value(math::ExpOp::create(nb, nl, d)));
-              })
-              .getResult(0);
-      // m' = max(m, rowmax S), in place.
-      newM = linalg::GenericOp::create(
-                 b, loc, st.m.getType(), s, st.m, {id3, rows3}, iters(2, 1),
-                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
-                 })
-                 .getResult(0);
-      // P = exp(S - safe(m')), in place.
-      s = linalg::GenericOp::create(
-              b, loc, s.getType(), newM, s, {rows3, id3}, iters(3, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value d =
-                    arith::SubFOp::create(nb, nl, a[1], safeMax(nb, nl, a[0]));
-                linalg::YieldOp::create(nb, nl,
-                                        Value(math::ExpOp::create(nb, nl, d)));
-              })
-              .getResult(0);
-      alphaL =
-          linalg::GenericOp::create(
-              b, loc, st.l.getType(), alpha, st.l, {id2, id2}, iters(2, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, nl, Value(arith::MulFOp::create(nb, nl, a[0], a[1])));
-              })
-              .getResult(0);
-      alphaL =
-          linalg::GenericOp::create(
-              b, loc, st.l.getType(), s, alphaL, {id3, rows3}, iters(2, 1),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, nl, Value(arith::AddFOp::create(nb, nl, a[0], a[1])));
-              })
-              .getResult(0);
-      alphaAcc =
-          linalg::GenericOp::create(
-              b, loc, st.acc.getType(), alpha, st.acc, {rows3, id3},
-              iters(3, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, nl, Value(arith::MulFOp::create(nb, nl, a[0], a[1])));
-              })
-              .getResult(0);
+      auto [next, p] = softmaxStep(b, loc, st, s, qs, rowLogits);
+      newM = next.m;
+      alphaL = next.l;
+      alphaAcc = next.acc;
+      s = p;
     } else {
       // sigmoid: P = sigmoid(S); masked keys have S = -inf, P = 0.
       s = linalg::GenericOp::create(
@@ -653,33 +792,39 @@ public:
       Value ks = tensor::DimOp::create(b, loc, s, 2);
       Value fits =
           m.andI(divisible(b, loc, qs, kMR), divisible(b, loc, dv, kNW));
+      auto pv = [&](OpBuilder &fb, Location fl, bool guard) {
+        return microkernel(
+            fb, fl, alphaAcc, qs, dv, ks,
+            [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
+              return Value(
+                  tensor::ExtractOp::create(ab, al, s, ValueRange{r, i, j}));
+            },
+            [&](OpBuilder &bb, Location bl, Value j, Value e0) {
+              Value pad =
+                  arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
+              Value z = arith::ConstantIndexOp::create(bb, bl, 0);
+              SmallVector<Value> idx = bhnd ? SmallVector<Value>{z, z, j, e0}
+                                            : SmallVector<Value>{z, j, z, e0};
+              SmallVector<bool> inBounds = {true};
+              return Value(vector::TransferReadOp::create(
+                  bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
+                  inBounds));
+            },
+            /*zeroInit=*/false, guard);
+      };
       // Tiles with masked keys (boundary tiles, or any tile when a boolean
-      // mask tensor is given) take the guarded path.
-      fits = m.andI(fits, op.getMask() ? arith::ConstantOp::create(
-                                             b, loc, b.getBoolAttr(false))
-                                             .getResult()
-                                       : full);
+      // mask tensor is given) take the guarded microkernel.
+      Value unguarded =
+          op.getMask() ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
+                             .getResult()
+                       : full;
       acc = branch(
           b, loc, fits, alphaAcc,
           [&](OpBuilder &fb, Location fl) {
-            return microkernel(
-                fb, fl, alphaAcc, qs, dv, ks,
-                [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
-                  return Value(tensor::ExtractOp::create(ab, al, s,
-                                                         ValueRange{r, i, j}));
-                },
-                [&](OpBuilder &bb, Location bl, Value j, Value e0) {
-                  Value pad = arith::ConstantOp::create(
-                      bb, bl, bb.getF32FloatAttr(0.0));
-                  Value z = arith::ConstantIndexOp::create(bb, bl, 0);
-                  SmallVector<Value> idx =
-                      bhnd ? SmallVector<Value>{z, z, j, e0}
-                           : SmallVector<Value>{z, j, z, e0};
-                  SmallVector<bool> inBounds = {true};
-                  return Value(vector::TransferReadOp::create(
-                      bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
-                      inBounds));
-                });
+            return branch(
+                fb, fl, unguarded, alphaAcc,
+                [&](OpBuilder &gb, Location gl) { return pv(gb, gl, false); },
+                [&](OpBuilder &gb, Location gl) { return pv(gb, gl, true); });
           },
           slowPV);
     } else {
@@ -714,14 +859,8 @@ public:
               b, loc, out.getType(), ins, out, maps, iters(3, 0),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 Value o = a[0];
-                if (softmax) {
-                  Value zero = arith::ConstantOp::create(
-                      nb, nl, nb.getF32FloatAttr(0.0));
-                  Value empty = arith::CmpFOp::create(
-                      nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
-                  Value div = arith::DivFOp::create(nb, nl, o, a[1]);
-                  o = arith::SelectOp::create(nb, nl, empty, zero, div);
-                }
+                if (softmax)
+                  o = buildNormalizedOutput(nb, nl, o, a[1]);
                 if (elt != f32)
                   o = arith::TruncFOp::create(nb, nl, elt, o);
                 linalg::YieldOp::create(nb, nl, o);
@@ -736,17 +875,8 @@ public:
                 {map(b, 2, {0, 1}), map(b, 2, {0, 1}), map(b, 2, {-1, 0, 1})},
                 iters(2, 0),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                  Value zero = arith::ConstantOp::create(
-                      nb, nl, nb.getF32FloatAttr(0.0));
-                  Value ninf = arith::ConstantOp::create(
-                      nb, nl, nb.getF32FloatAttr(kNegInf));
-                  Value empty = arith::CmpFOp::create(
-                      nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
-                  Value v = arith::AddFOp::create(
-                      nb, nl, a[0], math::LogOp::create(nb, nl, a[1]));
-                  linalg::YieldOp::create(
-                      nb, nl,
-                      Value(arith::SelectOp::create(nb, nl, empty, ninf, v)));
+                  linalg::YieldOp::create(nb, nl,
+                                          buildLogSumExp(nb, nl, a[0], a[1]));
                 })
                 .getResult(0);
     }
@@ -911,28 +1041,13 @@ public:
                   nb, nl, Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
             })
             .getResult(0);
-    auto weightOf = [&](OpBuilder &nb, Location nl, Value ms, Value bigm) {
-      // exp(m_s - M), 0 for an empty split (m_s = -inf), also when M = -inf.
-      Value ninf =
-          arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(kNegInf));
-      Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
-      Value empty =
-          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, ms, ninf);
-      Value safeM = arith::SelectOp::create(
-          nb, nl,
-          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, bigm, ninf),
-          zero, bigm);
-      Value w =
-          math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, ms, safeM));
-      return Value(arith::SelectOp::create(nb, nl, empty, zero, w));
-    };
     Value bigL = softmax ? filled(b, loc, mergedRows, 0.0) : Value();
     if (softmax)
       bigL = linalg::GenericOp::create(
                  b, loc, bigL.getType(), ValueRange{pm, pl, bigM}, bigL,
                  {part5, part5, rows5, rows5}, iters(4, 1),
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   Value w = weightOf(nb, nl, a[0], a[2]);
+                   Value w = buildMergeWeight(nb, nl, a[0], a[2]);
                    Value t = arith::MulFOp::create(nb, nl, w, a[1]);
                    linalg::YieldOp::create(
                        nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
@@ -947,7 +1062,7 @@ public:
                map(b, 6, {0, 1, 2, 3}), map(b, 6, {0, 1, 2, 3, 4})},
               iters(5, 1),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value w = softmax ? weightOf(nb, nl, a[0], a[2])
+                Value w = softmax ? buildMergeWeight(nb, nl, a[0], a[2])
                                   : Value(arith::ConstantOp::create(
                                         nb, nl, nb.getF32FloatAttr(1.0)));
                 Value t = arith::MulFOp::create(nb, nl, w, a[1]);
@@ -973,15 +1088,8 @@ public:
                b, loc, out5.getType(), ins, out5, maps, iters(5, 0),
                [&](OpBuilder &nb, Location nl, ValueRange a) {
                  Value o = a[0];
-                 if (softmax) {
-                   Value zero = arith::ConstantOp::create(
-                       nb, nl, nb.getF32FloatAttr(0.0));
-                   Value empty = arith::CmpFOp::create(
-                       nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
-                   o = arith::SelectOp::create(
-                       nb, nl, empty, zero,
-                       arith::DivFOp::create(nb, nl, o, a[1]));
-                 }
+                 if (softmax)
+                   o = buildNormalizedOutput(nb, nl, o, a[1]);
                  if (elt != f32)
                    o = arith::TruncFOp::create(nb, nl, elt, o);
                  linalg::YieldOp::create(nb, nl, o);
@@ -999,17 +1107,8 @@ public:
                  b, loc, lse4.getType(), ValueRange{bigM, bigL}, lse4,
                  {id4, id4, id4}, iters(4, 0),
                  [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   Value zero = arith::ConstantOp::create(
-                       nb, nl, nb.getF32FloatAttr(0.0));
-                   Value ninf = arith::ConstantOp::create(
-                       nb, nl, nb.getF32FloatAttr(kNegInf));
-                   Value empty = arith::CmpFOp::create(
-                       nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
-                   Value v = arith::AddFOp::create(
-                       nb, nl, a[0], math::LogOp::create(nb, nl, a[1]));
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       Value(arith::SelectOp::create(nb, nl, empty, ninf, v)));
+                   linalg::YieldOp::create(nb, nl,
+                                           buildLogSumExp(nb, nl, a[0], a[1]));
                  })
                  .getResult(0);
       SmallVector<ReassociationIndices> lm = {{0}, {1, 2}, {3}};
@@ -1039,7 +1138,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
-    FusedLowering lowering(op, rewriter, tq, tk, instrument);
+    TileSizes tiles = chooseTileSizes(op, splits > 0, tq, tk);
+    FusedLowering lowering(op, rewriter, tiles.q, tiles.k, instrument);
     SmallVector<Value> results =
         splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc(), splits)
                    : lowering.buildFused(rewriter, op.getLoc());
@@ -1054,8 +1154,9 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
 static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
                               bool instrument, int64_t splits) {
-  if (tq <= 0 || tk <= 0)
-    return root->emitError("attn: tile sizes must be positive; got tile-q = ")
+  if (tq < 0 || tk < 0)
+    return root->emitError("attn: tile sizes must be positive (or 0 for the "
+                           "default); got tile-q = ")
            << tq << ", tile-k = " << tk;
   if (instrument) {
     auto module = dyn_cast<ModuleOp>(root);
@@ -1096,3 +1197,51 @@ struct ConvertAttnToSplitKvPass
 };
 
 } // namespace
+
+TileSizes mlir::attn::chooseTileSizes(AttentionOp op, bool decode,
+                                      int64_t tileQ, int64_t tileK) {
+  TileSizes t;
+  if (decode) {
+    // Few query rows against a long cache: small query tiles, long key
+    // tiles; the parallelism comes from the splits.
+    t = {16, 128};
+  } else {
+    // Without structural masks: about 256 score rows per tile (R query
+    // heads share each K/V tile) so that the [R, Tq, Tk] score tile, the
+    // accumulator and the K/V tiles stay in L2, and 128 keys per tile.
+    // With causal or a window: square tiles (Tq = Tk), so that the diagonal
+    // cuts one key tile per query tile and few masked pairs are computed;
+    // 128, or 64 from R = 8 on.
+    auto q = op.getQuery().getType();
+    auto k = op.getKey().getType();
+    int64_t hq = q.getDimSize(op.getPhysicalDim(1));
+    int64_t hkv = k.getDimSize(op.getPhysicalDim(1));
+    int64_t group = 1;
+    if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && hkv > 0)
+      group = std::max<int64_t>(hq / hkv, 1);
+    bool banded = op.getCausal() || op.getEffectiveWindowLeft() ||
+                  op.getEffectiveWindowRight();
+    int64_t rows = std::clamp<int64_t>(256 / group, 32, 256);
+    int64_t keys = 128;
+    if (banded)
+      rows = keys = std::clamp<int64_t>(512 / group, 64, 128);
+    // Keep enough parallel iterations (batch x K/V heads x query tiles) for
+    // the cores when the sizes are known.
+    int64_t batch = q.getDimSize(op.getPhysicalDim(0));
+    int64_t nq = q.getDimSize(op.getPhysicalDim(2));
+    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(hkv) &&
+        !ShapedType::isDynamic(nq)) {
+      auto iterations = [&](int64_t tq) {
+        return batch * hkv * llvm::divideCeil(nq, tq);
+      };
+      while (rows > 32 && iterations(rows) < 16)
+        rows /= 2;
+    }
+    t = {rows, keys};
+  }
+  if (tileQ > 0)
+    t.q = tileQ;
+  if (tileK > 0)
+    t.k = tileK;
+  return t;
+}

@@ -255,3 +255,42 @@ Value mlir::attn::buildUnmaskedLogit(OpBuilder &b, Location loc,
     return s;
   return maskWithNegInf(b, loc, in.maskBit, s);
 }
+
+//===----------------------------------------------------------------------===//
+// Softmax edge cases
+//===----------------------------------------------------------------------===//
+
+Value mlir::attn::buildSafeMax(OpBuilder &b, Location loc, Value m) {
+  Value empty = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, m,
+      f32Const(b, loc, -std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), m);
+}
+
+Value mlir::attn::buildMergeWeight(OpBuilder &b, Location loc, Value ms,
+                                   Value bigM) {
+  Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, ms, ninf);
+  Value w = math::ExpOp::create(
+      b, loc, arith::SubFOp::create(b, loc, ms, buildSafeMax(b, loc, bigM)));
+  return arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), w);
+}
+
+Value mlir::attn::buildNormalizedOutput(OpBuilder &b, Location loc, Value acc,
+                                        Value l) {
+  Value zero = f32Const(b, loc, 0.0);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+  Value div = arith::DivFOp::create(b, loc, acc, l);
+  return arith::SelectOp::create(b, loc, empty, zero, div);
+}
+
+Value mlir::attn::buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l) {
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
+                                      f32Const(b, loc, 0.0));
+  Value lse = arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l));
+  return arith::SelectOp::create(
+      b, loc, empty, f32Const(b, loc, -std::numeric_limits<double>::infinity()),
+      lse);
+}

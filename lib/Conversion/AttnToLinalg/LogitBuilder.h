@@ -68,6 +68,24 @@ Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
 /// the rule instead of reading out of bounds.
 void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op);
 
+//===----------------------------------------------------------------------===//
+// The softmax's edge cases, shared by every form (scalar f32 values)
+//===----------------------------------------------------------------------===//
+
+/// The row max to subtract: `m`, or 0 for a row without any key (m = -inf),
+/// so that exp(-inf - 0) = 0 instead of NaN.
+Value buildSafeMax(OpBuilder &b, Location loc, Value m);
+
+/// exp(m_s - M) for merging a partial state with max m_s into one with max
+/// M: 0 for an empty part (m_s = -inf), also when M = -inf.
+Value buildMergeWeight(OpBuilder &b, Location loc, Value ms, Value bigM);
+
+/// out = acc / l, and exactly 0 for a row without any key (l = 0).
+Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value l);
+
+/// lse = m + log l, and exactly -inf for a row without any key (l = 0).
+Value buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l);
+
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
 Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
                         Value element);

@@ -355,15 +355,7 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
               }
               // A row with no allowed key has m = -inf: use 0 instead so
               // that exp(-inf - 0) = 0 rather than NaN.
-              Value m = a[0];
-              Value ninf = arith::ConstantOp::create(
-                  nb, l,
-                  nb.getF32FloatAttr(-std::numeric_limits<double>::infinity()));
-              Value zero =
-                  arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0));
-              Value empty = arith::CmpFOp::create(
-                  nb, l, arith::CmpFPredicate::OEQ, m, ninf);
-              m = arith::SelectOp::create(nb, l, empty, zero, m);
+              Value m = buildSafeMax(nb, l, a[0]);
               Value e = math::ExpOp::create(nb, l,
                                             arith::SubFOp::create(nb, l, s, m));
               linalg::YieldOp::create(nb, l, e);
@@ -426,14 +418,8 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                b, loc, out5.getType(), finIns, out5, finMaps, iters(5, 0),
                [&](OpBuilder &nb, Location l, ValueRange a) {
                  Value o = a[0];
-                 if (softmax) {
-                   Value zero = arith::ConstantOp::create(
-                       nb, l, nb.getF32FloatAttr(0.0));
-                   Value empty = arith::CmpFOp::create(
-                       nb, l, arith::CmpFPredicate::OEQ, a[1], zero);
-                   Value div = arith::DivFOp::create(nb, l, o, a[1]);
-                   o = arith::SelectOp::create(nb, l, empty, zero, div);
-                 }
+                 if (softmax)
+                   o = buildNormalizedOutput(nb, l, o, a[1]);
                  if (elt != f32)
                    o = arith::TruncFOp::create(nb, l, elt, o);
                  linalg::YieldOp::create(nb, l, o);
@@ -450,19 +436,8 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                  b, loc, lse4.getType(), ValueRange{rowMax, rowSum}, lse4,
                  {id(4), id(4), id(4)}, iters(4, 0),
                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                   Value zero = arith::ConstantOp::create(
-                       nb, l, nb.getF32FloatAttr(0.0));
-                   Value ninf = arith::ConstantOp::create(
-                       nb, l,
-                       nb.getF32FloatAttr(
-                           -std::numeric_limits<double>::infinity()));
-                   Value empty = arith::CmpFOp::create(
-                       nb, l, arith::CmpFPredicate::OEQ, a[1], zero);
-                   Value lse = arith::AddFOp::create(
-                       nb, l, a[0], math::LogOp::create(nb, l, a[1]));
-                   linalg::YieldOp::create(
-                       nb, l,
-                       Value(arith::SelectOp::create(nb, l, empty, ninf, lse)));
+                   linalg::YieldOp::create(nb, l,
+                                           buildLogSumExp(nb, l, a[0], a[1]));
                  })
                  .getResult(0);
       Value lse = mergeHeads(b, loc, lse4, 1);

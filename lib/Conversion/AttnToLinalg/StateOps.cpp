@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LogitBuilder.h"
+
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
 
@@ -103,7 +105,7 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
       Value m = arith::MaximumFOp::create(nb, nl, la, lb);
       Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, m,
                                           cst(nb, nl, ninf));
-      Value safeM = arith::SelectOp::create(nb, nl, empty, cst(nb, nl, 0), m);
+      Value safeM = buildSafeMax(nb, nl, m);
       Value wa =
           math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, la, safeM));
       Value wb =

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=64" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=64 tile-k=64" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=32 tile-k=16" --canonicalize --split-input-file | FileCheck %s --check-prefix=TILES
 // RUN: attn-opt %s --convert-attn-to-fused-loops --canonicalize --split-input-file | FileCheck %s --check-prefix=NOBIG --implicit-check-not=256x256
 // RUN: attn-opt %s --convert-attn-to-fused-loops="instrument-tiles=true" --split-input-file | FileCheck %s --check-prefix=INSTR
@@ -34,15 +34,40 @@
 // CHECK:       linalg.generic
 // CHECK-SAME:    iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-SAME:    ins(%{{.+}}, %[[KTILE]] : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>)
-// Full tiles take the branch without mask arithmetic; boundary tiles select -inf.
+// Whether the tile is full (no structural mask cuts into it) decides only
+// whether P V must be guarded against masked keys.
 // CHECK:     %[[FULL:.+]] = arith.andi
-// CHECK:     scf.if %[[FULL]]
-// CHECK-NOT:   arith.select
-// CHECK:     } else {
-// CHECK:       arith.select
-// Online softmax: running max, rescale, exp, sums, P V.
-// CHECK:     arith.maximumf
-// CHECK:     math.exp
+// The online softmax as vector code, row by row: the logits (scale, and -inf
+// outside the row's readable keys [lo, hi), two lane masks) and the row max...
+// CHECK:     scf.for %[[R:.+]] = %c0 to %c4 step %c1
+// CHECK:       scf.for %[[I:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:         scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:           vector.create_mask
+// CHECK:           vector.create_mask
+// CHECK:           vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]
+// CHECK:           arith.mulf {{.*}} : vector<16xf32>
+// CHECK:           arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:           arith.maxnumf {{.*}} : vector<16xf32>
+// CHECK:         vector.reduction <maxnumf>
+// ...then alpha = exp(m - m'), P = exp(x - m') in place and its row sum...
+// CHECK:         math.exp %{{.+}} : f32
+// CHECK:         scf.for
+// CHECK:           math.exp %{{.+}} : vector<16xf32>
+// CHECK:           vector.transfer_write
+// CHECK:         vector.reduction <add>
+// ...and acc *= alpha.
+// CHECK:         scf.for
+// CHECK:           arith.mulf {{.*}} : vector<16xf32>
+// P V: unguarded on full tiles, guarded (a zero weight adds nothing, even
+// against NaN in v) on boundary tiles.
+// CHECK:     scf.if
+// CHECK:       scf.if %[[FULL]]
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT:     arith.select
+// CHECK:       } else {
+// CHECK:         vector.fma
+// CHECK-NEXT:    arith.cmpf oeq
+// CHECK-NEXT:    arith.select
 // CHECK:     scf.yield
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice
