@@ -105,6 +105,7 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   if (opts.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createAttnInlineAllocaScopes());
+    pm.addPass(createAttnOmpDynamicSchedule());
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -113,7 +114,12 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // 16 x 16 f32 transposes (the fused form's K packing) as AVX-512-friendly
+  // shuffles instead of element-wise extracts and inserts.
+  ConvertVectorToLLVMPassOptions vectorOpts;
+  vectorOpts.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOpts));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -89,4 +89,29 @@ def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
+  let summary = "Give OpenMP worksharing loops without a schedule a dynamic "
+                "one";
+  let description = [{
+    `convert-scf-to-openmp` leaves the schedule of its `omp.wsloop`s unset,
+    which the OpenMP runtime treats as `static`: each thread gets one
+    contiguous block of iterations. The fused form's iterations are
+    (batch, K/V head, query tile), and with a causal mask the work of a
+    query tile grows with its index, so with few heads a static split gives
+    one thread most of the work. This pass sets `schedule(dynamic)` (chunk
+    1: threads take the next iteration when they finish one) on every
+    `omp.wsloop` that has no schedule; one iteration is a whole tile of
+    attention, so the cost of taking one is negligible.
+
+    Example:
+
+    ```mlir
+    omp.wsloop { omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) { ... } }
+    ```
+
+    becomes `omp.wsloop schedule(dynamic) { ... }`.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -326,6 +326,241 @@ public:
     return rLoop.getResult(0);
   }
 
+  /// A static size, or kDynamic.
+  static int64_t staticSize(Value v) {
+    if (auto c = getConstantIntValue(v))
+      return *c;
+    return ShapedType::kDynamic;
+  }
+
+  /// Reads `width` lanes of a K, V or Q tile row (any element type) at
+  /// `idx`, extended to f32; lanes past the row's end read 0.
+  Value readRow(OpBuilder &b, Location loc, Value tile, ValueRange idx,
+                int64_t width, bool inBounds) {
+    auto tileTy = cast<RankedTensorType>(tile.getType());
+    Type e = tileTy.getElementType();
+    Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(e));
+    SmallVector<bool> ib = {inBounds};
+    Value x = vector::TransferReadOp::create(
+        b, loc, VectorType::get({width}, e), tile, idx, pad, ib);
+    if (e != f32)
+      x = arith::ExtFOp::create(b, loc, VectorType::get({width}, f32), x);
+    return x;
+  }
+
+  /// S[r, i, j] = q[r, i, :] . k[j, :] for any tile shape and element type,
+  /// as vector code: one key row at a time against every query row of the
+  /// tile, the d loop in 16-lane chunks (unrolled into independent
+  /// accumulators when Dqk is static), one horizontal sum per logit. This is
+  /// what decode tiles (R x 1 rows) and tails run.
+  Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
+                  Value sInit, Value qs, Value ks) {
+    IndexMath im{b, loc};
+    bool bhnd = layout == Layout::bhnd;
+    auto vecTy = VectorType::get({kVW}, f32);
+    Value zero = im.c(0), one = im.c(1);
+    int64_t d = staticSize(dqk);
+    bool dInBounds = !ShapedType::isDynamic(d) && d % kVW == 0;
+    auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
+      return arith::ConstantOp::create(
+          nb, nl, vecTy, DenseElementsAttr::get(vecTy, nb.getF32FloatAttr(0)));
+    };
+    auto qIdx = [&](Value r, Value i, Value d0) {
+      return bhnd ? SmallVector<Value>{zero, r, i, d0}
+                  : SmallVector<Value>{zero, i, r, d0};
+    };
+    auto kIdx = [&](Value j, Value d0) {
+      return bhnd ? SmallVector<Value>{zero, zero, j, d0}
+                  : SmallVector<Value>{zero, j, zero, d0};
+    };
+    // sum_d q[r, i, d] k[j, d] as a 16-lane vector.
+    auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
+                   Value j) -> Value {
+      IndexMath m{nb, nl};
+      auto chunk = [&](OpBuilder &cb, Location cl, Value d0, Value acc) {
+        Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), kVW, dInBounds);
+        Value kv = readRow(cb, cl, kTile, kIdx(j, d0), kVW, dInBounds);
+        return Value(vector::FMAOp::create(cb, cl, qv, kv, acc));
+      };
+      if (!ShapedType::isDynamic(d) && d <= 16 * kVW) {
+        // Unrolled, four independent chains.
+        int64_t chunks = llvm::divideCeil(d, kVW);
+        SmallVector<Value> accs(std::min<int64_t>(chunks, 4), zeros(nb, nl));
+        for (int64_t c = 0; c < chunks; ++c)
+          accs[c % accs.size()] =
+              chunk(nb, nl, m.c(c * kVW), accs[c % accs.size()]);
+        Value sum = accs[0];
+        for (size_t a = 1; a < accs.size(); ++a)
+          sum = arith::AddFOp::create(nb, nl, sum, accs[a], kFast);
+        return sum;
+      }
+      auto loop = scf::ForOp::create(
+          nb, nl, zero, dqk, m.c(kVW), ValueRange{zeros(nb, nl)},
+          [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
+            scf::YieldOp::create(lb, ll, chunk(lb, ll, d0, it[0]));
+          });
+      return loop.getResult(0);
+    };
+    auto jLoop = scf::ForOp::create(
+        b, loc, zero, ks, one, ValueRange{sInit},
+        [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+          auto rLoop = scf::ForOp::create(
+              b1, l1, zero, groups, one, it1,
+              [&](OpBuilder &b2, Location l2, Value r, ValueRange it2) {
+                auto iLoop = scf::ForOp::create(
+                    b2, l2, zero, qs, one, it2,
+                    [&](OpBuilder &b3, Location l3, Value i, ValueRange it3) {
+                      Value sum = vector::ReductionOp::create(
+                          b3, l3, vector::CombiningKind::ADD,
+                          dot(b3, l3, r, i, j), /*acc=*/Value(), kFast);
+                      scf::YieldOp::create(
+                          b3, l3,
+                          Value(tensor::InsertOp::create(b3, l3, sum, it3[0],
+                                                         ValueRange{r, i, j})));
+                    });
+                scf::YieldOp::create(b2, l2, iLoop.getResults());
+              });
+          scf::YieldOp::create(b1, l1, rLoop.getResults());
+        });
+    return jLoop.getResult(0);
+  }
+
+  /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
+  /// type, as vector code: per row, up to four 16-lane accumulators of Dv
+  /// stay in registers across the key loop. `guard`: a weight of exactly 0
+  /// (a masked key) adds nothing, even against NaN or inf in v.
+  Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
+                  Value qs, Value ks, bool guard) {
+    IndexMath im{b, loc};
+    bool bhnd = layout == Layout::bhnd;
+    auto vecTy = VectorType::get({kVW}, f32);
+    Value zero = im.c(0), one = im.c(1);
+    int64_t e = staticSize(dv);
+    int64_t width = 4;
+    if (!ShapedType::isDynamic(e))
+      width = std::clamp<int64_t>(llvm::divideCeil(e, kVW), 1, 4);
+    bool eInBounds = !ShapedType::isDynamic(e) && e % (width * kVW) == 0;
+    SmallVector<bool> ib = {eInBounds};
+    auto rLoop = scf::ForOp::create(
+        b, loc, zero, groups, one, ValueRange{acc},
+        [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+          auto iLoop = scf::ForOp::create(
+              b1, l1, zero, qs, one, it1,
+              [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+                auto eLoop = scf::ForOp::create(
+                    b2, l2, zero, dv, im.c(width * kVW), it2,
+                    [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                      IndexMath m3{b3, l3};
+                      Value pad = arith::ConstantOp::create(
+                          b3, l3, b3.getF32FloatAttr(0.0));
+                      SmallVector<Value> accs, cols;
+                      for (int64_t c = 0; c < width; ++c) {
+                        cols.push_back(m3.add(e0, m3.c(c * kVW)));
+                        accs.push_back(vector::TransferReadOp::create(
+                            b3, l3, vecTy, it3[0], ValueRange{r, i, cols[c]},
+                            pad, ib));
+                      }
+                      auto kLoop = scf::ForOp::create(
+                          b3, l3, zero, ks, one, accs,
+                          [&](OpBuilder &b4, Location l4, Value j,
+                              ValueRange a4) {
+                            Value w = tensor::ExtractOp::create(
+                                b4, l4, p, ValueRange{r, i, j});
+                            Value splat =
+                                vector::BroadcastOp::create(b4, l4, vecTy, w);
+                            Value isZero;
+                            if (guard)
+                              isZero = arith::CmpFOp::create(
+                                  b4, l4, arith::CmpFPredicate::OEQ, splat,
+                                  arith::ConstantOp::create(
+                                      b4, l4, vecTy,
+                                      DenseElementsAttr::get(
+                                          vecTy, b4.getF32FloatAttr(0.0))));
+                            SmallVector<Value> next;
+                            for (int64_t c = 0; c < width; ++c) {
+                              Value z =
+                                  arith::ConstantIndexOp::create(b4, l4, 0);
+                              SmallVector<Value> idx =
+                                  bhnd ? SmallVector<Value>{z, z, j, cols[c]}
+                                       : SmallVector<Value>{z, j, z, cols[c]};
+                              Value vv =
+                                  readRow(b4, l4, vTile, idx, kVW, eInBounds);
+                              Value f = vector::FMAOp::create(b4, l4, splat, vv,
+                                                              a4[c]);
+                              if (guard)
+                                f = arith::SelectOp::create(b4, l4, isZero,
+                                                            a4[c], f);
+                              next.push_back(f);
+                            }
+                            scf::YieldOp::create(b4, l4, next);
+                          });
+                      Value out = it3[0];
+                      for (int64_t c = 0; c < width; ++c)
+                        out = vector::TransferWriteOp::create(
+                                  b3, l3, kLoop.getResult(c), out,
+                                  ValueRange{r, i, cols[c]}, ib)
+                                  .getResult();
+                      scf::YieldOp::create(b3, l3, out);
+                    });
+                scf::YieldOp::create(b2, l2, eLoop.getResults());
+              });
+          scf::YieldOp::create(b1, l1, iLoop.getResults());
+        });
+    return rLoop.getResult(0);
+  }
+
+  /// kT[d, j] = K[j, d] for an f32 K tile with Dqk and `ks` multiples of 16:
+  /// 16 x 16 blocks read as 16 row vectors, transposed in registers
+  /// (`vector.transpose`, lowered to AVX-512 shuffles by the pipeline's
+  /// `vector-transpose-lowering=shuffle16x16`) and written as 16 rows.
+  Value packTransposed(OpBuilder &b, Location loc, Value kTile, Value kT,
+                       Value ks) {
+    IndexMath im{b, loc};
+    bool bhnd = layout == Layout::bhnd;
+    auto rowTy = VectorType::get({kVW}, f32);
+    auto blockTy = VectorType::get({kVW, kVW}, f32);
+    Value zero = im.c(0), step = im.c(kVW);
+    SmallVector<bool> ib = {true};
+    auto jLoop = scf::ForOp::create(
+        b, loc, zero, ks, step, ValueRange{kT},
+        [&](OpBuilder &b1, Location l1, Value j0, ValueRange it1) {
+          auto dLoop = scf::ForOp::create(
+              b1, l1, zero, dqk, step, it1,
+              [&](OpBuilder &b2, Location l2, Value d0, ValueRange it2) {
+                IndexMath m{b2, l2};
+                Value pad =
+                    arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(0.0));
+                Value block = arith::ConstantOp::create(
+                    b2, l2, blockTy,
+                    DenseElementsAttr::get(blockTy, b2.getF32FloatAttr(0.0)));
+                for (int64_t jj = 0; jj < kVW; ++jj) {
+                  Value j = m.add(j0, m.c(jj));
+                  SmallVector<Value> idx =
+                      bhnd ? SmallVector<Value>{zero, zero, j, d0}
+                           : SmallVector<Value>{zero, j, zero, d0};
+                  Value row = vector::TransferReadOp::create(
+                      b2, l2, rowTy, kTile, idx, pad, ib);
+                  block = vector::InsertOp::create(b2, l2, row, block,
+                                                   ArrayRef<int64_t>{jj});
+                }
+                Value t = vector::TransposeOp::create(b2, l2, block,
+                                                      ArrayRef<int64_t>{1, 0});
+                Value out = it2[0];
+                for (int64_t dd = 0; dd < kVW; ++dd) {
+                  Value row = vector::ExtractOp::create(b2, l2, t,
+                                                        ArrayRef<int64_t>{dd});
+                  out = vector::TransferWriteOp::create(
+                            b2, l2, row, out,
+                            ValueRange{m.add(d0, m.c(dd)), j0}, ib)
+                            .getResult();
+                }
+                scf::YieldOp::create(b2, l2, out);
+              });
+          scf::YieldOp::create(b1, l1, dLoop.getResults());
+        });
+    return jLoop.getResult(0);
+  }
+
   /// Whether `x` is a multiple of `n` (an i1 value).
   Value divisible(OpBuilder &b, Location loc, Value x, int64_t n) {
     IndexMath m{b, loc};
@@ -411,23 +646,8 @@ public:
           // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
           // the reduction), no packing.
           auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-            Value s0 = filled(nb0, nl0, sShape, 0.0);
-            AffineMap qMap =
-                bhnd ? map(nb0, 4, {-1, 0, 1, 3}) : map(nb0, 4, {-1, 1, 0, 3});
-            AffineMap kMap = bhnd ? map(nb0, 4, {-1, -1, 2, 3})
-                                  : map(nb0, 4, {-1, 2, -1, 3});
-            return linalg::GenericOp::create(
-                       nb0, nl0, s0.getType(), ValueRange{qTile, kTile}, s0,
-                       {qMap, kMap, map(nb0, 4, {0, 1, 2})}, iters(3, 1),
-                       [&](OpBuilder &nb, Location nl, ValueRange a) {
-                         Value p =
-                             arith::MulFOp::create(nb, nl, ext(nb, nl, a[0]),
-                                                   ext(nb, nl, a[1]), kFast);
-                         linalg::YieldOp::create(nb, nl,
-                                                 Value(arith::AddFOp::create(
-                                                     nb, nl, a[2], p, kFast)));
-                       })
-                .getResult(0);
+            Value s0 = tensor::EmptyOp::create(nb0, nl0, sShape, f32);
+            return rowwiseQK(nb0, nl0, qTile, kTile, s0, qs, ks);
           };
           // Whole register tiles: pack the K tile transposed, kT[d, j], once
           // (it is shared by the R query heads and every row of the query
@@ -436,15 +656,20 @@ public:
           auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
             SmallVector<OpFoldResult> ktShape = {dqk, ks};
             Value kT = tensor::EmptyOp::create(fb, fl, ktShape, elt);
-            AffineMap kMap =
-                bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
-            kT = linalg::GenericOp::create(
-                     fb, fl, kT.getType(), kTile, kT,
-                     {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
-                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       linalg::YieldOp::create(nb, nl, a[0]);
-                     })
-                     .getResult(0);
+            int64_t d = staticSize(dqk);
+            if (!ShapedType::isDynamic(d) && d % kVW == 0) {
+              kT = packTransposed(fb, fl, kTile, kT, ks);
+            } else {
+              AffineMap kMap = bhnd ? map(fb, 2, {-1, -1, 1, 0})
+                                    : map(fb, 2, {-1, 1, -1, 0});
+              kT = linalg::GenericOp::create(
+                       fb, fl, kT.getType(), kTile, kT,
+                       {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         linalg::YieldOp::create(nb, nl, a[0]);
+                       })
+                       .getResult(0);
+            }
             Value s0 = tensor::EmptyOp::create(fb, fl, sShape, f32);
             return microkernel(
                 fb, fl, s0, qs, ks, dqk,
@@ -757,34 +982,22 @@ public:
               })
               .getResult(0);
     }
-    // acc[r, i, e] += sum_j P[r, i, j] v[j, e]; loops (r, i, j, e), so the
-    // innermost loop is a contiguous axpy over e.
-    AffineMap vMap =
-        bhnd ? map(b, 4, {-1, -1, 2, 3}) : map(b, 4, {-1, 2, -1, 3});
-    SmallVector<IteratorType> pvIters = {
-        IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-        IteratorType::parallel};
+    // Tiles with masked keys (boundary tiles, or any tile when a boolean
+    // mask tensor is given) take a guarded P V.
+    Value unguarded =
+        op.getMask() ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
+                           .getResult()
+                     : full;
+    Value ksAll = tensor::DimOp::create(b, loc, s, 2);
     auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
-      return linalg::GenericOp::create(
-                 nb0, nl0, alphaAcc.getType(), ValueRange{s, vTile}, alphaAcc,
-                 {map(nb0, 4, {0, 1, 2}), vMap, map(nb0, 4, {0, 1, 3})},
-                 pvIters,
-                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   // A masked key has weight exactly 0 and must not
-                   // contribute, whatever its value (0 * NaN is NaN, and
-                   // unused cache rows may hold anything).
-                   Value zero =
-                       arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
-                   Value isZero = arith::CmpFOp::create(
-                       nb, nl, arith::CmpFPredicate::OEQ, a[0], zero);
-                   Value p = arith::MulFOp::create(nb, nl, a[0],
-                                                   ext(nb, nl, a[1]), kFast);
-                   p = arith::SelectOp::create(nb, nl, isZero, zero, p);
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       Value(arith::AddFOp::create(nb, nl, a[2], p, kFast)));
-                 })
-          .getResult(0);
+      return branch(
+          nb0, nl0, unguarded, alphaAcc,
+          [&](OpBuilder &gb, Location gl) {
+            return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, false);
+          },
+          [&](OpBuilder &gb, Location gl) {
+            return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, true);
+          });
     };
     Value acc;
     if (elt == f32) {
@@ -812,12 +1025,6 @@ public:
             },
             /*zeroInit=*/false, guard);
       };
-      // Tiles with masked keys (boundary tiles, or any tile when a boolean
-      // mask tensor is given) take the guarded microkernel.
-      Value unguarded =
-          op.getMask() ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
-                             .getResult()
-                       : full;
       acc = branch(
           b, loc, fits, alphaAcc,
           [&](OpBuilder &fb, Location fl) {
@@ -846,26 +1053,53 @@ public:
     bool bhnd = layout == Layout::bhnd;
     SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
     Value out = tensor::EmptyOp::create(b, loc, outShape, elt);
-    AffineMap outMap =
-        bhnd ? map(b, 3, {-1, 0, 1, 2}) : map(b, 3, {-1, 1, 0, 2});
-    SmallVector<Value> ins = {st.acc};
-    SmallVector<AffineMap> maps = {map(b, 3, {0, 1, 2})};
-    if (softmax) {
-      ins.push_back(st.l);
-      maps.push_back(map(b, 3, {0, 1}));
-    }
-    maps.push_back(outMap);
-    out = linalg::GenericOp::create(
-              b, loc, out.getType(), ins, out, maps, iters(3, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value o = a[0];
-                if (softmax)
-                  o = buildNormalizedOutput(nb, nl, o, a[1]);
-                if (elt != f32)
-                  o = arith::TruncFOp::create(nb, nl, elt, o);
-                linalg::YieldOp::create(nb, nl, o);
-              })
-              .getResult(0);
+    // Vector code, row by row: out[r, i, :] = acc[r, i, :] * (1 / l), with
+    // 1 / l replaced by 0 for a row without keys (l = 0; its acc is 0).
+    IndexMath im{b, loc};
+    Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
+    auto vecTy = VectorType::get({kVW}, f32);
+    int64_t e = staticSize(dv);
+    SmallVector<bool> ib = {!ShapedType::isDynamic(e) && e % kVW == 0};
+    auto rLoop = scf::ForOp::create(
+        b, loc, zero, groups, one, ValueRange{out},
+        [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+          auto iLoop = scf::ForOp::create(
+              b1, l1, zero, qs, one, it1,
+              [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+                Value inv;
+                if (softmax) {
+                  Value l =
+                      tensor::ExtractOp::create(b2, l2, st.l, ValueRange{r, i});
+                  Value oneF =
+                      arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(1));
+                  inv = vector::BroadcastOp::create(
+                      b2, l2, vecTy, buildNormalizedOutput(b2, l2, oneF, l));
+                }
+                auto eLoop = scf::ForOp::create(
+                    b2, l2, zero, dv, step, it2,
+                    [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                      Value pad = arith::ConstantOp::create(
+                          b3, l3, b3.getF32FloatAttr(0.0));
+                      Value o = vector::TransferReadOp::create(
+                          b3, l3, vecTy, st.acc, ValueRange{r, i, e0}, pad, ib);
+                      if (inv)
+                        o = arith::MulFOp::create(b3, l3, o, inv);
+                      if (elt != f32)
+                        o = arith::TruncFOp::create(
+                            b3, l3, VectorType::get({kVW}, elt), o);
+                      SmallVector<Value> idx =
+                          bhnd ? SmallVector<Value>{zero, r, i, e0}
+                               : SmallVector<Value>{zero, i, r, e0};
+                      scf::YieldOp::create(b3, l3,
+                                           vector::TransferWriteOp::create(
+                                               b3, l3, o, it3[0], idx, ib)
+                                               .getResult());
+                    });
+                scf::YieldOp::create(b2, l2, eLoop.getResults());
+              });
+          scf::YieldOp::create(b1, l1, iLoop.getResults());
+        });
+    out = rLoop.getResult(0);
     Value lse;
     if (op.getLse()) {
       SmallVector<OpFoldResult> lseShape = {b.getIndexAttr(1), groups, qs};

@@ -23,17 +23,28 @@
 // ...against each K tile, read once per group.
 // CHECK:     %[[KTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[G]], %{{.+}}, 0] [1, 1, %{{.+}}, 64]
 // Whole register tiles (rows % 8 == 0, keys % 32 == 0) pack K^T [64, ks]
-// once and run the vector microkernel: an 8 x 32 block of S stays in
-// registers across d. Other tiles take dot products on the K tile as it is.
+// once, in 16 x 16 blocks transposed in registers, and run the vector
+// microkernel: an 8 x 32 block of S stays in registers across d. Other tiles
+// take dot products on the K tile as it is.
 // CHECK:     arith.remsi
 // CHECK:     scf.if
-// CHECK:       %[[KT:.+]] = linalg.generic {{.*}} ins(%[[KTILE]] : tensor<1x1x?x64xf32>) outs(%{{.+}} : tensor<64x?xf32>)
+// CHECK:       %[[KT:.+]] = scf.for
+// CHECK:         scf.for
+// CHECK-COUNT-16:  vector.transfer_read %[[KTILE]]
+// (the canonicalizer turns the vector.transpose of the 16 rows into a
+// permutation of their elements)
+// CHECK-COUNT-16:  vector.transfer_write
 // CHECK:       vector.transfer_read %[[KT]]
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// Other tiles (decode rows, tails): per key row, a 16-lane dot product with
+// each query row of the tile (d unrolled into independent chains), one
+// horizontal sum per logit.
 // CHECK:     } else {
-// CHECK:       linalg.generic
-// CHECK-SAME:    iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-// CHECK-SAME:    ins(%{{.+}}, %[[KTILE]] : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>)
+// CHECK:       scf.for %[[J:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:         vector.transfer_read %[[KTILE]][%c0, %c0, %[[J]], %c0]
+// CHECK:         vector.fma {{.*}} : vector<16xf32>
+// CHECK:         vector.reduction <add>
+// CHECK:         tensor.insert
 // Whether the tile is full (no structural mask cuts into it) decides only
 // whether P V must be guarded against masked keys.
 // CHECK:     %[[FULL:.+]] = arith.andi
