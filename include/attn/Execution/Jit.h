@@ -65,6 +65,10 @@ public:
 
   /// Seconds spent lowering and compiling.
   double compileSeconds() const { return compileTime; }
+  /// Seconds the last invoke spent in the compiled function itself (its
+  /// output allocation included; not the argument checks before it or the
+  /// copy of its results into HostTensors after it).
+  double lastCallSeconds() const { return callTime; }
   const std::vector<RankedTensorType> &argumentTypes() const { return args; }
   const std::vector<RankedTensorType> &resultTypes() const { return results; }
 
@@ -73,6 +77,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::string name;
   std::vector<RankedTensorType> args, results;
+  double callTime = 0;
   double compileTime = 0;
 };
 

@@ -561,6 +561,41 @@ public:
     return jLoop.getResult(0);
   }
 
+  /// Whether every value of a V tile [ks, Dv] (in the op's layout) is
+  /// finite: the sum of v * 0 over the tile is 0 exactly when no element is
+  /// a NaN or an infinity (strict float semantics, no fast-math flags).
+  Value allFinite(OpBuilder &b, Location loc, Value vTile, Value ks) {
+    IndexMath im{b, loc};
+    bool bhnd = layout == Layout::bhnd;
+    auto vecTy = VectorType::get({kVW}, f32);
+    Value zero = im.c(0), one = im.c(1);
+    int64_t e = staticSize(dv);
+    bool eInBounds = !ShapedType::isDynamic(e) && e % kVW == 0;
+    Value zeros = arith::ConstantOp::create(
+        b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getF32FloatAttr(0.0)));
+    auto jLoop = scf::ForOp::create(
+        b, loc, zero, ks, one, ValueRange{zeros},
+        [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+          auto eLoop = scf::ForOp::create(
+              b1, l1, zero, dv, im.c(kVW), it1,
+              [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+                SmallVector<Value> idx =
+                    bhnd ? SmallVector<Value>{zero, zero, j, e0}
+                         : SmallVector<Value>{zero, j, zero, e0};
+                Value v = readRow(b2, l2, vTile, idx, kVW, eInBounds);
+                Value z = arith::MulFOp::create(b2, l2, v, zeros);
+                scf::YieldOp::create(
+                    b2, l2, Value(arith::AddFOp::create(b2, l2, it2[0], z)));
+              });
+          scf::YieldOp::create(b1, l1, eLoop.getResults());
+        });
+    Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                            jLoop.getResult(0));
+    return arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, sum,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+  }
+
   /// Whether `x` is a multiple of `n` (an i1 value).
   Value divisible(OpBuilder &b, Location loc, Value x, int64_t n) {
     IndexMath m{b, loc};
@@ -982,13 +1017,28 @@ public:
               })
               .getResult(0);
     }
-    // Tiles with masked keys (boundary tiles, or any tile when a boolean
-    // mask tensor is given) take a guarded P V.
-    Value unguarded =
+    // A masked key has weight exactly 0. Where every value of the V tile is
+    // finite, 0 * v = 0 and the plain P V is exact; tiles with masked keys
+    // (boundary tiles, or any tile when a boolean mask tensor is given)
+    // whose V tile holds a NaN or an infinity take a guarded P V, so that a
+    // masked key contributes nothing whatever its value.
+    Value ksAll = tensor::DimOp::create(b, loc, s, 2);
+    Value noMasked =
         op.getMask() ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
                            .getResult()
                      : full;
-    Value ksAll = tensor::DimOp::create(b, loc, s, 2);
+    auto ifOp = scf::IfOp::create(
+        b, loc, noMasked,
+        [&](OpBuilder &tb, Location tl) {
+          scf::YieldOp::create(
+              tb, tl,
+              ValueRange{arith::ConstantOp::create(tb, tl, tb.getBoolAttr(true))
+                             .getResult()});
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(eb, el, allFinite(eb, el, vTile, ksAll));
+        });
+    Value unguarded = ifOp.getResult(0);
     auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
       return branch(
           nb0, nl0, unguarded, alphaAcc,
@@ -1048,11 +1098,16 @@ public:
   }
 
   /// out tile (in the op's layout, element type) and lse tile [1, R, qs].
+  /// `outDest` / `lseDest`: the slices of the forall's shared outputs the
+  /// tiles go to (so that bufferization writes them in place, without a
+  /// temporary tile and a copy), or null for fresh tiles.
   std::pair<Value, Value> finalize(OpBuilder &b, Location loc, State st,
-                                   Value qs) {
+                                   Value qs, Value outDest = {},
+                                   Value lseDest = {}) {
     bool bhnd = layout == Layout::bhnd;
     SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
-    Value out = tensor::EmptyOp::create(b, loc, outShape, elt);
+    Value out = outDest ? outDest
+                        : Value(tensor::EmptyOp::create(b, loc, outShape, elt));
     // Vector code, row by row: out[r, i, :] = acc[r, i, :] * (1 / l), with
     // 1 / l replaced by 0 for a row without keys (l = 0; its acc is 0).
     IndexMath im{b, loc};
@@ -1103,7 +1158,8 @@ public:
     Value lse;
     if (op.getLse()) {
       SmallVector<OpFoldResult> lseShape = {b.getIndexAttr(1), groups, qs};
-      lse = tensor::EmptyOp::create(b, loc, lseShape, f32);
+      lse = lseDest ? lseDest
+                    : Value(tensor::EmptyOp::create(b, loc, lseShape, f32));
       lse = linalg::GenericOp::create(
                 b, loc, lse.getType(), ValueRange{st.m, st.l}, lse,
                 {map(b, 2, {0, 1}), map(b, 2, {0, 1}), map(b, 2, {-1, 0, 1})},
@@ -1202,7 +1258,24 @@ public:
     auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
     State st = initState(b, loc, qs);
     st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, ktLo, ktHi, st);
-    auto [outTile, lseTile] = finalize(b, loc, st, qs);
+    // The out and lse tiles are computed into slices of the shared outputs
+    // and inserted back at the same place: in place after bufferization.
+    Value h0 = m.mul(gIdx, groups);
+    auto ones = [&](size_t n) {
+      return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+    };
+    SmallVector<OpFoldResult> outSz = headRowSizes(b, groups, qs, dv);
+    Value outDest = tensor::ExtractSliceOp::create(
+        b, loc, forall.getRegionIterArgs()[0], headRowOffsets(bIdx, h0, q0),
+        outSz, ones(4));
+    Value lseDest;
+    if (op.getLse()) {
+      SmallVector<OpFoldResult> lo = {bIdx, h0, q0};
+      SmallVector<OpFoldResult> ls = {b.getIndexAttr(1), groups, qs};
+      lseDest = tensor::ExtractSliceOp::create(
+          b, loc, forall.getRegionIterArgs()[1], lo, ls, ones(3));
+    }
+    auto [outTile, lseTile] = finalize(b, loc, st, qs, outDest, lseDest);
     insertTiles(b, loc, forall, bIdx, gIdx, q0, qs, outTile, lseTile);
     b.setInsertionPointAfter(forall);
     return castResults(b, loc, forall.getResults());

@@ -69,10 +69,17 @@
 // ...and acc *= alpha.
 // CHECK:         scf.for
 // CHECK:           arith.mulf {{.*}} : vector<16xf32>
-// P V: unguarded on full tiles, guarded (a zero weight adds nothing, even
-// against NaN in v) on boundary tiles.
+// P V: unguarded on full tiles and on boundary tiles whose V tile is all
+// finite (the sum of v * 0 over the tile is 0); guarded (a zero weight adds
+// nothing, even against NaN in v) otherwise.
+// CHECK:     %[[UNGUARDED:.+]] = scf.if %[[FULL]] -> (i1)
+// CHECK:       scf.yield %true
+// CHECK:     } else {
+// CHECK:       arith.mulf {{.*}} : vector<16xf32>
+// CHECK:       vector.reduction <add>
+// CHECK:       arith.cmpf oeq
 // CHECK:     scf.if
-// CHECK:       scf.if %[[FULL]]
+// CHECK:       scf.if %[[UNGUARDED]]
 // CHECK-COUNT-8: vector.fma
 // CHECK-NOT:     arith.select
 // CHECK:       } else {
