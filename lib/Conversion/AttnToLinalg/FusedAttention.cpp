@@ -1495,7 +1495,7 @@ struct ConvertAttnToSplitKvPass
   void runOnOperation() override {
     if (splits <= 0) {
       getOperation()->emitError("attn: splits must be positive; got ")
-          << splits;
+          << static_cast<int64_t>(splits);
       return signalPassFailure();
     }
     if (failed(runFused(getOperation(), tileQ, tileK, false, splits)))

@@ -1,0 +1,24 @@
+// Pass options out of range: a diagnostic and a non-zero exit, no crash.
+// RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-q=-1" 2>&1 | FileCheck %s --check-prefix=TQ
+// RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-k=-8" 2>&1 | FileCheck %s --check-prefix=TK
+// RUN: not attn-opt %s --convert-attn-to-split-kv="splits=0" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not attn-opt %s --convert-attn-to-split-kv="tile-q=-2" 2>&1 | FileCheck %s --check-prefix=DTQ
+// tile-q = tile-k = 0 means "chosen from the shape" (attn::chooseTileSizes).
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=0 tile-k=0" --canonicalize | FileCheck %s --check-prefix=AUTO
+
+// TQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -1, tile-k = 0
+// TK: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = 0, tile-k = -8
+// SPLITS: error: attn: splits must be positive; got 0
+// DTQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -2, tile-k = 0
+
+// MHA, no mask: 256 query rows per tile, 128 keys; 4 query tiles.
+// AUTO-LABEL: func.func @f
+// AUTO: scf.forall (%{{.+}}, %[[QT:.+]]) in (4, 4)
+// AUTO: arith.muli %[[QT]], %c256
+// AUTO: scf.for %[[KT:.+]] = %c0 to %c8 step %c1
+// AUTO: arith.muli %[[KT]], %c128
+func.func @f(%q: tensor<1x4x1024x64xf32>) -> tensor<1x4x1024x64xf32> {
+  %0 = attn.attention q(%q : tensor<1x4x1024x64xf32>) k(%q : tensor<1x4x1024x64xf32>)
+      v(%q : tensor<1x4x1024x64xf32>) -> tensor<1x4x1024x64xf32>
+  return %0 : tensor<1x4x1024x64xf32>
+}
