@@ -9,6 +9,10 @@
 // RUN: attn-opt %S/Inputs/largest-valid.mlir --attn-to-llvm-cpu="form=naive" -o /dev/null
 // RUN: attn-opt %S/Inputs/largest-valid.mlir --attn-to-llvm-cpu="form=fused" -o /dev/null
 // RUN: attn-opt %S/Inputs/largest-valid.mlir --attn-to-llvm-cpu="form=decode" -o /dev/null
+// Empty tensors with B = INT64_MAX (a fuzz finding: the fused form's tile-size
+// choice multiplied B x Hkv x query tiles without saturating; UBSan caught it).
+// RUN: attn-opt %S/Inputs/huge-batch-zero-rows.mlir --attn-to-llvm-cpu="form=fused" -o /dev/null
+// RUN: attn-opt %S/Inputs/huge-batch-zero-rows.mlir --attn-to-llvm-cpu="form=decode" -o /dev/null
 //
 // attn-run with dynamic sizes: the verifier rejects them on the concrete
 // types before any allocation, or the memory check does.

@@ -41,6 +41,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -1538,8 +1540,10 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, bool decode,
     int64_t nq = q.getDimSize(op.getPhysicalDim(2));
     if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(hkv) &&
         !ShapedType::isDynamic(nq)) {
+      // Saturating: static sizes may be as large as INT64_MAX.
       auto iterations = [&](int64_t tq) {
-        return batch * hkv * llvm::divideCeil(nq, tq);
+        uint64_t n = llvm::SaturatingMultiply<uint64_t>(batch, hkv);
+        return llvm::SaturatingMultiply<uint64_t>(n, llvm::divideCeil(nq, tq));
       };
       while (rows > 32 && iterations(rows) < 16)
         rows /= 2;
