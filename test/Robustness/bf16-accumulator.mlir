@@ -1,13 +1,11 @@
-// XFAIL: *
 // bf16 v values near the bf16 maximum (3.39e38) must give finite outputs
 // (docs/Robustness.md): the true result is a weighted mean of the v values.
 //
-// KNOWN LIMITATION (reported, lib/Conversion): every form accumulates
-// sum_j exp(s_j - m) v_j in f32 before dividing by the row sum, and that sum
-// overflows f32 when several keys with weight ~1 hold v near 1.7e38 (f16
-// cannot reach this: 65504 times any realistic number of keys is far below
-// the f32 limit). Here: a uniform row over three keys with v = 2^127 gives
-// inf instead of 2^127. Remove the XFAIL line when fixed.
+// Every form used to accumulate sum_j exp(s_j - m) v_j in f32 before dividing
+// by the row sum, which overflowed here (a uniform row over three keys with
+// v = 2^127 gave inf). The fused and decode forms now keep the accumulator
+// scaled by a power of two below 1 / l, the naive form falls back to a
+// normalized accumulator where the plain one overflows.
 //
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.q.npy f4 1x1x1x2 zeros
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.k.npy f4 1x1x3x2 zeros

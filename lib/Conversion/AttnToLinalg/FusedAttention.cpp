@@ -962,8 +962,32 @@ public:
                     b2, l2, arith::MulFOp::create(b2, l2, alpha, lOld), rowSum);
                 m = tensor::InsertOp::create(b2, l2, mNew, m, ValueRange{r, i});
                 l = tensor::InsertOp::create(b2, l2, lNew, l, ValueRange{r, i});
-                // acc[r, i, :] *= alpha.
-                Value alphaVec = splat(b2, l2, alpha);
+                // The accumulator is kept scaled by s' = buildRowSumScale(l'),
+                // a power of two with l' s' < 1: |acc| stays below the largest
+                // |v|, so it cannot overflow f32 where the result is finite
+                // (bf16 values near the bf16 maximum), and the scaling is
+                // exact. Sweep 3: P *= s'; then acc *= alpha s' / s.
+                Value invL = buildRowSumScale(b2, l2, lNew);
+                Value invLVec = splat(b2, l2, invL);
+                auto scaleLoop = scf::ForOp::create(
+                    b2, l2, zero, ks, step, ValueRange{sumLoop.getResult(1)},
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                      Value x = vector::TransferReadOp::create(
+                          b3, l3, vecTy, it3[0], ValueRange{r, i, j0},
+                          fconst(b3, l3, 0.0), oob);
+                      x = arith::MulFOp::create(b3, l3, x, invLVec);
+                      scf::YieldOp::create(
+                          b3, l3,
+                          vector::TransferWriteOp::create(
+                              b3, l3, x, it3[0], ValueRange{r, i, j0}, oob)
+                              .getResult());
+                    });
+                Value wOld = arith::MulFOp::create(
+                    b2, l2, alpha,
+                    arith::DivFOp::create(b2, l2, invL,
+                                          buildRowSumScale(b2, l2, lOld)));
+                // acc[r, i, :] *= alpha s' / s.
+                Value alphaVec = splat(b2, l2, wOld);
                 auto accLoop = scf::ForOp::create(
                     b2, l2, zero, dv, step, ValueRange{acc},
                     [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
@@ -979,7 +1003,7 @@ public:
                     });
                 scf::YieldOp::create(b2, l2,
                                      ValueRange{m, l, accLoop.getResult(0),
-                                                sumLoop.getResult(1)});
+                                                scaleLoop.getResult(0)});
               });
           scf::YieldOp::create(b1, l1, iLoop.getResults());
         });
@@ -1110,8 +1134,9 @@ public:
     SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
     Value out = outDest ? outDest
                         : Value(tensor::EmptyOp::create(b, loc, outShape, elt));
-    // Vector code, row by row: out[r, i, :] = acc[r, i, :] * (1 / l), with
-    // 1 / l replaced by 0 for a row without keys (l = 0; its acc is 0).
+    // Vector code, row by row: out[r, i, :] = acc[r, i, :] / (l s), with the
+    // accumulator's scale s (softmaxStep; l s is exact), 0 for a row without
+    // keys (l = 0; its acc is 0).
     IndexMath im{b, loc};
     Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
     auto vecTy = VectorType::get({kVW}, f32);
@@ -1127,10 +1152,12 @@ public:
                 if (softmax) {
                   Value l =
                       tensor::ExtractOp::create(b2, l2, st.l, ValueRange{r, i});
+                  Value ls = arith::MulFOp::create(b2, l2, l,
+                                                   buildRowSumScale(b2, l2, l));
                   Value oneF =
                       arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(1));
                   inv = vector::BroadcastOp::create(
-                      b2, l2, vecTy, buildNormalizedOutput(b2, l2, oneF, l));
+                      b2, l2, vecTy, buildNormalizedOutput(b2, l2, oneF, ls));
                 }
                 auto eLoop = scf::ForOp::create(
                     b2, l2, zero, dv, step, it2,
@@ -1362,21 +1389,39 @@ public:
                        nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
                  })
                  .getResult(0);
-    // acc = sum_s w_s acc_s; loops (b, g, r, i, e, s).
+    // softmax: out = sum_s (w_s l_s / L) (acc_s / (l_s s_s)), a convex
+    // combination of the splits' outputs (0 where L = 0), which cannot
+    // overflow where the result is finite; sigmoid: acc = sum_s acc_s.
+    // Loops (b, g, r, i, e, s).
     SmallVector<OpFoldResult> mergedAcc = {batch, hkv, groups, nq, dv};
     Value acc = filled(b, loc, mergedAcc, 0.0);
+    SmallVector<Value> accIns = {pm, pacc, bigM};
+    SmallVector<AffineMap> accMaps = {map(b, 6, {0, 1, 5, 2, 3}),
+                                      map(b, 6, {0, 1, 5, 2, 3, 4}),
+                                      map(b, 6, {0, 1, 2, 3})};
+    if (softmax) {
+      accIns.append({pl, bigL});
+      accMaps.append({map(b, 6, {0, 1, 5, 2, 3}), map(b, 6, {0, 1, 2, 3})});
+    }
+    accMaps.push_back(map(b, 6, {0, 1, 2, 3, 4}));
     acc = linalg::GenericOp::create(
-              b, loc, acc.getType(), ValueRange{pm, pacc, bigM}, acc,
-              {map(b, 6, {0, 1, 5, 2, 3}), map(b, 6, {0, 1, 5, 2, 3, 4}),
-               map(b, 6, {0, 1, 2, 3}), map(b, 6, {0, 1, 2, 3, 4})},
-              iters(5, 1),
+              b, loc, acc.getType(), accIns, acc, accMaps, iters(5, 1),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value w = softmax ? buildMergeWeight(nb, nl, a[0], a[2])
-                                  : Value(arith::ConstantOp::create(
-                                        nb, nl, nb.getF32FloatAttr(1.0)));
-                Value t = arith::MulFOp::create(nb, nl, w, a[1]);
+                Value w =
+                    arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
+                Value x = a[1];
+                if (softmax) {
+                  Value ws = arith::MulFOp::create(
+                      nb, nl, buildMergeWeight(nb, nl, a[0], a[2]), a[3]);
+                  w = buildNormalizedOutput(nb, nl, ws, a[4]);
+                  // acc_s / (l_s s_s): split s's own normalized output.
+                  Value ls = arith::MulFOp::create(
+                      nb, nl, a[3], buildRowSumScale(nb, nl, a[3]));
+                  x = buildNormalizedOutput(nb, nl, x, ls);
+                }
+                Value t = arith::MulFOp::create(nb, nl, w, x);
                 linalg::YieldOp::create(
-                    nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
+                    nb, nl, Value(arith::AddFOp::create(nb, nl, a.back(), t)));
               })
               .getResult(0);
     // Final: out in the op's layout, lse.
@@ -1387,18 +1432,12 @@ public:
     Value out5 = tensor::EmptyOp::create(b, loc, out5Shape, elt);
     SmallVector<Value> ins = {acc};
     SmallVector<AffineMap> maps = {map(b, 5, {0, 1, 2, 3, 4})};
-    if (softmax) {
-      ins.push_back(bigL);
-      maps.push_back(map(b, 5, {0, 1, 2, 3}));
-    }
     maps.push_back(bhnd ? map(b, 5, {0, 1, 2, 3, 4})
                         : map(b, 5, {0, 3, 1, 2, 4}));
     out5 = linalg::GenericOp::create(
                b, loc, out5.getType(), ins, out5, maps, iters(5, 0),
                [&](OpBuilder &nb, Location nl, ValueRange a) {
                  Value o = a[0];
-                 if (softmax)
-                   o = buildNormalizedOutput(nb, nl, o, a[1]);
                  if (elt != f32)
                    o = arith::TruncFOp::create(nb, nl, elt, o);
                  linalg::YieldOp::create(nb, nl, o);

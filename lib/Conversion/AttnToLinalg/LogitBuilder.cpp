@@ -294,3 +294,20 @@ Value mlir::attn::buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l) {
       b, loc, empty, f32Const(b, loc, -std::numeric_limits<double>::infinity()),
       lse);
 }
+
+Value mlir::attn::buildRowSumScale(OpBuilder &b, Location loc, Value l) {
+  // Biased exponent e of l (l >= 0); s = 2^-(e - 126) has biased exponent
+  // 253 - e, clamped to [1, 253] so that s is a normal power of two.
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, l);
+  Value e = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(23)), c(0xff));
+  Value se = arith::SubIOp::create(b, loc, c(253), e);
+  se = arith::MaxSIOp::create(b, loc,
+                              arith::MinSIOp::create(b, loc, se, c(253)), c(1));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(),
+                                  arith::ShLIOp::create(b, loc, se, c(23)));
+}

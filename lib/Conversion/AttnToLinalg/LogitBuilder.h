@@ -86,6 +86,12 @@ Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value l);
 /// lse = m + log l, and exactly -inf for a row without any key (l = 0).
 Value buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l);
 
+/// The power of two s with l * s in [0.5, 1) for a row sum l >= 1 (2^126 for
+/// l = 0): the fused forms keep their accumulator scaled by s, so that it
+/// stays within the range of the v values (no f32 overflow where the result
+/// is finite) while every scaling is exact.
+Value buildRowSumScale(OpBuilder &b, Location loc, Value l);
+
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
 Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
                         Value element);

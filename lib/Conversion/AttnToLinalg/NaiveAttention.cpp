@@ -377,25 +377,46 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     // 4. O = P V in f32, loops (b, g, r, i, e, j).
     SmallVector<OpFoldResult> accShape = {sz.batch, sz.hkv, sz.groups, sz.nq,
                                           sz.dv};
+    // With softmax a second accumulator sums the normalized weights,
+    // accN = sum_j (p_j / l) v_j: a convex combination of v rows that cannot
+    // overflow f32 where the result is finite (bf16 values near the bf16
+    // maximum), used where acc = sum_j p_j v_j overflows. acc / l stays the
+    // result otherwise (it is exact where the sums are, e.g. equal weights).
     Value acc = filled(b, loc, accShape, f32, 0.0);
-    acc = linalg::GenericOp::create(
-              b, loc, acc.getType(), ValueRange{scores, v}, acc,
-              {dims(6, {kB, kG, kR, kI, kX}), kvMap(ctx, layout, 6, kX, kJ),
-               dims(6, {kB, kG, kR, kI, kJ})},
-              iters(5, 1),
-              [&](OpBuilder &nb, Location l, ValueRange a) {
-                // Masked keys have weight exactly 0 and must not contribute
-                // whatever their value (0 * NaN is NaN).
-                Value zero =
-                    arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-                Value isZero = arith::CmpFOp::create(
-                    nb, l, arith::CmpFPredicate::OEQ, a[0], zero);
-                Value p = arith::MulFOp::create(nb, l, a[0], ext(nb, l, a[1]));
-                p = arith::SelectOp::create(nb, l, isZero, zero, p);
-                linalg::YieldOp::create(
-                    nb, l, Value(arith::AddFOp::create(nb, l, a[2], p)));
-              })
-              .getResult(0);
+    SmallVector<Value> pvIns = {scores, v};
+    SmallVector<AffineMap> pvMaps = {dims(6, {kB, kG, kR, kI, kX}),
+                                     kvMap(ctx, layout, 6, kX, kJ)};
+    SmallVector<Value> pvOuts = {acc};
+    if (softmax) {
+      pvIns.push_back(rowSum);
+      pvMaps.push_back(dims(6, {kB, kG, kR, kI}));
+      pvOuts.push_back(filled(b, loc, accShape, f32, 0.0));
+    }
+    for (size_t o = 0; o < pvOuts.size(); ++o)
+      pvMaps.push_back(dims(6, {kB, kG, kR, kI, kJ}));
+    auto pv = linalg::GenericOp::create(
+        b, loc, TypeRange(ValueRange(pvOuts)), pvIns, pvOuts, pvMaps,
+        iters(5, 1), [&](OpBuilder &nb, Location l, ValueRange a) {
+          // Masked keys have weight exactly 0 and must not contribute
+          // whatever their value (0 * NaN is NaN).
+          Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+          Value isZero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                               a[0], zero);
+          Value vj = ext(nb, l, a[1]);
+          Value p = arith::MulFOp::create(nb, l, a[0], vj);
+          p = arith::SelectOp::create(nb, l, isZero, zero, p);
+          SmallVector<Value> next = {
+              arith::AddFOp::create(nb, l, a[softmax ? 3 : 2], p)};
+          if (softmax) {
+            Value w = buildNormalizedOutput(nb, l, a[0], a[2]);
+            Value pn = arith::MulFOp::create(nb, l, w, vj);
+            pn = arith::SelectOp::create(nb, l, isZero, zero, pn);
+            next.push_back(arith::AddFOp::create(nb, l, a[4], pn));
+          }
+          linalg::YieldOp::create(nb, l, next);
+        });
+    acc = pv.getResult(0);
+    Value accN = softmax ? pv.getResult(1) : Value();
 
     // 5. out = acc / l (0 for empty rows), rounded to the element type and
     //    written in the op's layout.
@@ -409,8 +430,8 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     SmallVector<Value> finIns = {acc};
     SmallVector<AffineMap> finMaps = {id(5)};
     if (softmax) {
-      finIns.push_back(rowSum);
-      finMaps.push_back(dims(5, {kB, kG, kR, kI}));
+      finIns.append({rowSum, accN});
+      finMaps.append({dims(5, {kB, kG, kR, kI}), id(5)});
     }
     // The output loop dimension kJ (4) plays the role of the feature e here.
     finMaps.push_back(groupedMap(ctx, layout, 5, kI, kJ));
@@ -418,8 +439,18 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                b, loc, out5.getType(), finIns, out5, finMaps, iters(5, 0),
                [&](OpBuilder &nb, Location l, ValueRange a) {
                  Value o = a[0];
-                 if (softmax)
-                   o = buildNormalizedOutput(nb, l, o, a[1]);
+                 if (softmax) {
+                   Value inf = arith::ConstantOp::create(
+                       nb, l,
+                       nb.getF32FloatAttr(
+                           std::numeric_limits<double>::infinity()));
+                   Value overflow = arith::CmpFOp::create(
+                       nb, l, arith::CmpFPredicate::OEQ,
+                       math::AbsFOp::create(nb, l, o), inf);
+                   o = arith::SelectOp::create(
+                       nb, l, overflow, a[2],
+                       buildNormalizedOutput(nb, l, o, a[1]));
+                 }
                  if (elt != f32)
                    o = arith::TruncFOp::create(nb, l, elt, o);
                  linalg::YieldOp::create(nb, l, o);

@@ -133,13 +133,16 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
                            ? x
                            : arith::ExtFOp::create(nb, nl, f32, x);
               };
-              Value num = arith::AddFOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, wa, ext(a[0])),
-                  arith::MulFOp::create(nb, nl, wb, ext(a[2])));
+              // Normalized weights first: the sum is then a convex
+              // combination of the two outputs and cannot overflow.
               Value den = arith::AddFOp::create(nb, nl, wa, wb);
-              Value o = arith::SelectOp::create(
-                  nb, nl, empty, cst(nb, nl, 0),
-                  arith::DivFOp::create(nb, nl, num, den));
+              Value ua = arith::DivFOp::create(nb, nl, wa, den);
+              Value ub = arith::DivFOp::create(nb, nl, wb, den);
+              Value num = arith::AddFOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, ua, ext(a[0])),
+                  arith::MulFOp::create(nb, nl, ub, ext(a[2])));
+              Value o =
+                  arith::SelectOp::create(nb, nl, empty, cst(nb, nl, 0), num);
               if (elt != f32)
                 o = arith::TruncFOp::create(nb, nl, elt, o);
               linalg::YieldOp::create(nb, nl, o);

@@ -22,9 +22,13 @@
 // CHECK: arith.cmpf oeq
 // CHECK: math.exp
 // CHECK: arith.addf
-// P V reads v in place.
-// CHECK: ins(%{{.+}}, %[[V]] : tensor<2x2x4x16x24xf32>, tensor<2x2x24x32xf32>)
-// Empty rows give 0, not NaN; heads merge back by reshape.
+// P V reads v in place, into two accumulators: sum p v and sum (p / l) v
+// (the second cannot overflow where the result is finite).
+// CHECK: ins(%{{.+}}, %[[V]], %{{.+}} : tensor<2x2x4x16x24xf32>, tensor<2x2x24x32xf32>, tensor<2x2x4x16xf32>)
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<2x2x4x16x32xf32>, tensor<2x2x4x16x32xf32>)
+// out = acc / l, 0 for empty rows (not NaN), or the normalized sum where acc
+// overflowed; heads merge back by reshape.
+// CHECK: math.absf
 // CHECK: arith.divf
 // CHECK: arith.select
 // CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x4x16x32xf32> into tensor<2x8x16x32xf32>
