@@ -212,17 +212,6 @@ const char *formName(AttentionForm f) {
 
 } // namespace
 
-static const DialectRegistry &registry() {
-  static DialectRegistry *r = [] {
-    auto *reg = new DialectRegistry();
-    registerAllDialects(*reg);
-    registerAllExtensions(*reg);
-    reg->insert<AttnDialect>();
-    return reg;
-  }();
-  return *r;
-}
-
 static std::string printOp(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -232,7 +221,8 @@ static std::string printOp(Operation *op) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ByteReader in(data, size);
-  MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
+  MLIRContext ctx(::attn::fuzz::fullRegistry(),
+                  MLIRContext::Threading::DISABLED);
   ctx.loadDialect<AttnDialect, func::FuncDialect>();
   ::attn::fuzz::CollectDiagnostics diags(ctx);
   OpBuilder b(&ctx);

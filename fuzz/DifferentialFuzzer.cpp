@@ -457,17 +457,6 @@ std::vector<HostTensor> makeInputs(const Config &c,
   return inputs;
 }
 
-const DialectRegistry &registry() {
-  static DialectRegistry *r = [] {
-    auto *reg = new DialectRegistry();
-    registerAllDialects(*reg);
-    registerAllExtensions(*reg);
-    reg->insert<AttnDialect>();
-    return reg;
-  }();
-  return *r;
-}
-
 const char *npyDtype(ElementKind kind) {
   switch (kind) {
   case ElementKind::F16:
@@ -535,7 +524,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ByteReader in(data, size);
   Config c = readConfig(in);
 
-  MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
+  MLIRContext ctx(::attn::fuzz::fullRegistry(),
+                  MLIRContext::Threading::DISABLED);
   ctx.loadDialect<AttnDialect, func::FuncDialect>();
   ::attn::fuzz::CollectDiagnostics diags(ctx);
   OpBuilder b(&ctx);

@@ -15,8 +15,13 @@
 #ifndef ATTN_FUZZ_FUZZCOMMON_H
 #define ATTN_FUZZ_FUZZCOMMON_H
 
+#include "attn/IR/AttnOps.h"
+
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
@@ -72,6 +77,19 @@ private:
                << what << "\n";
   llvm::errs().flush();
   std::abort();
+}
+
+/// Every upstream dialect and extension plus attn, built once: what the
+/// builder and differential fuzzers lower through.
+inline const mlir::DialectRegistry &fullRegistry() {
+  static mlir::DialectRegistry *r = [] {
+    auto *reg = new mlir::DialectRegistry();
+    mlir::registerAllDialects(*reg);
+    mlir::registerAllExtensions(*reg);
+    reg->insert<mlir::attn::AttnDialect>();
+    return reg;
+  }();
+  return *r;
 }
 
 } // namespace attn::fuzz

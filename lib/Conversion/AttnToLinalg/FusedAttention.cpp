@@ -268,10 +268,7 @@ public:
                       SmallVector<Value> accs;
                       Value zeros;
                       if (zeroInit)
-                        zeros = arith::ConstantOp::create(
-                            b3, l3, vecTy,
-                            DenseElementsAttr::get(vecTy,
-                                                   b3.getF32FloatAttr(0.0)));
+                        zeros = splatConstant(b3, l3, vecTy, 0.0);
                       for (int64_t ii = 0; ii < kMR; ++ii)
                         accs.push_back(
                             zeroInit
@@ -298,10 +295,7 @@ public:
                                 // A lane-wise condition (not a scalar one,
                                 // which LLVM turns into a branch per row):
                                 // a masked FMA.
-                                Value zero = arith::ConstantOp::create(
-                                    b4, l4, vecTy,
-                                    DenseElementsAttr::get(
-                                        vecTy, b4.getF32FloatAttr(0.0)));
+                                Value zero = splatConstant(b4, l4, vecTy, 0.0);
                                 Value isZero = arith::CmpFOp::create(
                                     b4, l4, arith::CmpFPredicate::OEQ, splat,
                                     zero);
@@ -326,6 +320,28 @@ public:
           scf::YieldOp::create(b1, l1, iLoop.getResult(0));
         });
     return rLoop.getResult(0);
+  }
+
+  /// Indices of row j, column `col` of a K or V tile ([1, 1, ks, D] or
+  /// [1, ks, 1, D]); `zero` is an index constant 0.
+  SmallVector<Value> kvIndex(Value zero, Value j, Value col) {
+    if (layout == Layout::bhnd)
+      return {zero, zero, j, col};
+    return {zero, j, zero, col};
+  }
+  /// Indices of head r, row i, column `col` of a query or out tile
+  /// ([1, R, qs, D] or [1, qs, R, D]).
+  SmallVector<Value> headRowIndex(Value zero, Value r, Value i, Value col) {
+    if (layout == Layout::bhnd)
+      return {zero, r, i, col};
+    return {zero, i, r, col};
+  }
+  /// A vector constant with every lane `v`.
+  static Value splatConstant(OpBuilder &b, Location loc, VectorType type,
+                             double v) {
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
   }
 
   /// A static size, or kDynamic.
@@ -358,23 +374,17 @@ public:
   Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
                   Value sInit, Value qs, Value ks) {
     IndexMath im{b, loc};
-    bool bhnd = layout == Layout::bhnd;
     auto vecTy = VectorType::get({kVW}, f32);
     Value zero = im.c(0), one = im.c(1);
     int64_t d = staticSize(dqk);
     bool dInBounds = !ShapedType::isDynamic(d) && d % kVW == 0;
     auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
-      return arith::ConstantOp::create(
-          nb, nl, vecTy, DenseElementsAttr::get(vecTy, nb.getF32FloatAttr(0)));
+      return splatConstant(nb, nl, vecTy, 0.0);
     };
     auto qIdx = [&](Value r, Value i, Value d0) {
-      return bhnd ? SmallVector<Value>{zero, r, i, d0}
-                  : SmallVector<Value>{zero, i, r, d0};
+      return headRowIndex(zero, r, i, d0);
     };
-    auto kIdx = [&](Value j, Value d0) {
-      return bhnd ? SmallVector<Value>{zero, zero, j, d0}
-                  : SmallVector<Value>{zero, j, zero, d0};
-    };
+    auto kIdx = [&](Value j, Value d0) { return kvIndex(zero, j, d0); };
     // sum_d q[r, i, d] k[j, d] as a 16-lane vector.
     auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
                    Value j) -> Value {
@@ -434,7 +444,6 @@ public:
   Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
                   Value qs, Value ks, bool guard) {
     IndexMath im{b, loc};
-    bool bhnd = layout == Layout::bhnd;
     auto vecTy = VectorType::get({kVW}, f32);
     Value zero = im.c(0), one = im.c(1);
     int64_t e = staticSize(dv);
@@ -474,17 +483,12 @@ public:
                             if (guard)
                               isZero = arith::CmpFOp::create(
                                   b4, l4, arith::CmpFPredicate::OEQ, splat,
-                                  arith::ConstantOp::create(
-                                      b4, l4, vecTy,
-                                      DenseElementsAttr::get(
-                                          vecTy, b4.getF32FloatAttr(0.0))));
+                                  splatConstant(b4, l4, vecTy, 0.0));
                             SmallVector<Value> next;
                             for (int64_t c = 0; c < width; ++c) {
                               Value z =
                                   arith::ConstantIndexOp::create(b4, l4, 0);
-                              SmallVector<Value> idx =
-                                  bhnd ? SmallVector<Value>{z, z, j, cols[c]}
-                                       : SmallVector<Value>{z, j, z, cols[c]};
+                              SmallVector<Value> idx = kvIndex(z, j, cols[c]);
                               Value vv =
                                   readRow(b4, l4, vTile, idx, kVW, eInBounds);
                               Value f = vector::FMAOp::create(b4, l4, splat, vv,
@@ -518,7 +522,6 @@ public:
   Value packTransposed(OpBuilder &b, Location loc, Value kTile, Value kT,
                        Value ks) {
     IndexMath im{b, loc};
-    bool bhnd = layout == Layout::bhnd;
     auto rowTy = VectorType::get({kVW}, f32);
     auto blockTy = VectorType::get({kVW, kVW}, f32);
     Value zero = im.c(0), step = im.c(kVW);
@@ -532,14 +535,10 @@ public:
                 IndexMath m{b2, l2};
                 Value pad =
                     arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(0.0));
-                Value block = arith::ConstantOp::create(
-                    b2, l2, blockTy,
-                    DenseElementsAttr::get(blockTy, b2.getF32FloatAttr(0.0)));
+                Value block = splatConstant(b2, l2, blockTy, 0.0);
                 for (int64_t jj = 0; jj < kVW; ++jj) {
                   Value j = m.add(j0, m.c(jj));
-                  SmallVector<Value> idx =
-                      bhnd ? SmallVector<Value>{zero, zero, j, d0}
-                           : SmallVector<Value>{zero, j, zero, d0};
+                  SmallVector<Value> idx = kvIndex(zero, j, d0);
                   Value row = vector::TransferReadOp::create(
                       b2, l2, rowTy, kTile, idx, pad, ib);
                   block = vector::InsertOp::create(b2, l2, row, block,
@@ -568,22 +567,18 @@ public:
   /// a NaN or an infinity (strict float semantics, no fast-math flags).
   Value allFinite(OpBuilder &b, Location loc, Value vTile, Value ks) {
     IndexMath im{b, loc};
-    bool bhnd = layout == Layout::bhnd;
     auto vecTy = VectorType::get({kVW}, f32);
     Value zero = im.c(0), one = im.c(1);
     int64_t e = staticSize(dv);
     bool eInBounds = !ShapedType::isDynamic(e) && e % kVW == 0;
-    Value zeros = arith::ConstantOp::create(
-        b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getF32FloatAttr(0.0)));
+    Value zeros = splatConstant(b, loc, vecTy, 0.0);
     auto jLoop = scf::ForOp::create(
         b, loc, zero, ks, one, ValueRange{zeros},
         [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
           auto eLoop = scf::ForOp::create(
               b1, l1, zero, dv, im.c(kVW), it1,
               [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
-                SmallVector<Value> idx =
-                    bhnd ? SmallVector<Value>{zero, zero, j, e0}
-                         : SmallVector<Value>{zero, j, zero, e0};
+                SmallVector<Value> idx = kvIndex(zero, j, e0);
                 Value v = readRow(b2, l2, vTile, idx, kVW, eInBounds);
                 Value z = arith::MulFOp::create(b2, l2, v, zeros);
                 scf::YieldOp::create(
@@ -1017,7 +1012,6 @@ public:
   /// microkernel multiply weights by V unguarded.
   State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
                Value qs, Value full, const RowLogits &rowLogits) {
-    bool bhnd = layout == Layout::bhnd;
     AffineMap id3 = map(b, 3, {0, 1, 2});
 
     Value newM = st.m, alphaL = st.l, alphaAcc = st.acc;
@@ -1092,8 +1086,7 @@ public:
               Value pad =
                   arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
               Value z = arith::ConstantIndexOp::create(bb, bl, 0);
-              SmallVector<Value> idx = bhnd ? SmallVector<Value>{z, z, j, e0}
-                                            : SmallVector<Value>{z, j, z, e0};
+              SmallVector<Value> idx = kvIndex(z, j, e0);
               SmallVector<bool> inBounds = {true};
               return Value(vector::TransferReadOp::create(
                   bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
@@ -1130,7 +1123,6 @@ public:
   std::pair<Value, Value> finalize(OpBuilder &b, Location loc, State st,
                                    Value qs, Value outDest = {},
                                    Value lseDest = {}) {
-    bool bhnd = layout == Layout::bhnd;
     SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
     Value out = outDest ? outDest
                         : Value(tensor::EmptyOp::create(b, loc, outShape, elt));
@@ -1171,9 +1163,7 @@ public:
                       if (elt != f32)
                         o = arith::TruncFOp::create(
                             b3, l3, VectorType::get({kVW}, elt), o);
-                      SmallVector<Value> idx =
-                          bhnd ? SmallVector<Value>{zero, r, i, e0}
-                               : SmallVector<Value>{zero, i, r, e0};
+                      SmallVector<Value> idx = headRowIndex(zero, r, i, e0);
                       scf::YieldOp::create(b3, l3,
                                            vector::TransferWriteOp::create(
                                                b3, l3, o, it3[0], idx, ib)
