@@ -158,8 +158,21 @@ static LogicalResult verifySizesFit(Operation *op, const ProblemSizes &sizes) {
 }
 
 /// Verifies the operands and attributes shared by both ops.
+/// Takes the logical sizes that `sizes` leaves dynamic from a modifier that
+/// states them: the first one that does fixes the size, and the modifiers
+/// after it are checked against it (as they are against q's own sizes).
+static void refineSizes(ProblemSizes &sizes, RankedTensorType type) {
+  int64_t *target[4] = {&sizes.batch, &sizes.numQueryHeads, &sizes.queryLen,
+                        &sizes.kvLen};
+  ArrayRef<int64_t> shape = type.getShape();
+  size_t offset = 4 - std::min<size_t>(shape.size(), 4);
+  for (size_t i = 0; i < shape.size() && i < 4; ++i)
+    if (*target[offset + i] == kDyn && shape[i] != kDyn && shape[i] != 1)
+      *target[offset + i] = shape[i];
+}
+
 template <typename OpTy>
-static LogicalResult verifyModifiers(OpTy op, const ProblemSizes &sizes) {
+static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
   Operation *raw = op.getOperation();
   if (Value kvLen = op.getKvLen()) {
     auto type = cast<RankedTensorType>(kvLen.getType());
@@ -168,15 +181,18 @@ static LogicalResult verifyModifiers(OpTy op, const ProblemSizes &sizes) {
              << "kv_len must be a rank-1 tensor with one length per batch "
                 "entry (B = "
              << fmtSize(sizes.batch) << "); got " << type;
+    if (sizes.batch == kDyn)
+      sizes.batch = type.getDimSize(0);
   }
-  if (Value mask = op.getMask())
-    if (failed(verifyBroadcastable(
-            raw, "mask", cast<RankedTensorType>(mask.getType()), sizes)))
+  for (auto [what, value] : {std::pair<StringRef, Value>{"mask", op.getMask()},
+                             {"bias", op.getBias()}}) {
+    if (!value)
+      continue;
+    auto type = cast<RankedTensorType>(value.getType());
+    if (failed(verifyBroadcastable(raw, what, type, sizes)))
       return failure();
-  if (Value bias = op.getBias())
-    if (failed(verifyBroadcastable(
-            raw, "bias", cast<RankedTensorType>(bias.getType()), sizes)))
-      return failure();
+    refineSizes(sizes, type);
+  }
   if (Value slopes = op.getAlibiSlopes()) {
     auto type = cast<RankedTensorType>(slopes.getType());
     if (type.getRank() != 1 ||

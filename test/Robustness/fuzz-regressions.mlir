@@ -66,3 +66,47 @@ func.func @projected_dynamic_batch(%x: tensor<?x?x2xf32>, %kv: tensor<4x16x2xf32
       -> tensor<4x?x2xf32>
   return %0 : tensor<4x?x2xf32>
 }
+
+// -----
+
+// attn-fuzz-builder, fuzz/regressions/builder/mask-bias-disagree-on-dynamic-nq:
+// with N dynamic in x, the mask stated Nq = 16 and the bias Nq = 3; both
+// verified and the naive lowering built a linalg.generic whose operands
+// disagree. The verifier now takes a dynamic size from the first mask or bias
+// dimension that states it and checks the others against it.
+func.func @projected_mask_bias_disagree(%x: tensor<2x?x?xf32>, %w: tensor<?x?xf32>,
+                                        %mask: tensor<16x16xi1>, %bias: tensor<3x16xf32>)
+    -> tensor<2x?x?xf32> {
+  // expected-error @+1 {{bias of shape [3, 16] is not broadcastable to [B, Hq, Nq, Nk] = [2, 1, 16, 16]: dimension 0 has size 3, expected 1 or Nq = 16}}
+  %0 = attn.projected_attention x(%x : tensor<2x?x?xf32>) wq(%w : tensor<?x?xf32>)
+      wk(%w : tensor<?x?xf32>) wv(%w : tensor<?x?xf32>) wo(%w : tensor<?x?xf32>)
+      heads(1, 1) mask(%mask : tensor<16x16xi1>) bias(%bias : tensor<3x16xf32>)
+      -> tensor<2x?x?xf32>
+  return %0 : tensor<2x?x?xf32>
+}
+
+// -----
+
+// The same on attn.attention: a mask of [1, 4, 5] fixes the dynamic Hq = 4,
+// and the bias's Hq = 2 disagrees.
+func.func @attention_mask_bias_disagree(%q: tensor<1x?x?x8xf32>, %k: tensor<1x1x5x8xf32>,
+                                        %mask: tensor<4x1x5xi1>, %bias: tensor<2x1x5xf32>)
+    -> tensor<1x?x?x8xf32> {
+  // expected-error @+1 {{bias of shape [2, 1, 5] is not broadcastable to [B, Hq, Nq, Nk] = [1, 4, ?, 5]: dimension 0 has size 2, expected 1 or Hq = 4}}
+  %0 = attn.attention q(%q : tensor<1x?x?x8xf32>) k(%k : tensor<1x1x5x8xf32>)
+      v(%k : tensor<1x1x5x8xf32>) mask(%mask : tensor<4x1x5xi1>)
+      bias(%bias : tensor<2x1x5xf32>) -> tensor<1x?x?x8xf32>
+  return %0 : tensor<1x?x?x8xf32>
+}
+
+// -----
+
+// Valid: mask and bias agreeing (the bias broadcasts over Nq).
+func.func @mask_bias_agree(%q: tensor<1x?x?x8xf32>, %k: tensor<1x1x5x8xf32>,
+                           %mask: tensor<4x3x5xi1>, %bias: tensor<4x1x5xf32>)
+    -> tensor<1x?x?x8xf32> {
+  %0 = attn.attention q(%q : tensor<1x?x?x8xf32>) k(%k : tensor<1x1x5x8xf32>)
+      v(%k : tensor<1x1x5x8xf32>) mask(%mask : tensor<4x3x5xi1>)
+      bias(%bias : tensor<4x1x5xf32>) -> tensor<1x?x?x8xf32>
+  return %0 : tensor<1x?x?x8xf32>
+}
