@@ -88,6 +88,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
     outOpts.hoistStaticAllocs = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outOpts));
   }
+  // Scratch tiles allocated once per query tile, not per key tile.
+  pm.addPass(createAttnHoistLoopBuffers());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   // Lowers what deallocation leaves behind (bufferization.clone of a

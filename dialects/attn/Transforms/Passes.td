@@ -114,4 +114,47 @@ def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def AttnHoistLoopBuffers : Pass<"attn-hoist-loop-buffers"> {
+  let summary = "Move scratch buffers out of sequential loops";
+  let description = [{
+    The fused form computes each key tile into scratch tensors (the score
+    tile S and the packed K^T tile) created inside the loop over key tiles;
+    after bufferization each is a `memref.alloc` per iteration, that is a
+    `malloc`/`free` pair per tile (and, above glibc's mmap threshold, fresh
+    pages to fault in). The lowering sizes them by loop-invariant values
+    (the query tile's rows and the static tile width, not the last tile's
+    width), so that this pass can allocate them once before the loop.
+
+    An `memref.alloc` inside the body of an `scf.for` moves in front of the
+    loop when all its size operands are defined outside the loop and no alias
+    of the buffer is carried from one iteration to the next (an iter_arg,
+    a loop result or a yielded value) and none is freed already (a
+    `memref.dealloc` in the loop): each iteration then overwrites the
+    buffer before reading it, as the fresh buffer it had before. It moves
+    outward as long as that holds, and never out of an `scf.forall` or
+    `scf.parallel` (each parallel iteration keeps its own buffers). Run it
+    after bufferization and before the deallocation pipeline, which then
+    frees the buffer after the loop.
+
+    Example:
+
+    ```mlir
+    scf.for %k = %c0 to %n step %c1 {
+      %s = memref.alloc(%rows) : memref<?x128xf32>
+      ...
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    %s = memref.alloc(%rows) : memref<?x128xf32>
+    scf.for %k = %c0 to %n step %c1 {
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

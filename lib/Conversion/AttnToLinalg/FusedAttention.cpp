@@ -673,21 +673,34 @@ public:
                                                        kOff, vSz, sizes1(vSz));
 
           bool bhnd = layout == Layout::bhnd;
+          // Scratch tiles are sized by loop-invariant values (the query
+          // tile's rows, the static tile width) and sliced to this tile, so
+          // that --attn-hoist-loop-buffers allocates them once per query
+          // tile instead of once per key tile.
+          auto scratch = [&](OpBuilder &sb, Location sl,
+                             SmallVector<OpFoldResult> sizes,
+                             Type type) -> Value {
+            SmallVector<OpFoldResult> full(sizes);
+            full.back() = sb.getIndexAttr(tileK);
+            Value e = tensor::EmptyOp::create(sb, sl, full, type);
+            SmallVector<OpFoldResult> zeros(sizes.size(), sb.getIndexAttr(0));
+            return tensor::ExtractSliceOp::create(sb, sl, e, zeros, sizes,
+                                                  sizes1(sizes));
+          };
           SmallVector<OpFoldResult> sShape = {groups, qs, ks};
+          Value sTile = scratch(lb, l, sShape, f32);
           // Partial tiles and few rows (decode): dot products over d on the
           // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
           // the reduction), no packing.
           auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-            Value s0 = tensor::EmptyOp::create(nb0, nl0, sShape, f32);
-            return rowwiseQK(nb0, nl0, qTile, kTile, s0, qs, ks);
+            return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
           };
           // Whole register tiles: pack the K tile transposed, kT[d, j], once
           // (it is shared by the R query heads and every row of the query
           // tile), then the vector microkernel broadcasts q[r, i, d] against
           // contiguous rows of kT.
           auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
-            SmallVector<OpFoldResult> ktShape = {dqk, ks};
-            Value kT = tensor::EmptyOp::create(fb, fl, ktShape, elt);
+            Value kT = scratch(fb, fl, {dqk, ks}, elt);
             int64_t d = staticSize(dqk);
             if (!ShapedType::isDynamic(d) && d % kVW == 0) {
               kT = packTransposed(fb, fl, kTile, kT, ks);
@@ -702,9 +715,8 @@ public:
                        })
                        .getResult(0);
             }
-            Value s0 = tensor::EmptyOp::create(fb, fl, sShape, f32);
             return microkernel(
-                fb, fl, s0, qs, ks, dqk,
+                fb, fl, sTile, qs, ks, dqk,
                 [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
                   return readQ(ab, al, qTile, r, i, d);
                 },
