@@ -86,6 +86,10 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   if (opts.outParams) {
     bufferization::BufferResultsToOutParamsPassOptions outOpts;
     outOpts.hoistStaticAllocs = true;
+    // The entry functions are public; without this the pass leaves them
+    // returning their results (and --attn-to-llvm-cpu's signature would not
+    // be the documented inputs-then-outputs one).
+    outOpts.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outOpts));
   }
   // Scratch tiles allocated once per query tile, not per key tile.

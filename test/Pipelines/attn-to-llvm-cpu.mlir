@@ -6,7 +6,12 @@
 // The whole CPU pipeline: attn on tensors down to the LLVM dialect. Results
 // become out-params: inputs first, then the output buffer.
 
-// CHECK-LABEL: llvm.func @f
+// The public entry function takes q, k, v and then the output, each as a
+// rank-4 memref descriptor (2 pointers, offset, 4 sizes, 4 strides), and
+// returns nothing.
+// CHECK-LABEL: llvm.func @f(
+// CHECK-SAME: %arg33: !llvm.ptr, %arg34: !llvm.ptr,
+// CHECK-SAME: %arg43: i64) {
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // CHECK-NOT: attn.
@@ -16,7 +21,8 @@
 // NAIVE-NOT: omp.parallel
 // NAIVE: llvm.call @malloc
 
-// DECODE-LABEL: llvm.func @f
+// DECODE-LABEL: llvm.func @f(
+// DECODE-SAME: %arg43: i64) {
 // DECODE: omp.parallel
 
 // BAD: for the --form option: Cannot find option named 'blocked'
