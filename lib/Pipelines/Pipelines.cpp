@@ -83,15 +83,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   bufOpts.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
-  if (opts.outParams) {
-    bufferization::BufferResultsToOutParamsPassOptions outOpts;
-    outOpts.hoistStaticAllocs = true;
-    // The entry functions are public; without this the pass leaves them
-    // returning their results (and --attn-to-llvm-cpu's signature would not
-    // be the documented inputs-then-outputs one).
-    outOpts.modifyPublicFunctions = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outOpts));
-  }
+  if (opts.outParams)
+    pm.addPass(createAttnResultsToOutParams());
   // Scratch tiles allocated once per query tile, not per key tile.
   pm.addPass(createAttnHoistLoopBuffers());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;

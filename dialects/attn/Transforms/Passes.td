@@ -157,4 +157,32 @@ def AttnHoistLoopBuffers : Pass<"attn-hoist-loop-buffers"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnResultsToOutParams
+    : Pass<"attn-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "Return statically shaped results through out-params";
+  let description = [{
+    Upstream `buffer-results-to-out-params` with the choices of the CPU
+    pipeline's `out-params` option: public functions (every attn spec's entry
+    function is one) are converted too, a returned buffer the function
+    allocates itself becomes the caller's buffer (no copy), and a function
+    whose results are all statically shaped memrefs takes them as trailing
+    arguments and returns nothing. A function with a dynamically shaped
+    result keeps returning its results (the caller could not size the
+    buffer from the signature; upstream rejects the whole module instead).
+
+    Example:
+
+    ```mlir
+    func.func @f(%q: memref<1x2x4x8xf32>) -> memref<1x2x4x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%q: memref<1x2x4x8xf32>, %out: memref<1x2x4x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

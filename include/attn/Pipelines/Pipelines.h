@@ -63,8 +63,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",
-      llvm::cl::desc("Return results through caller-allocated memref "
-                     "arguments appended after the inputs"),
+      llvm::cl::desc("Return statically shaped results through "
+                     "caller-allocated memref arguments appended after the "
+                     "inputs (dynamically shaped results stay results)"),
       llvm::cl::init(true)};
 };
 
@@ -73,8 +74,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 void addAttnFormPasses(OpPassManager &pm, const CpuPipelineOptions &opts);
 
 /// attn (tensors) -> linalg -> bufferized loops -> LLVM dialect, for the
-/// host CPU. Results become out-params (when `outParams`), so every entry
-/// function takes only memref arguments: inputs, then outputs.
+/// host CPU. Statically shaped results become out-params (when
+/// `outParams`), so such an entry function takes only memref arguments:
+/// inputs, then outputs.
 void buildAttnCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &opts);
 
 /// Runs the CPU pipeline on `module` in place.

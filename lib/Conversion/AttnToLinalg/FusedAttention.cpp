@@ -438,9 +438,14 @@ public:
   }
 
   /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
-  /// type, as vector code: per row, up to four 16-lane accumulators of Dv
-  /// stay in registers across the key loop. `guard`: a weight of exactly 0
-  /// (a masked key) adds nothing, even against NaN or inf in v.
+  /// type, as vector code. The R x qs rows of the tile go in blocks of
+  /// kPVRows (then one by one for the rest); per block, up to four 16-lane
+  /// accumulators of Dv per row stay in registers across the key loop, and
+  /// each V row chunk is read once for the whole block (decode's R x 1 rows
+  /// read the V tile once per Dv chunk instead of once per row). `guard`: a
+  /// weight of exactly 0 (a masked key) adds nothing, even against NaN or inf
+  /// in v.
+  static constexpr int64_t kPVRows = 4;
   Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
                   Value qs, Value ks, bool guard) {
     IndexMath im{b, loc};
@@ -452,67 +457,84 @@ public:
       width = std::clamp<int64_t>(llvm::divideCeil(e, kVW), 1, 4);
     bool eInBounds = !ShapedType::isDynamic(e) && e % (width * kVW) == 0;
     SmallVector<bool> ib = {eInBounds};
-    auto rLoop = scf::ForOp::create(
-        b, loc, zero, groups, one, ValueRange{acc},
-        [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-          auto iLoop = scf::ForOp::create(
-              b1, l1, zero, qs, one, it1,
-              [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-                auto eLoop = scf::ForOp::create(
-                    b2, l2, zero, dv, im.c(width * kVW), it2,
-                    [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
-                      IndexMath m3{b3, l3};
-                      Value pad = arith::ConstantOp::create(
-                          b3, l3, b3.getF32FloatAttr(0.0));
-                      SmallVector<Value> accs, cols;
-                      for (int64_t c = 0; c < width; ++c) {
-                        cols.push_back(m3.add(e0, m3.c(c * kVW)));
-                        accs.push_back(vector::TransferReadOp::create(
-                            b3, l3, vecTy, it3[0], ValueRange{r, i, cols[c]},
-                            pad, ib));
-                      }
-                      auto kLoop = scf::ForOp::create(
-                          b3, l3, zero, ks, one, accs,
-                          [&](OpBuilder &b4, Location l4, Value j,
-                              ValueRange a4) {
-                            Value w = tensor::ExtractOp::create(
-                                b4, l4, p, ValueRange{r, i, j});
-                            Value splat =
-                                vector::BroadcastOp::create(b4, l4, vecTy, w);
-                            Value isZero;
+    // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
+    auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
+                         int64_t block, Value init) -> Value {
+      IndexMath m0{b0, l0};
+      auto nLoop = scf::ForOp::create(
+          b0, l0, lo, hi, m0.c(block), ValueRange{init},
+          [&](OpBuilder &b1, Location l1, Value n0, ValueRange it1) {
+            IndexMath m1{b1, l1};
+            SmallVector<Value> rs, is;
+            for (int64_t rb = 0; rb < block; ++rb) {
+              Value n = m1.add(n0, m1.c(rb));
+              rs.push_back(arith::DivUIOp::create(b1, l1, n, qs));
+              is.push_back(arith::RemUIOp::create(b1, l1, n, qs));
+            }
+            auto eLoop = scf::ForOp::create(
+                b1, l1, zero, dv, im.c(width * kVW), it1,
+                [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                  IndexMath m3{b3, l3};
+                  Value pad = arith::ConstantOp::create(
+                      b3, l3, b3.getF32FloatAttr(0.0));
+                  SmallVector<Value> accs, cols;
+                  for (int64_t c = 0; c < width; ++c)
+                    cols.push_back(m3.add(e0, m3.c(c * kVW)));
+                  for (int64_t rb = 0; rb < block; ++rb)
+                    for (int64_t c = 0; c < width; ++c)
+                      accs.push_back(vector::TransferReadOp::create(
+                          b3, l3, vecTy, it3[0],
+                          ValueRange{rs[rb], is[rb], cols[c]}, pad, ib));
+                  auto kLoop = scf::ForOp::create(
+                      b3, l3, zero, ks, one, accs,
+                      [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
+                        Value z = arith::ConstantIndexOp::create(b4, l4, 0);
+                        SmallVector<Value> vv;
+                        for (int64_t c = 0; c < width; ++c)
+                          vv.push_back(readRow(b4, l4, vTile,
+                                               kvIndex(z, j, cols[c]), kVW,
+                                               eInBounds));
+                        SmallVector<Value> next;
+                        for (int64_t rb = 0; rb < block; ++rb) {
+                          Value w = tensor::ExtractOp::create(
+                              b4, l4, p, ValueRange{rs[rb], is[rb], j});
+                          Value splat =
+                              vector::BroadcastOp::create(b4, l4, vecTy, w);
+                          Value isZero;
+                          if (guard)
+                            isZero = arith::CmpFOp::create(
+                                b4, l4, arith::CmpFPredicate::OEQ, splat,
+                                splatConstant(b4, l4, vecTy, 0.0));
+                          for (int64_t c = 0; c < width; ++c) {
+                            Value prev = a4[rb * width + c];
+                            Value f = vector::FMAOp::create(b4, l4, splat,
+                                                            vv[c], prev);
                             if (guard)
-                              isZero = arith::CmpFOp::create(
-                                  b4, l4, arith::CmpFPredicate::OEQ, splat,
-                                  splatConstant(b4, l4, vecTy, 0.0));
-                            SmallVector<Value> next;
-                            for (int64_t c = 0; c < width; ++c) {
-                              Value z =
-                                  arith::ConstantIndexOp::create(b4, l4, 0);
-                              SmallVector<Value> idx = kvIndex(z, j, cols[c]);
-                              Value vv =
-                                  readRow(b4, l4, vTile, idx, kVW, eInBounds);
-                              Value f = vector::FMAOp::create(b4, l4, splat, vv,
-                                                              a4[c]);
-                              if (guard)
-                                f = arith::SelectOp::create(b4, l4, isZero,
-                                                            a4[c], f);
-                              next.push_back(f);
-                            }
-                            scf::YieldOp::create(b4, l4, next);
-                          });
-                      Value out = it3[0];
-                      for (int64_t c = 0; c < width; ++c)
-                        out = vector::TransferWriteOp::create(
-                                  b3, l3, kLoop.getResult(c), out,
-                                  ValueRange{r, i, cols[c]}, ib)
-                                  .getResult();
-                      scf::YieldOp::create(b3, l3, out);
-                    });
-                scf::YieldOp::create(b2, l2, eLoop.getResults());
-              });
-          scf::YieldOp::create(b1, l1, iLoop.getResults());
-        });
-    return rLoop.getResult(0);
+                              f = arith::SelectOp::create(b4, l4, isZero, prev,
+                                                          f);
+                            next.push_back(f);
+                          }
+                        }
+                        scf::YieldOp::create(b4, l4, next);
+                      });
+                  Value out = it3[0];
+                  for (int64_t rb = 0; rb < block; ++rb)
+                    for (int64_t c = 0; c < width; ++c)
+                      out = vector::TransferWriteOp::create(
+                                b3, l3, kLoop.getResult(rb * width + c), out,
+                                ValueRange{rs[rb], is[rb], cols[c]}, ib)
+                                .getResult();
+                  scf::YieldOp::create(b3, l3, out);
+                });
+            scf::YieldOp::create(b1, l1, eLoop.getResults());
+          });
+      return nLoop.getResult(0);
+    };
+    Value rows = im.mul(groups, qs);
+    Value blocked =
+        im.sub(rows, arith::RemUIOp::create(b, loc, rows, im.c(kPVRows)));
+    Value out = rowBlocks(b, loc, zero, blocked, kPVRows, acc);
+    return rowBlocks(b, loc, blocked, rows, 1, out);
   }
 
   /// kT[d, j] = K[j, d] for an f32 K tile with Dqk and `ks` multiples of 16:
