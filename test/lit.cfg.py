@@ -23,3 +23,13 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# A C compiler for the ahead-of-time tests (test/Target/aot-*.mlir): they link
+# an object compiled from a spec into a small C driver.
+import shutil
+for cc in ("cc", "gcc", "clang"):
+    path = shutil.which(cc)
+    if path:
+        config.available_features.add("host-cc")
+        config.substitutions.append(("%host_cc", path))
+        break
