@@ -99,6 +99,9 @@ struct IndexMath {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }
   Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
 };
 
 /// Everything a tile of one attention op needs, built once per op.
@@ -908,11 +911,24 @@ public:
     auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
                        Value j0, Value mask) -> Value {
       Value x = vector::TransferReadOp::create(
-          nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf), oob);
+          nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
+          ArrayRef<bool>{!mask});
       if (rowLogits.scale)
         x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, rowLogits.scale));
+      if (!mask)
+        return x;
       return arith::SelectOp::create(nb, nl, mask, x,
                                      splat(nb, nl, fconst(nb, nl, kNegInf)));
+    };
+    // x - safe for the logits of row (r, i) at columns j0 + [0, kVW) (as
+    // readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
+    // logit is the rounded product, which may overflow to inf (and then
+    // inf - inf makes the row NaN, as in the other forms).
+    auto shiftedLogits = [&](OpBuilder &nb, Location nl, Value t, Value r,
+                             Value i, Value j0, Value mask,
+                             Value negSafe) -> Value {
+      Value x = readRow(nb, nl, t, r, i, j0, mask);
+      return arith::AddFOp::create(nb, nl, x, negSafe);
     };
     // Lanes j0 + [0, kVW) inside [lo, hi) (hi <= ks).
     auto laneMask = [&](OpBuilder &nb, Location nl, Value lo, Value hi,
@@ -941,50 +957,86 @@ public:
                 Value lo, hi = ks;
                 if (rowLogits.keys)
                   std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
-                // Sweep 1: the row max.
-                auto maxLoop = scf::ForOp::create(
-                    b2, l2, zero, ks, step, ValueRange{splat(b2, l2, ninf)},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-                      Value x = readRow(b3, l3, p, r, i, j0,
-                                        laneMask(b3, l3, lo, hi, j0));
-                      scf::YieldOp::create(
-                          b3, l3,
-                          Value(arith::MaxNumFOp::create(b3, l3, it3[0], x)));
-                    });
-                Value tileMax = vector::ReductionOp::create(
-                    b2, l2, vector::CombiningKind::MAXNUMF,
-                    maxLoop.getResult(0));
                 Value mOld =
                     tensor::ExtractOp::create(b2, l2, m, ValueRange{r, i});
-                Value mNew = arith::MaxNumFOp::create(b2, l2, mOld, tileMax);
+                // Sweeps 1 and 2 over the row; `masked`: lanes outside
+                // [lo, hi) and past the tile's end are masked, else every
+                // lane of the row is a logit (the row's keys are the whole
+                // tile, a multiple of kVW wide). Yields m', sum_j P, P.
+                auto sweeps = [&](OpBuilder &b5, Location l5,
+                                  bool masked) -> SmallVector<Value> {
+                  auto maskAt = [&](OpBuilder &nb, Location nl,
+                                    Value j0) -> Value {
+                    return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
+                  };
+                  // Sweep 1: the row max.
+                  auto maxLoop = scf::ForOp::create(
+                      b5, l5, zero, ks, step, ValueRange{splat(b5, l5, ninf)},
+                      [&](OpBuilder &b3, Location l3, Value j0,
+                          ValueRange it3) {
+                        Value x =
+                            readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0));
+                        scf::YieldOp::create(
+                            b3, l3,
+                            Value(arith::MaxNumFOp::create(b3, l3, it3[0], x)));
+                      });
+                  Value tileMax = vector::ReductionOp::create(
+                      b5, l5, vector::CombiningKind::MAXNUMF,
+                      maxLoop.getResult(0));
+                  Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
+                  Value safe = buildSafeMax(b5, l5, mNew);
+                  // Sweep 2: P = exp(x - safe) in place, and its row sum.
+                  Value negSafe =
+                      splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
+                  auto sumLoop = scf::ForOp::create(
+                      b5, l5, zero, ks, step,
+                      ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
+                      [&](OpBuilder &b3, Location l3, Value j0,
+                          ValueRange it3) {
+                        Value mask = maskAt(b3, l3, j0);
+                        Value e = math::ExpOp::create(
+                            b3, l3,
+                            shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
+                                          negSafe));
+                        if (mask)
+                          e = arith::SelectOp::create(
+                              b3, l3, mask, e,
+                              splat(b3, l3, fconst(b3, l3, 0.0)));
+                        Value t = vector::TransferWriteOp::create(
+                                      b3, l3, e, it3[1], ValueRange{r, i, j0},
+                                      ArrayRef<bool>{!mask})
+                                      .getResult();
+                        scf::YieldOp::create(
+                            b3, l3,
+                            ValueRange{
+                                arith::AddFOp::create(b3, l3, it3[0], e, kFast),
+                                t});
+                      });
+                  Value rowSum = vector::ReductionOp::create(
+                      b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),
+                      /*acc=*/Value(), kFast);
+                  return {mNew, rowSum, sumLoop.getResult(1)};
+                };
+                // The whole row is readable: no lane masks (most tiles).
+                IndexMath m2{b2, l2};
+                Value whole = divisible(b2, l2, ks, kVW);
+                if (lo)
+                  whole = m2.andI(whole, m2.eq(lo, zero));
+                if (hi != ks)
+                  whole = m2.andI(whole, m2.eq(hi, ks));
+                auto wholeIf = scf::IfOp::create(
+                    b2, l2, whole,
+                    [&](OpBuilder &tb, Location tl) {
+                      scf::YieldOp::create(tb, tl, sweeps(tb, tl, false));
+                    },
+                    [&](OpBuilder &eb, Location el) {
+                      scf::YieldOp::create(eb, el, sweeps(eb, el, true));
+                    });
+                Value mNew = wholeIf.getResult(0);
+                Value rowSum = wholeIf.getResult(1);
                 Value safe = buildSafeMax(b2, l2, mNew);
                 Value alpha = math::ExpOp::create(
                     b2, l2, arith::SubFOp::create(b2, l2, mOld, safe));
-                // Sweep 2: P = exp(x - safe) in place, and its row sum.
-                Value safeVec = splat(b2, l2, safe);
-                auto sumLoop = scf::ForOp::create(
-                    b2, l2, zero, ks, step,
-                    ValueRange{splat(b2, l2, fconst(b2, l2, 0.0)), p},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-                      Value mask = laneMask(b3, l3, lo, hi, j0);
-                      Value x = readRow(b3, l3, it3[1], r, i, j0, mask);
-                      Value e = math::ExpOp::create(
-                          b3, l3, arith::SubFOp::create(b3, l3, x, safeVec));
-                      e = arith::SelectOp::create(
-                          b3, l3, mask, e, splat(b3, l3, fconst(b3, l3, 0.0)));
-                      Value t =
-                          vector::TransferWriteOp::create(
-                              b3, l3, e, it3[1], ValueRange{r, i, j0}, oob)
-                              .getResult();
-                      scf::YieldOp::create(
-                          b3, l3,
-                          ValueRange{
-                              arith::AddFOp::create(b3, l3, it3[0], e, kFast),
-                              t});
-                    });
-                Value rowSum = vector::ReductionOp::create(
-                    b2, l2, vector::CombiningKind::ADD, sumLoop.getResult(0),
-                    /*acc=*/Value(), kFast);
                 Value lOld =
                     tensor::ExtractOp::create(b2, l2, l, ValueRange{r, i});
                 Value lNew = arith::AddFOp::create(
@@ -999,7 +1051,7 @@ public:
                 Value invL = buildRowSumScale(b2, l2, lNew);
                 Value invLVec = splat(b2, l2, invL);
                 auto scaleLoop = scf::ForOp::create(
-                    b2, l2, zero, ks, step, ValueRange{sumLoop.getResult(1)},
+                    b2, l2, zero, ks, step, ValueRange{wholeIf.getResult(2)},
                     [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
                       Value x = vector::TransferReadOp::create(
                           b3, l3, vecTy, it3[0], ValueRange{r, i, j0},

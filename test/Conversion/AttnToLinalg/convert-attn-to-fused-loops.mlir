@@ -48,24 +48,40 @@
 // Whether the tile is full (no structural mask cuts into it) decides only
 // whether P V must be guarded against masked keys.
 // CHECK:     %[[FULL:.+]] = arith.andi
-// The online softmax as vector code, row by row: the logits (scale, and -inf
-// outside the row's readable keys [lo, hi), two lane masks) and the row max...
+// The online softmax as vector code, row by row: the logits (scale) and the
+// row max, then P = exp(x - m') in place and its row sum. A row whose
+// readable keys [lo, hi) are the whole tile (a multiple of 16 wide) reads
+// every lane as a logit...
 // CHECK:     scf.for %[[R:.+]] = %c0 to %c4 step %c1
 // CHECK:       scf.for %[[I:.+]] = %c0 to %{{.+}} step %c1
-// CHECK:         scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
-// CHECK:           vector.create_mask
-// CHECK:           vector.create_mask
-// CHECK:           vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]
-// CHECK:           arith.mulf {{.*}} : vector<16xf32>
-// CHECK:           arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:           arith.maxnumf {{.*}} : vector<16xf32>
-// CHECK:         vector.reduction <maxnumf>
-// ...then alpha = exp(m - m'), P = exp(x - m') in place and its row sum...
+// CHECK:         scf.if %{{.+}} -> (f32, f32, tensor<?x?x?xf32>)
+// CHECK:           scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK-NOT:         vector.create_mask
+// CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
+// CHECK-NEXT:        arith.mulf {{.*}} : vector<16xf32>
+// CHECK-NEXT:        arith.maxnumf {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <maxnumf>
+// CHECK:           scf.for
+// CHECK:             math.exp %{{.+}} : vector<16xf32>
+// CHECK:             vector.transfer_write
+// CHECK:           vector.reduction <add>
+// ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
+// CHECK:         } else {
+// CHECK:           scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:             vector.create_mask
+// CHECK:             vector.create_mask
+// CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
+// CHECK:             arith.mulf {{.*}} : vector<16xf32>
+// CHECK:             arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:             arith.maxnumf {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <maxnumf>
+// CHECK:           scf.for
+// CHECK:             math.exp %{{.+}} : vector<16xf32>
+// CHECK:             arith.select
+// CHECK:             vector.transfer_write
+// CHECK:           vector.reduction <add>
+// Then alpha = exp(m - m')...
 // CHECK:         math.exp %{{.+}} : f32
-// CHECK:         scf.for
-// CHECK:           math.exp %{{.+}} : vector<16xf32>
-// CHECK:           vector.transfer_write
-// CHECK:         vector.reduction <add>
 // ...and acc *= alpha.
 // CHECK:         scf.for
 // CHECK:           arith.mulf {{.*}} : vector<16xf32>
