@@ -4,10 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/IR/AttnDialect.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -20,6 +22,74 @@ namespace attn {
 using namespace mlir;
 
 namespace {
+
+/// exp(t) for f32 t known to be <= 0 or NaN (the softmax's x - max), marked
+/// by the lowering with `attn::kExpNonPositiveAttr`. Against the general
+/// approximation it drops the upper clamp and the special cases of large
+/// arguments:
+///   k = roundeven(t log2(e)),  r = t - k ln2 (two-constant Cody-Waite)
+///   exp(r) by a degree-6 Taylor polynomial on |r| <= ln2/2 (error < 1e-7
+///   relative), times 2^k built in the exponent field;
+///   t < -87 (exp(t) < 1.7e-38, where 2^k would leave the normal range)
+///   gives 0 (as the general approximation flushes), so -inf gives exactly
+///   0; NaN stays NaN.
+struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->hasAttr(attn::kExpNonPositiveAttr))
+      return failure();
+    Type type = op.getType();
+    auto vecTy = dyn_cast<VectorType>(type);
+    if (getElementTypeOrSelf(type) != rewriter.getF32Type())
+      return failure();
+    Location loc = op.getLoc();
+    ImplicitLocOpBuilder b(loc, rewriter);
+    auto cst = [&](double v) -> Value {
+      Attribute a = b.getF32FloatAttr(v);
+      if (vecTy)
+        return arith::ConstantOp::create(
+            b, type, DenseElementsAttr::get(vecTy, b.getF32FloatAttr(v)));
+      return arith::ConstantOp::create(b, type, cast<TypedAttr>(a));
+    };
+    Type intTy = b.getI32Type();
+    if (vecTy)
+      intTy = VectorType::get(vecTy.getShape(), intTy);
+    auto icst = [&](int32_t v) -> Value {
+      if (vecTy)
+        return arith::ConstantOp::create(
+            b, intTy,
+            DenseElementsAttr::get(cast<ShapedType>(intTy),
+                                   b.getI32IntegerAttr(v)));
+      return arith::ConstantOp::create(b, intTy, b.getI32IntegerAttr(v));
+    };
+    Value t = op.getOperand();
+    Value k = math::RoundEvenOp::create(
+        b, arith::MulFOp::create(b, t, cst(1.44269504088896341)));
+    Value r = math::FmaOp::create(b, k, cst(-0.693359375), t);
+    r = math::FmaOp::create(b, k, cst(2.12194440e-4), r);
+    Value p = cst(1.0 / 720);
+    for (double c : {1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
+      p = math::FmaOp::create(b, p, r, cst(c));
+    // k clamped below at -127 (as one max instruction; NaN and -inf give
+    // -127), so that the conversion is defined: 2^-127 is built as 0.
+    Value kc = arith::SelectOp::create(
+        b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, k, cst(-127.0)),
+        k, cst(-127.0));
+    Value bits = arith::ShLIOp::create(
+        b,
+        arith::AddIOp::create(b, arith::FPToSIOp::create(b, intTy, kc),
+                              icst(127)),
+        icst(23));
+    Value e =
+        arith::MulFOp::create(b, p, arith::BitcastOp::create(b, type, bits));
+    Value tiny =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, t, cst(-87.0));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, tiny, cst(0.0), e);
+    return success();
+  }
+};
+
 struct AttnApproximateMathPass
     : public attn::impl::AttnApproximateMathBase<AttnApproximateMathPass> {
   void runOnOperation() override {
@@ -29,6 +99,7 @@ struct AttnApproximateMathPass
              name == math::LogOp::getOperationName() ||
              name == math::TanhOp::getOperationName();
     };
+    patterns.add<ExpNonPositive>(&getContext(), /*benefit=*/2);
     populateMathPolynomialApproximationPatterns(patterns, wanted);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -994,10 +994,14 @@ public:
                       [&](OpBuilder &b3, Location l3, Value j0,
                           ValueRange it3) {
                         Value mask = maskAt(b3, l3, j0);
-                        Value e = math::ExpOp::create(
+                        auto exp = math::ExpOp::create(
                             b3, l3,
                             shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
                                           negSafe));
+                        // x <= m' (or NaN): the short polynomial applies.
+                        exp->setAttr(kExpNonPositiveAttr,
+                                     UnitAttr::get(b3.getContext()));
+                        Value e = exp;
                         if (mask)
                           e = arith::SelectOp::create(
                               b3, l3, mask, e,
