@@ -976,13 +976,21 @@ public:
                           ValueRange it3) {
                         Value x =
                             readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0));
-                        scf::YieldOp::create(
-                            b3, l3,
-                            Value(arith::MaxNumFOp::create(b3, l3, it3[0], x)));
+                        // max(acc, x) ignoring a NaN x, as a compare and
+                        // select (one vmaxps; maxnumf would add NaN
+                        // fix-ups): the running max is never NaN.
+                        Value gt = arith::CmpFOp::create(
+                            b3, l3, arith::CmpFPredicate::OGT, x, it3[0]);
+                        scf::YieldOp::create(b3, l3,
+                                             Value(arith::SelectOp::create(
+                                                 b3, l3, gt, x, it3[0])));
                       });
+                  // No NaN lane (see above): a shuffle tree, not a chain of
+                  // NaN-aware scalar maxima.
                   Value tileMax = vector::ReductionOp::create(
                       b5, l5, vector::CombiningKind::MAXNUMF,
-                      maxLoop.getResult(0));
+                      maxLoop.getResult(0), /*acc=*/Value(),
+                      arith::FastMathFlags::nnan);
                   Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
                   Value safe = buildSafeMax(b5, l5, mNew);
                   // Sweep 2: P = exp(x - safe) in place, and its row sum.

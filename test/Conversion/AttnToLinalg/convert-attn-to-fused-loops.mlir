@@ -59,8 +59,9 @@
 // CHECK-NOT:         vector.create_mask
 // CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
 // CHECK-NEXT:        arith.mulf {{.*}} : vector<16xf32>
-// CHECK-NEXT:        arith.maxnumf {{.*}} : vector<16xf32>
-// CHECK:           vector.reduction <maxnumf>
+// CHECK-NEXT:        arith.cmpf ogt, {{.*}} : vector<16xf32>
+// CHECK-NEXT:        arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:           vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
 // CHECK:           scf.for
 // CHECK:             math.exp %{{.+}} : vector<16xf32>
 // CHECK:             vector.transfer_write
@@ -73,8 +74,9 @@
 // CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
 // CHECK:             arith.mulf {{.*}} : vector<16xf32>
 // CHECK:             arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:             arith.maxnumf {{.*}} : vector<16xf32>
-// CHECK:           vector.reduction <maxnumf>
+// CHECK:             arith.cmpf ogt
+// CHECK:             arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:           vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
 // CHECK:           scf.for
 // CHECK:             math.exp %{{.+}} : vector<16xf32>
 // CHECK:             arith.select
