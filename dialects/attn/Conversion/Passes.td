@@ -45,7 +45,8 @@ def ConvertAttnToLinalgNaive : Pass<"convert-attn-to-linalg-naive"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
-    "::mlir::cf::ControlFlowDialect"
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -17,6 +17,7 @@
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -382,41 +383,77 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     // overflow f32 where the result is finite (bf16 values near the bf16
     // maximum), used where acc = sum_j p_j v_j overflows. acc / l stays the
     // result otherwise (it is exact where the sums are, e.g. equal weights).
-    Value acc = filled(b, loc, accShape, f32, 0.0);
-    SmallVector<Value> pvIns = {scores, v};
-    SmallVector<AffineMap> pvMaps = {dims(6, {kB, kG, kR, kI, kX}),
-                                     kvMap(ctx, layout, 6, kX, kJ)};
-    SmallVector<Value> pvOuts = {acc};
+    // accN costs a second pass over the scores with a division per term, so
+    // it is computed only when some element of acc overflowed.
+    SmallVector<AffineMap> pvInMaps = {dims(6, {kB, kG, kR, kI, kX}),
+                                       kvMap(ctx, layout, 6, kX, kJ)};
+    AffineMap pvOutMap = dims(6, {kB, kG, kR, kI, kJ});
+    // sum_j w(p_j) v_j, a masked key (weight exactly 0) contributing nothing
+    // whatever its value (0 * NaN is NaN).
+    auto weightedSum = [&](OpBuilder &pb, Location pl, Value rowSumOrNull) {
+      SmallVector<Value> ins = {scores, v};
+      SmallVector<AffineMap> maps(pvInMaps);
+      if (rowSumOrNull) {
+        ins.push_back(rowSumOrNull);
+        maps.push_back(dims(6, {kB, kG, kR, kI}));
+      }
+      maps.push_back(pvOutMap);
+      Value init = filled(pb, pl, accShape, f32, 0.0);
+      return linalg::GenericOp::create(
+                 pb, pl, init.getType(), ins, init, maps, iters(5, 1),
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   Value zero =
+                       arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+                   Value isZero = arith::CmpFOp::create(
+                       nb, l, arith::CmpFPredicate::OEQ, a[0], zero);
+                   Value w = a[0];
+                   if (rowSumOrNull)
+                     w = buildNormalizedOutput(nb, l, a[0], a[2]);
+                   Value p = arith::MulFOp::create(nb, l, w, ext(nb, l, a[1]));
+                   p = arith::SelectOp::create(nb, l, isZero, zero, p);
+                   linalg::YieldOp::create(
+                       nb, l, Value(arith::AddFOp::create(nb, l, a.back(), p)));
+                 })
+          .getResult(0);
+    };
+    Value acc = weightedSum(b, loc, Value());
+    Value accN;
     if (softmax) {
-      pvIns.push_back(rowSum);
-      pvMaps.push_back(dims(6, {kB, kG, kR, kI}));
-      pvOuts.push_back(filled(b, loc, accShape, f32, 0.0));
+      // Whether any |acc| is inf (a 0-d i1 reduction over acc).
+      Type i1 = b.getI1Type();
+      Value flag = linalg::FillOp::create(b, loc,
+                                          ValueRange{arith::ConstantOp::create(
+                                              b, loc, b.getBoolAttr(false))},
+                                          ValueRange{tensor::EmptyOp::create(
+                                              b, loc, ArrayRef<int64_t>{}, i1)})
+                       .getResult(0);
+      flag = linalg::GenericOp::create(
+                 b, loc, flag.getType(), acc, flag,
+                 {id(5), AffineMap::get(5, 0, ctx)}, iters(0, 5),
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   Value inf = arith::ConstantOp::create(
+                       nb, l,
+                       nb.getF32FloatAttr(
+                           std::numeric_limits<double>::infinity()));
+                   Value over = arith::CmpFOp::create(
+                       nb, l, arith::CmpFPredicate::OEQ,
+                       math::AbsFOp::create(nb, l, a[0]), inf);
+                   linalg::YieldOp::create(
+                       nb, l, Value(arith::OrIOp::create(nb, l, a[1], over)));
+                 })
+                 .getResult(0);
+      Value any = tensor::ExtractOp::create(b, loc, flag, ValueRange{});
+      // Without overflow the final select never reads accN: acc stands in.
+      accN = scf::IfOp::create(
+                 b, loc, any,
+                 [&](OpBuilder &tb, Location tl) {
+                   scf::YieldOp::create(tb, tl, weightedSum(tb, tl, rowSum));
+                 },
+                 [&](OpBuilder &eb, Location el) {
+                   scf::YieldOp::create(eb, el, acc);
+                 })
+                 .getResult(0);
     }
-    for (size_t o = 0; o < pvOuts.size(); ++o)
-      pvMaps.push_back(dims(6, {kB, kG, kR, kI, kJ}));
-    auto pv = linalg::GenericOp::create(
-        b, loc, TypeRange(ValueRange(pvOuts)), pvIns, pvOuts, pvMaps,
-        iters(5, 1), [&](OpBuilder &nb, Location l, ValueRange a) {
-          // Masked keys have weight exactly 0 and must not contribute
-          // whatever their value (0 * NaN is NaN).
-          Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-          Value isZero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                               a[0], zero);
-          Value vj = ext(nb, l, a[1]);
-          Value p = arith::MulFOp::create(nb, l, a[0], vj);
-          p = arith::SelectOp::create(nb, l, isZero, zero, p);
-          SmallVector<Value> next = {
-              arith::AddFOp::create(nb, l, a[softmax ? 3 : 2], p)};
-          if (softmax) {
-            Value w = buildNormalizedOutput(nb, l, a[0], a[2]);
-            Value pn = arith::MulFOp::create(nb, l, w, vj);
-            pn = arith::SelectOp::create(nb, l, isZero, zero, pn);
-            next.push_back(arith::AddFOp::create(nb, l, a[4], pn));
-          }
-          linalg::YieldOp::create(nb, l, next);
-        });
-    acc = pv.getResult(0);
-    Value accN = softmax ? pv.getResult(1) : Value();
 
     // 5. out = acc / l (0 for empty rows), rounded to the element type and
     //    written in the op's layout.

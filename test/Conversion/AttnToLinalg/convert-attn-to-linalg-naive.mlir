@@ -22,10 +22,23 @@
 // CHECK: arith.cmpf oeq
 // CHECK: math.exp
 // CHECK: arith.addf
-// P V reads v in place, into two accumulators: sum p v and sum (p / l) v
-// (the second cannot overflow where the result is finite).
-// CHECK: ins(%{{.+}}, %[[V]], %{{.+}} : tensor<2x2x4x16x24xf32>, tensor<2x2x24x32xf32>, tensor<2x2x4x16xf32>)
-// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<2x2x4x16x32xf32>, tensor<2x2x4x16x32xf32>)
+// P V reads v in place: acc = sum p v; then, only if some |acc| is inf, the
+// normalized sum (p / l) v (which cannot overflow where the result is
+// finite) in a second pass.
+// CHECK: %[[ACC:.+]] = linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[V]] : tensor<2x2x4x16x24xf32>, tensor<2x2x24x32xf32>)
+// CHECK-SAME: outs(%{{.+}} : tensor<2x2x4x16x32xf32>)
+// CHECK: %[[ANY:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "reduction", "reduction", "reduction"]
+// CHECK-SAME: ins(%[[ACC]] : tensor<2x2x4x16x32xf32>) outs(%{{.+}} : tensor<i1>)
+// CHECK: math.absf
+// CHECK: arith.ori
+// CHECK: %[[OVER:.+]] = tensor.extract %[[ANY]][] : tensor<i1>
+// CHECK: scf.if %[[OVER]] -> (tensor<2x2x4x16x32xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[V]], %{{.+}} : tensor<2x2x4x16x24xf32>, tensor<2x2x24x32xf32>, tensor<2x2x4x16xf32>)
+// CHECK: arith.divf
+// CHECK: } else {
+// CHECK: scf.yield %[[ACC]]
 // out = acc / l, 0 for empty rows (not NaN), or the normalized sum where acc
 // overflowed; heads merge back by reshape.
 // CHECK: math.absf
