@@ -7,6 +7,7 @@
 #include "attn/IR/AttnDialect.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -46,22 +47,13 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
     Location loc = op.getLoc();
     ImplicitLocOpBuilder b(loc, rewriter);
     auto cst = [&](double v) -> Value {
-      Attribute a = b.getF32FloatAttr(v);
-      if (vecTy)
-        return arith::ConstantOp::create(
-            b, type, DenseElementsAttr::get(vecTy, b.getF32FloatAttr(v)));
-      return arith::ConstantOp::create(b, type, cast<TypedAttr>(a));
+      return createScalarOrSplatConstant(b, loc, type, APFloat(float(v)));
     };
     Type intTy = b.getI32Type();
     if (vecTy)
       intTy = VectorType::get(vecTy.getShape(), intTy);
     auto icst = [&](int32_t v) -> Value {
-      if (vecTy)
-        return arith::ConstantOp::create(
-            b, intTy,
-            DenseElementsAttr::get(cast<ShapedType>(intTy),
-                                   b.getI32IntegerAttr(v)));
-      return arith::ConstantOp::create(b, intTy, b.getI32IntegerAttr(v));
+      return createScalarOrSplatConstant(b, loc, intTy, v);
     };
     Value t = op.getOperand();
     Value k = math::RoundEvenOp::create(

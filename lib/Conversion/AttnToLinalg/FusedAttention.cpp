@@ -946,6 +946,25 @@ public:
                                    arith::XOrIOp::create(nb, nl, before, ones));
     };
 
+    // t[r, i, 0:n] *= factor (a splat), in 16-lane chunks.
+    auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
+                        Value i, Value factor) -> Value {
+      auto loop = scf::ForOp::create(
+          nb, nl, zero, n, step, ValueRange{t},
+          [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+            Value x = vector::TransferReadOp::create(b3, l3, vecTy, it3[0],
+                                                     ValueRange{r, i, j0},
+                                                     fconst(b3, l3, 0.0), oob);
+            x = arith::MulFOp::create(b3, l3, x, factor);
+            scf::YieldOp::create(
+                b3, l3,
+                vector::TransferWriteOp::create(b3, l3, x, it3[0],
+                                                ValueRange{r, i, j0}, oob)
+                    .getResult());
+          });
+      return loop.getResult(0);
+    };
+
     auto rLoop = scf::ForOp::create(
         b, loc, zero, groups, one, ValueRange{st.m, st.l, st.acc, s},
         [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
@@ -1061,42 +1080,17 @@ public:
                 // (bf16 values near the bf16 maximum), and the scaling is
                 // exact. Sweep 3: P *= s'; then acc *= alpha s' / s.
                 Value invL = buildRowSumScale(b2, l2, lNew);
-                Value invLVec = splat(b2, l2, invL);
-                auto scaleLoop = scf::ForOp::create(
-                    b2, l2, zero, ks, step, ValueRange{wholeIf.getResult(2)},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-                      Value x = vector::TransferReadOp::create(
-                          b3, l3, vecTy, it3[0], ValueRange{r, i, j0},
-                          fconst(b3, l3, 0.0), oob);
-                      x = arith::MulFOp::create(b3, l3, x, invLVec);
-                      scf::YieldOp::create(
-                          b3, l3,
-                          vector::TransferWriteOp::create(
-                              b3, l3, x, it3[0], ValueRange{r, i, j0}, oob)
-                              .getResult());
-                    });
+                Value scaledP = scaleRow(b2, l2, wholeIf.getResult(2), ks, r, i,
+                                         splat(b2, l2, invL));
                 Value wOld = arith::MulFOp::create(
                     b2, l2, alpha,
                     arith::DivFOp::create(b2, l2, invL,
                                           buildRowSumScale(b2, l2, lOld)));
                 // acc[r, i, :] *= alpha s' / s.
-                Value alphaVec = splat(b2, l2, wOld);
-                auto accLoop = scf::ForOp::create(
-                    b2, l2, zero, dv, step, ValueRange{acc},
-                    [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
-                      Value a = vector::TransferReadOp::create(
-                          b3, l3, vecTy, it3[0], ValueRange{r, i, e0},
-                          fconst(b3, l3, 0.0), oob);
-                      a = arith::MulFOp::create(b3, l3, a, alphaVec);
-                      scf::YieldOp::create(
-                          b3, l3,
-                          vector::TransferWriteOp::create(
-                              b3, l3, a, it3[0], ValueRange{r, i, e0}, oob)
-                              .getResult());
-                    });
+                Value scaledAcc =
+                    scaleRow(b2, l2, acc, dv, r, i, splat(b2, l2, wOld));
                 scf::YieldOp::create(b2, l2,
-                                     ValueRange{m, l, accLoop.getResult(0),
-                                                scaleLoop.getResult(0)});
+                                     ValueRange{m, l, scaledAcc, scaledP});
               });
           scf::YieldOp::create(b1, l1, iLoop.getResults());
         });

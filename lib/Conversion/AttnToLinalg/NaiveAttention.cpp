@@ -255,6 +255,13 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
       it.append(reduction, IteratorType::reduction);
       return it;
     };
+    // |x| == inf: a sum of p v that overflowed f32.
+    auto overflowed = [](OpBuilder &nb, Location l, Value x) -> Value {
+      Value inf = arith::ConstantOp::create(
+          nb, l, nb.getF32FloatAttr(std::numeric_limits<double>::infinity()));
+      return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                   math::AbsFOp::create(nb, l, x), inf);
+    };
     auto ext = [&](OpBuilder &nb, Location l, Value x) -> Value {
       return x.getType() == f32 ? x : arith::ExtFOp::create(nb, l, f32, x);
     };
@@ -431,13 +438,7 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                  b, loc, flag.getType(), acc, flag,
                  {id(5), AffineMap::get(5, 0, ctx)}, iters(0, 5),
                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                   Value inf = arith::ConstantOp::create(
-                       nb, l,
-                       nb.getF32FloatAttr(
-                           std::numeric_limits<double>::infinity()));
-                   Value over = arith::CmpFOp::create(
-                       nb, l, arith::CmpFPredicate::OEQ,
-                       math::AbsFOp::create(nb, l, a[0]), inf);
+                   Value over = overflowed(nb, l, a[0]);
                    linalg::YieldOp::create(
                        nb, l, Value(arith::OrIOp::create(nb, l, a[1], over)));
                  })
@@ -477,13 +478,7 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
                [&](OpBuilder &nb, Location l, ValueRange a) {
                  Value o = a[0];
                  if (softmax) {
-                   Value inf = arith::ConstantOp::create(
-                       nb, l,
-                       nb.getF32FloatAttr(
-                           std::numeric_limits<double>::infinity()));
-                   Value overflow = arith::CmpFOp::create(
-                       nb, l, arith::CmpFPredicate::OEQ,
-                       math::AbsFOp::create(nb, l, o), inf);
+                   Value overflow = overflowed(nb, l, o);
                    o = arith::SelectOp::create(
                        nb, l, overflow, a[2],
                        buildNormalizedOutput(nb, l, o, a[1]));
