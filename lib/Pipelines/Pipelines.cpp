@@ -7,6 +7,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Target/CpuTarget.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -52,6 +53,8 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     if (opts.tileK > 0)
       fused.tileK = opts.tileK;
     fused.instrumentTiles = opts.instrumentTiles;
+    fused.targetCpu = opts.targetCpu;
+    fused.targetFeatures = opts.targetFeatures;
     pm.addPass(createConvertAttnToFusedLoops(fused));
     return;
   }
@@ -62,6 +65,9 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     if (opts.tileK > 0)
       decode.tileK = opts.tileK;
     decode.splits = opts.splits;
+    decode.instrumentTiles = opts.instrumentTiles;
+    decode.targetCpu = opts.targetCpu;
+    decode.targetFeatures = opts.targetFeatures;
     pm.addPass(createConvertAttnToSplitKv(decode));
     return;
   }
@@ -113,11 +119,17 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  // 16 x 16 f32 transposes (the fused form's K packing) as AVX-512-friendly
-  // shuffles instead of element-wise extracts and inserts.
+  // The f32 transposes of the fused form's K packing are lanes x lanes
+  // blocks: 16 x 16 on AVX-512, lowered to its shuffles; other targets keep
+  // the generic lowering. (An unknown target is reported by
+  // --attn-set-cpu-target below.)
   ConvertVectorToLLVMPassOptions vectorOpts;
-  vectorOpts.vectorTransposeLowering =
-      vector::VectorTransposeLowering::Shuffle16x16;
+  auto target = resolveCpuTarget(opts.targetCpu, opts.targetFeatures);
+  if (target && target->avx512f)
+    vectorOpts.vectorTransposeLowering =
+        vector::VectorTransposeLowering::Shuffle16x16;
+  if (!target)
+    llvm::consumeError(target.takeError());
   pm.addPass(createConvertVectorToLLVMPass(vectorOpts));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -130,6 +142,12 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  // The CPU the forms chose their register tiles for, on every function:
+  // LLVM (JIT, llc, an ahead-of-time object) generates code for it.
+  AttnSetCpuTargetOptions targetOpts;
+  targetOpts.targetCpu = opts.targetCpu;
+  targetOpts.targetFeatures = opts.targetFeatures;
+  pm.addPass(createAttnSetCpuTarget(targetOpts));
 }
 
 LogicalResult mlir::attn::lowerToLLVM(ModuleOp module,

@@ -90,7 +90,12 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     Option<"tileK", "tile-k", "int64_t", "0",
            "Keys per tile (0: chosen from the shape)">,
     Option<"instrumentTiles", "instrument-tiles", "bool", "false",
-           "Call attn_tile_visit for every visited key tile">
+           "Call attn_tile_visit for every visited key tile">,
+    Option<"targetCpu", "target-cpu", "std::string", "\"\"",
+           "LLVM CPU name the code is generated for (register tile, vector "
+           "width; empty: the host), see attn::resolveCpuTarget">,
+    Option<"targetFeatures", "target-features", "std::string", "\"\"",
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -130,7 +135,14 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
            "Query rows per tile (0: the default, 16)">,
     Option<"tileK", "tile-k", "int64_t", "0",
            "Keys per tile (0: the default, 128)">,
-    Option<"splits", "splits", "int64_t", "4", "Number of KV chunks">
+    Option<"splits", "splits", "int64_t", "4", "Number of KV chunks">,
+    Option<"instrumentTiles", "instrument-tiles", "bool", "false",
+           "Call attn_tile_visit for every computed key tile of every split">,
+    Option<"targetCpu", "target-cpu", "std::string", "\"\"",
+           "LLVM CPU name the code is generated for (register tile, vector "
+           "width; empty: the host), see attn::resolveCpuTarget">,
+    Option<"targetFeatures", "target-features", "std::string", "\"\"",
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

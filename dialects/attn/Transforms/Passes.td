@@ -193,4 +193,35 @@ def AttnResultsToOutParams
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnSetCpuTarget : Pass<"attn-set-cpu-target", "::mlir::ModuleOp"> {
+  let summary = "Stamp the target CPU and features on the generated functions";
+  let description = [{
+    Sets `target_cpu` and `target_features` on every `llvm.func` with a body
+    and `llvm.target_triple` on the module, from the pass options or, when
+    they are empty, from the host (`llvm::sys::getHostCPUName` and
+    `getHostCPUFeatures`). LLVM's optimizer and back end read these
+    attributes per function, so the JIT, `mlir-translate | llc` and an
+    object compiled ahead of time all generate code for the same CPU that
+    the attn lowerings chose their register tile and vector width for,
+    whatever the machine that compiles them. An unknown CPU or feature is
+    an error.
+
+    Example: `--attn-set-cpu-target="target-cpu=znver3"` gives
+
+    ```mlir
+    module attributes {llvm.target_triple = "x86_64-unknown-linux-gnu"} {
+      llvm.func @f(...) attributes {target_cpu = "znver3",
+          target_features = #llvm.target_features<[]>} { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"targetCpu", "target-cpu", "std::string", "\"\"",
+           "LLVM CPU name (empty: the host)">,
+    Option<"targetFeatures", "target-features", "std::string", "\"\"",
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -32,6 +32,10 @@ struct JitOptions {
   std::string form = "fused";
   int64_t tileQ = 0, tileK = 0, splits = 4;
   bool instrumentTiles = false;
+  /// CPU to generate code for (an LLVM CPU name and features over its own;
+  /// empty: the host). Compiling for a CPU with features this host lacks
+  /// fails, rather than stopping at run time on an illegal instruction.
+  std::string targetCpu, targetFeatures;
   /// Run parallel iterations on OpenMP threads (OMP_NUM_THREADS).
   bool parallel = true;
   /// LLVM optimization level for the generated code.

@@ -47,6 +47,18 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> splits{
       *this, "splits", llvm::cl::desc("KV chunks of the decode form"),
       llvm::cl::init(4)};
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("LLVM CPU name to generate code for (znver3, haswell, "
+                     "sapphirerapids, ...; empty: the host). Chooses the "
+                     "register tile and vector width, and is stamped on the "
+                     "generated functions"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("LLVM target features over the CPU's own, e.g. "
+                     "+avx2,+fma,-avx512f"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> instrumentTiles{
       *this, "instrument-tiles",
       llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),

@@ -1621,7 +1621,8 @@ struct ConvertAttnToSplitKvPass
           << static_cast<int64_t>(splits);
       return signalPassFailure();
     }
-    if (failed(runFused(getOperation(), tileQ, tileK, false, splits)))
+    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles,
+                            splits)))
       signalPassFailure();
   }
 };

@@ -1,0 +1,86 @@
+//===- CpuTarget.h - what code generation knows of a CPU --------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The target description the CPU code generation reads instead of assuming an
+// instruction set: vector width, register count, FMA units, cache sizes, and
+// the features that change which code is fast (AVX2, AVX-512F, AVX-512 BF16 /
+// FP16, AMX; NEON and SVE for AArch64). It comes from the host
+// (llvm::sys::getHostCPUName / getHostCPUFeatures) or from an LLVM CPU name
+// and feature string (`target-cpu`, `target-features` of the CPU pipeline),
+// so a spec can be compiled for another CPU than the one running the
+// compiler. Features are read from LLVM's own subtarget tables (a CPU name
+// implies its features), never from a hand-written list of CPUs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_CPUTARGET_H
+#define ATTN_TARGET_CPUTARGET_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+/// What code generation needs to know of one CPU.
+struct CpuTarget {
+  /// LLVM target triple, CPU name and feature string. `features` is what the
+  /// generated functions are stamped with (`+avx2,-avx512f,...`): for the
+  /// host, every feature the host reports (so a VM that hides AVX-512 from a
+  /// CPU model that has it is honored); for a named CPU, the user's string
+  /// (the CPU name implies the rest).
+  std::string triple, cpu, features;
+  /// Whether this describes the machine running the compiler.
+  bool isHost = false;
+
+  bool fma = false, avx2 = false, avx512f = false, avx512bf16 = false,
+       avx512fp16 = false, amx = false, neon = false, sve = false;
+
+  /// Width in bits of the vector registers the f32 code uses, and how many
+  /// there are (16 ymm on AVX2, 32 zmm on AVX-512, 32 q on NEON).
+  unsigned vectorBits = 128;
+  unsigned vectorRegisters = 16;
+  /// Vector FMA instructions issued per cycle (0 when the CPU has no FMA).
+  unsigned fmaPerCycle = 0;
+
+  /// Data cache sizes in bytes where known (the host's, from the OS).
+  std::optional<int64_t> l1dBytes, l2Bytes, l3Bytes;
+  /// Cores the kernels may run on: the host's, or 0 when unknown.
+  unsigned cores = 0;
+
+  /// f32 lanes of one vector register.
+  int64_t f32Lanes() const { return vectorBits / 32; }
+  /// A short name of the instruction set the f32 code uses: "AVX-512",
+  /// "AVX2+FMA", "AVX", "SSE2", "NEON", or "scalar".
+  std::string isaName() const;
+  /// One line: CPU, ISA, vector registers, caches.
+  std::string describe() const;
+};
+
+/// The machine running the compiler.
+CpuTarget getHostCpuTarget();
+
+/// A CPU by LLVM name (`znver3`, `haswell`, `sapphirerapids`, `x86-64-v3`;
+/// empty or "host" for this machine) with extra features (`+avx2,-fma`)
+/// applied over the CPU's own, for `triple` (empty: the default triple).
+/// Fails with a message for an unknown CPU name or feature.
+llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu,
+                                           llvm::StringRef features = "",
+                                           llvm::StringRef triple = "");
+
+/// The features `target` uses that this machine lacks: code compiled for it
+/// would stop with an illegal instruction here. Empty when it can run.
+llvm::SmallVector<std::string> featuresMissingOnHost(const CpuTarget &target);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TARGET_CPUTARGET_H
