@@ -34,10 +34,10 @@ func.func @f(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
 // 4 strides), and returns nothing.
 // CHECK-LABEL: llvm.func @g(
 // CHECK-SAME: %arg33: !llvm.ptr, %arg34: !llvm.ptr,
-// CHECK-SAME: %arg43: i64) {
+// CHECK-SAME: %arg43: i64) attributes {target_cpu = "{{.+}}", target_features = #llvm.target_features<{{.+}}>} {
 // CHECK: omp.parallel
 // DECODE-LABEL: llvm.func @g(
-// DECODE-SAME: %arg43: i64) {
+// DECODE-SAME: %arg43: i64) attributes {target_cpu
 func.func @g(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
              %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %o = attn.attention q(%q : tensor<1x4x8x16xf32>) k(%k : tensor<1x2x8x16xf32>)

@@ -313,7 +313,7 @@ struct TileCounts {
 
 /// The fused form's key-tile classification for concrete sizes, computed on
 /// the host with the rules the lowering states (keyRange / isFullTile in
-/// lib/Conversion/AttnToLinalg/FusedAttention.cpp). Counts are per (batch,
+/// lib/Conversion/AttnToCPU/). Counts are per (batch,
 /// K/V head) pair summed over batch; prints one map per distinct kv_len.
 static TileCounts tileMapFor(AttentionOp op, int64_t batch, int64_t nq,
                              int64_t nk, const std::vector<int64_t> &kvLens,

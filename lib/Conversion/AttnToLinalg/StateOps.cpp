@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LogitBuilder.h"
+#include "attn/Conversion/LogitBuilder.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"

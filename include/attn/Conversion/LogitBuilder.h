@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_CONVERSION_LOGITBUILDER_H
-#define ATTN_LIB_CONVERSION_LOGITBUILDER_H
+#ifndef ATTN_CONVERSION_LOGITBUILDER_H
+#define ATTN_CONVERSION_LOGITBUILDER_H
 
 #include "attn/IR/AttnOps.h"
 
@@ -99,4 +99,4 @@ Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
 } // namespace attn
 } // namespace mlir
 
-#endif // ATTN_LIB_CONVERSION_LOGITBUILDER_H
+#endif // ATTN_CONVERSION_LOGITBUILDER_H

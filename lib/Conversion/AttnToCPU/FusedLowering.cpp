@@ -1,0 +1,242 @@
+//===- FusedLowering.cpp - the fused form on the CPU ----------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b, int64_t tileQ,
+                             int64_t tileK, bool instrument)
+    : op(op), tileQ(tileQ), tileK(tileK), instrument(instrument) {
+  Location loc = op.getLoc();
+  layout = op.getLayout();
+  elt = op.getQuery().getType().getElementType();
+  f32 = b.getF32Type();
+  softmax = op.getNormalization() == Normalization::softmax;
+  auto size = [&](Value t, int64_t logical) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical)));
+  };
+  batch = size(op.getQuery(), 0);
+  hq = size(op.getQuery(), 1);
+  hkv = size(op.getKey(), 1);
+  nq = size(op.getQuery(), 2);
+  nk = size(op.getKey(), 2);
+  dqk = size(op.getQuery(), 3);
+  dv = size(op.getValue(), 3);
+  groups = arith::DivUIOp::create(b, loc, hq, hkv);
+  lctx = buildLogitContext(b, loc, op);
+}
+
+Value FusedLowering::branch(OpBuilder &b, Location loc, Value cond, Value c,
+                            function_ref<Value(OpBuilder &, Location)> fast,
+                            function_ref<Value(OpBuilder &, Location)> slow) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location tl) {
+        Value v = fast(tb, tl);
+        if (v.getType() != c.getType())
+          v = tensor::CastOp::create(tb, tl, c.getType(), v);
+        scf::YieldOp::create(tb, tl, v);
+      },
+      [&](OpBuilder &eb, Location el) {
+        Value v = slow(eb, el);
+        if (v.getType() != c.getType())
+          v = tensor::CastOp::create(eb, el, c.getType(), v);
+        scf::YieldOp::create(eb, el, v);
+      });
+  return ifOp.getResult(0);
+}
+
+FusedLowering::State FusedLowering::initState(OpBuilder &b, Location loc,
+                                              Value qs) {
+  SmallVector<OpFoldResult> rows = {groups, qs};
+  SmallVector<OpFoldResult> accShape = {groups, qs, dv};
+  return {filled(b, loc, rows, kNegInf), filled(b, loc, rows, 0.0),
+          filled(b, loc, accShape, 0.0)};
+}
+
+std::pair<Value, Value> FusedLowering::finalize(OpBuilder &b, Location loc,
+                                                State st, Value qs,
+                                                Value outDest, Value lseDest) {
+  SmallVector<OpFoldResult> outShape = headRowSizes(b, groups, qs, dv);
+  Value out =
+      outDest ? outDest : Value(tensor::EmptyOp::create(b, loc, outShape, elt));
+  // Vector code, row by row: out[r, i, :] = acc[r, i, :] / (l s), with the
+  // accumulator's scale s (softmaxStep; l s is exact), 0 for a row without
+  // keys (l = 0; its acc is 0).
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
+  auto vecTy = VectorType::get({kVW}, f32);
+  int64_t e = staticSize(dv);
+  SmallVector<bool> ib = {!ShapedType::isDynamic(e) && e % kVW == 0};
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{out},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              Value inv;
+              if (softmax) {
+                Value l =
+                    tensor::ExtractOp::create(b2, l2, st.l, ValueRange{r, i});
+                Value ls = arith::MulFOp::create(b2, l2, l,
+                                                 buildRowSumScale(b2, l2, l));
+                Value oneF =
+                    arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(1));
+                inv = vector::BroadcastOp::create(
+                    b2, l2, vecTy, buildNormalizedOutput(b2, l2, oneF, ls));
+              }
+              auto eLoop = scf::ForOp::create(
+                  b2, l2, zero, dv, step, it2,
+                  [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                    Value pad = arith::ConstantOp::create(
+                        b3, l3, b3.getF32FloatAttr(0.0));
+                    Value o = vector::TransferReadOp::create(
+                        b3, l3, vecTy, st.acc, ValueRange{r, i, e0}, pad, ib);
+                    if (inv)
+                      o = arith::MulFOp::create(b3, l3, o, inv);
+                    if (elt != f32)
+                      o = arith::TruncFOp::create(
+                          b3, l3, VectorType::get({kVW}, elt), o);
+                    SmallVector<Value> idx = headRowIndex(zero, r, i, e0);
+                    scf::YieldOp::create(b3, l3,
+                                         vector::TransferWriteOp::create(
+                                             b3, l3, o, it3[0], idx, ib)
+                                             .getResult());
+                  });
+              scf::YieldOp::create(b2, l2, eLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  out = rLoop.getResult(0);
+  Value lse;
+  if (op.getLse()) {
+    SmallVector<OpFoldResult> lseShape = {b.getIndexAttr(1), groups, qs};
+    lse = lseDest ? lseDest
+                  : Value(tensor::EmptyOp::create(b, loc, lseShape, f32));
+    lse = linalg::GenericOp::create(
+              b, loc, lse.getType(), ValueRange{st.m, st.l}, lse,
+              {map(b, 2, {0, 1}), map(b, 2, {0, 1}), map(b, 2, {-1, 0, 1})},
+              iters(2, 0),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(nb, nl,
+                                        buildLogSumExp(nb, nl, a[0], a[1]));
+              })
+              .getResult(0);
+  }
+  return {out, lse};
+}
+
+Value FusedLowering::kvLenOf(OpBuilder &b, Location loc, Value bIdx) {
+  Value kvLen = op.getKvLen();
+  if (!kvLen)
+    return nk;
+  Value e = tensor::ExtractOp::create(b, loc, kvLen, bIdx);
+  return buildClampedKvLen(b, loc, lctx, e);
+}
+
+SmallVector<Value> FusedLowering::destinations(OpBuilder &b, Location loc) {
+  SmallVector<Value> dests;
+  dests.push_back(tensor::EmptyOp::create(
+      b, loc,
+      tensor::getMixedSizes(b, loc, op.getQuery()).size() == 4
+          ? outSizes(b, loc)
+          : SmallVector<OpFoldResult>{},
+      elt));
+  if (op.getLse()) {
+    SmallVector<OpFoldResult> s = {batch, hq, nq};
+    dests.push_back(tensor::EmptyOp::create(b, loc, s, f32));
+  }
+  return dests;
+}
+
+SmallVector<OpFoldResult> FusedLowering::outSizes(OpBuilder &b, Location loc) {
+  if (layout == Layout::bhnd)
+    return {batch, hq, nq, dv};
+  return {batch, nq, hq, dv};
+}
+
+void FusedLowering::insertTiles(OpBuilder &b, Location loc,
+                                scf::ForallOp forall, Value bIdx, Value gIdx,
+                                Value q0, Value qs, Value outTile,
+                                Value lseTile) {
+  IndexMath im{b, loc};
+  Value h0 = im.mul(gIdx, groups);
+  auto ones = [&](size_t n) {
+    return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+  };
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> off = headRowOffsets(bIdx, h0, q0);
+  SmallVector<OpFoldResult> sz = headRowSizes(b, groups, qs, dv);
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, outTile, forall.getRegionIterArgs()[0], off, sz, ones(4));
+  if (lseTile) {
+    SmallVector<OpFoldResult> lo = {bIdx, h0, q0};
+    SmallVector<OpFoldResult> ls = {b.getIndexAttr(1), groups, qs};
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, lseTile, forall.getRegionIterArgs()[1], lo, ls, ones(3));
+  }
+}
+
+SmallVector<Value> FusedLowering::castResults(OpBuilder &b, Location loc,
+                                              ValueRange results) {
+  SmallVector<Value> out;
+  for (auto [v, want] : llvm::zip(results, op->getResults())) {
+    Value r = v;
+    if (r.getType() != want.getType())
+      r = tensor::CastOp::create(b, loc, want.getType(), r);
+    out.push_back(r);
+  }
+  return out;
+}
+
+SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
+  IndexMath im{b, loc};
+  Value tq = im.c(tileQ);
+  Value numQTiles = im.ceilDiv(nq, tq);
+  SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles};
+  auto forall =
+      scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  IndexMath m{b, loc};
+  Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
+        qt = forall.getInductionVar(2);
+  Value q0 = m.mul(qt, tq);
+  Value qs = m.min(tq, m.sub(nq, q0));
+  Value kvLen = kvLenOf(b, loc, bIdx);
+  auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
+  Value tk = m.c(tileK);
+  auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
+  State st = initState(b, loc, qs);
+  st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, ktLo, ktHi, st);
+  // The out and lse tiles are computed into slices of the shared outputs
+  // and inserted back at the same place: in place after bufferization.
+  Value h0 = m.mul(gIdx, groups);
+  auto ones = [&](size_t n) {
+    return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+  };
+  SmallVector<OpFoldResult> outSz = headRowSizes(b, groups, qs, dv);
+  Value outDest = tensor::ExtractSliceOp::create(
+      b, loc, forall.getRegionIterArgs()[0], headRowOffsets(bIdx, h0, q0),
+      outSz, ones(4));
+  Value lseDest;
+  if (op.getLse()) {
+    SmallVector<OpFoldResult> lo = {bIdx, h0, q0};
+    SmallVector<OpFoldResult> ls = {b.getIndexAttr(1), groups, qs};
+    lseDest = tensor::ExtractSliceOp::create(
+        b, loc, forall.getRegionIterArgs()[1], lo, ls, ones(3));
+  }
+  auto [outTile, lseTile] = finalize(b, loc, st, qs, outDest, lseDest);
+  insertTiles(b, loc, forall, bIdx, gIdx, q0, qs, outTile, lseTile);
+  b.setInsertionPointAfter(forall);
+  return castResults(b, loc, forall.getResults());
+}

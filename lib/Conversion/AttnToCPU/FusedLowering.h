@@ -1,0 +1,375 @@
+//===- FusedLowering.h - CPU code of the fused and decode forms -*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CPU code generation of the fused form (FlashAttention style) and the
+// split-KV decode form. For every (batch b, K/V head g, query tile) one
+// parallel iteration keeps a running row max m, row sum l and f32
+// accumulator for the R query heads that share K/V head g, and walks the key
+// tiles that the structural masks (kv_len, causal, window) leave readable:
+//
+//   [lo, hi) = readable key range of the tile's rows   (from run-time sizes)
+//   for kt in [lo / Tk, ceil(hi / Tk)):
+//     S    = Q_tile K_tile^T                           [R, Tq, Tk]
+//     S    = logits(S), mask arithmetic only if the tile is a boundary tile
+//     m'   = max(m, rowmax S);  P = exp(S - m');  a = exp(m - m')
+//     l    = a l + rowsum P;    acc = a acc + P V_tile
+//   out = acc / l  (0 where l = 0),  lse = m + log l  (-inf where l = 0)
+//
+// K/V tiles are read once per group of R query heads. No [Nq, Nk] buffer
+// exists: the largest temporary is one [R, Tq, Tk] score tile.
+//
+// The decode form splits each row's readable key range into `splits` chunks
+// processed in parallel, each leaving a partial (acc, m, l); a final merge
+// combines them exactly: M = max m_s, L = sum exp(m_s - M) l_s,
+// out = sum exp(m_s - M) acc_s / L.
+//
+// The code is split along its seams:
+//   FusedLowering.cpp   the op's sizes, state, finalization, the fused grid
+//   TileWalk.cpp        the key-tile loop of one query tile, logits
+//   Microkernels.cpp    Q K^T and P V register-tile kernels, K packing
+//   SoftmaxStep.cpp     the online-softmax bookkeeping of one score tile
+//   SplitKv.cpp         the decode form's grid and exact merge
+//   Passes.cpp          the patterns and passes
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOCPU_FUSEDLOWERING_H
+#define ATTN_LIB_CONVERSION_ATTNTOCPU_FUSEDLOWERING_H
+
+#include "attn/Conversion/LogitBuilder.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <limits>
+
+namespace mlir {
+namespace attn {
+namespace cpu {
+
+using utils::IteratorType;
+
+inline constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Fast-math flags for the contractions: reassociation (vectorized
+/// reductions) and contraction into FMAs. Masking, max and the softmax
+/// bookkeeping keep strict semantics.
+inline constexpr arith::FastMathFlags kFast =
+    arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
+/// Name of the external function instrumented kernels call once per
+/// computed key tile: attn_tile_visit(i64 batch, i64 kvHead, i64 queryTile,
+/// i64 keyTile, i1 boundary).
+inline constexpr StringLiteral kTileVisitFn = "attn_tile_visit";
+
+/// Small arithmetic helpers on index values.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value floorDiv(Value x, Value y) {
+    return arith::FloorDivSIOp::create(b, loc, x, y);
+  }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(b, loc, x, y);
+  }
+  Value sle(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
+  }
+  Value slt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+};
+
+/// Everything a tile of one attention op needs, built once per op.
+class FusedLowering {
+public:
+  FusedLowering(AttentionOp op, OpBuilder &b, int64_t tileQ, int64_t tileK,
+                bool instrument);
+
+  AttentionOp op;
+
+  int64_t tileQ, tileK;
+
+  bool instrument;
+
+  Layout layout;
+
+  Type elt, f32;
+
+  bool softmax;
+
+  Value batch, hq, hkv, groups, nq, nk, dqk, dv;
+
+  LogitContext lctx;
+
+  /// Running state of one query tile: row max, row sum, accumulator.
+  struct State {
+    Value m, l, acc;
+  };
+
+  /// The structurally readable key range [lo, hi) of query rows
+  /// [q0, q0 + qs) of batch entry with valid length kvLen.
+  std::pair<Value, Value> keyRange(OpBuilder &b, Location loc, Value q0,
+                                   Value qs, Value kvLen);
+
+  /// Key tiles [ktLo, ktHi) overlapping keys [lo, hi); empty when lo == hi.
+  std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc, Value lo,
+                                       Value hi, Value tk);
+
+  /// Whether no structural mask cuts into the tile rows [q0, q0+qs) x keys
+  /// [k0, k0+ks): such a tile needs no mask arithmetic.
+  Value isFullTile(OpBuilder &b, Location loc, Value q0, Value qs, Value k0,
+                   Value ks, Value kvLen);
+
+  Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> shape,
+               double v) {
+    Value e = tensor::EmptyOp::create(b, loc, shape, f32);
+    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    return linalg::FillOp::create(b, loc, c, e).getResult(0);
+  }
+
+  AffineMap map(OpBuilder &b, unsigned n, ArrayRef<int64_t> dims) {
+    SmallVector<AffineExpr> e;
+    for (int64_t d : dims)
+      e.push_back(d < 0 ? getAffineConstantExpr(0, b.getContext())
+                        : getAffineDimExpr(d, b.getContext()));
+    return AffineMap::get(n, 0, e, b.getContext());
+  }
+
+  static SmallVector<IteratorType> iters(unsigned par, unsigned red) {
+    SmallVector<IteratorType> it(par, IteratorType::parallel);
+    it.append(red, IteratorType::reduction);
+    return it;
+  }
+
+  Value ext(OpBuilder &b, Location loc, Value x) {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+  }
+
+  /// Slice of q (or out) holding heads [g*R, g*R+R) and rows [q0, q0+qs):
+  /// [1, R, qs, D] (bhnd) or [1, qs, R, D] (bnhd).
+  SmallVector<OpFoldResult> headRowOffsets(Value bIdx, Value h0, Value q0) {
+    if (layout == Layout::bhnd)
+      return {bIdx, h0, q0, OpFoldResult(OpBuilder(op).getIndexAttr(0))};
+    return {bIdx, q0, h0, OpFoldResult(OpBuilder(op).getIndexAttr(0))};
+  }
+
+  SmallVector<OpFoldResult> headRowSizes(OpBuilder &b, OpFoldResult r, Value qs,
+                                         Value d) {
+    if (layout == Layout::bhnd)
+      return {b.getIndexAttr(1), r, qs, d};
+    return {b.getIndexAttr(1), qs, r, d};
+  }
+
+  /// Register-tile shape of the vector microkernel: kMR rows by kNW lanes
+  /// (two 512-bit vectors), i.e. 16 accumulator registers.
+  static constexpr int64_t kMR = 8, kNW = 32;
+
+  /// C[r, i, j] += sum_k A(r, i, k) * Brow(k)[j] on an f32 tensor C of shape
+  /// [R, M, N] with M % kMR == 0 and N % kNW == 0 (checked by the caller):
+  /// an outer-product microkernel that keeps a kMR x kNW block of C in
+  /// vector registers over the whole k loop, broadcasting one A scalar per
+  /// row and reading one contiguous kNW-wide row of B per k.
+  ///
+  /// `zeroInit`: the block starts from 0 instead of C's values (C may be
+  /// uninitialized). `guard`: a zero A scalar contributes nothing, whatever
+  /// B holds (0 * NaN would be NaN): the FMA is masked by A != 0, which is
+  /// how masked keys (weight exactly 0) stay out of P V.
+  Value microkernel(
+      OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
+      function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
+      function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
+      bool zeroInit = false, bool guard = false);
+
+  /// Indices of row j, column `col` of a K or V tile ([1, 1, ks, D] or
+  /// [1, ks, 1, D]); `zero` is an index constant 0.
+  SmallVector<Value> kvIndex(Value zero, Value j, Value col) {
+    if (layout == Layout::bhnd)
+      return {zero, zero, j, col};
+    return {zero, j, zero, col};
+  }
+
+  /// Indices of head r, row i, column `col` of a query or out tile
+  /// ([1, R, qs, D] or [1, qs, R, D]).
+  SmallVector<Value> headRowIndex(Value zero, Value r, Value i, Value col) {
+    if (layout == Layout::bhnd)
+      return {zero, r, i, col};
+    return {zero, i, r, col};
+  }
+
+  /// A vector constant with every lane `v`.
+  static Value splatConstant(OpBuilder &b, Location loc, VectorType type,
+                             double v) {
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+  }
+
+  /// A static size, or kDynamic.
+  static int64_t staticSize(Value v) {
+    if (auto c = getConstantIntValue(v))
+      return *c;
+    return ShapedType::kDynamic;
+  }
+
+  /// Reads `width` lanes of a K, V or Q tile row (any element type) at
+  /// `idx`, extended to f32; lanes past the row's end read 0.
+  Value readRow(OpBuilder &b, Location loc, Value tile, ValueRange idx,
+                int64_t width, bool inBounds);
+
+  /// S[r, i, j] = q[r, i, :] . k[j, :] for any tile shape and element type,
+  /// as vector code: one key row at a time against every query row of the
+  /// tile, the d loop in 16-lane chunks (unrolled into independent
+  /// accumulators when Dqk is static), one horizontal sum per logit. This is
+  /// what decode tiles (R x 1 rows) and tails run.
+  Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
+                  Value sInit, Value qs, Value ks);
+
+  /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
+  /// type, as vector code. The R x qs rows of the tile go in blocks of
+  /// kPVRows (then one by one for the rest); per block, up to four 16-lane
+  /// accumulators of Dv per row stay in registers across the key loop, and
+  /// each V row chunk is read once for the whole block (decode's R x 1 rows
+  /// read the V tile once per Dv chunk instead of once per row). `guard`: a
+  /// weight of exactly 0 (a masked key) adds nothing, even against NaN or inf
+  /// in v.
+  static constexpr int64_t kPVRows = 4;
+
+  Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
+                  Value qs, Value ks, bool guard);
+
+  /// kT[d, j] = K[j, d] for an f32 K tile with Dqk and `ks` multiples of 16:
+  /// 16 x 16 blocks read as 16 row vectors, transposed in registers
+  /// (`vector.transpose`, lowered to AVX-512 shuffles by the pipeline's
+  /// `vector-transpose-lowering=shuffle16x16`) and written as 16 rows.
+  Value packTransposed(OpBuilder &b, Location loc, Value kTile, Value kT,
+                       Value ks);
+
+  /// Whether every value of a V tile [ks, Dv] (in the op's layout) is
+  /// finite: the sum of v * 0 over the tile is 0 exactly when no element is
+  /// a NaN or an infinity (strict float semantics, no fast-math flags).
+  Value allFinite(OpBuilder &b, Location loc, Value vTile, Value ks);
+
+  /// Whether `x` is a multiple of `n` (an i1 value).
+  Value divisible(OpBuilder &b, Location loc, Value x, int64_t n) {
+    IndexMath m{b, loc};
+    Value rem = arith::RemSIOp::create(b, loc, x, m.c(n));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, m.c(0));
+  }
+
+  /// Runs `fast` when `cond` holds and `slow` otherwise; both produce a
+  /// tensor of `c`'s type.
+  Value branch(OpBuilder &b, Location loc, Value cond, Value c,
+               function_ref<Value(OpBuilder &, Location)> fast,
+               function_ref<Value(OpBuilder &, Location)> slow);
+
+  /// q[r, i, d] of a query tile in the op's layout.
+  Value readQ(OpBuilder &b, Location loc, Value qTile, Value r, Value i,
+              Value d);
+
+  /// Processes key tiles [ktLo, ktHi) of one query tile and returns the
+  /// updated running state.
+  State walkKeyTiles(OpBuilder &b, Location loc, Value bIdx, Value gIdx,
+                     Value qt, Value q0, Value qs, Value kvLen, Value ktLo,
+                     Value ktHi, State init);
+
+  /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len
+  /// and ALiBi operands are read with tensor.extract at absolute indices.
+  Value logits(OpBuilder &b, Location loc, Value s, Value bIdx, Value h0,
+               Value q0, Value k0, Value kvLen, bool structural);
+
+  /// Reads a tensor broadcastable to [B, Hq, Nq, Nk] at logical indices.
+  Value extractBroadcast(OpBuilder &b, Location loc, Value t,
+                         ArrayRef<Value> logical);
+
+  /// Lanes of the vector code of the softmax step (one 512-bit register).
+  static constexpr int64_t kVW = 16;
+
+  /// How the softmax step turns raw scores into logits: x = scale * s on
+  /// the keys [lo, hi) (relative to the tile) that row i may read, -inf on
+  /// the others. Null members: s already holds the logits.
+  struct RowLogits {
+    Value scale;
+    std::function<std::pair<Value, Value>(OpBuilder &, Location, Value)> keys;
+  };
+
+  /// The online-softmax bookkeeping of one score tile as explicit vector
+  /// code, row by row (every row of the tile stays in L1 between the two
+  /// sweeps):
+  ///   x    = s[r, i, :], or the logits of `rowLogits` from raw scores
+  ///   m'   = max(m, max_j x);  safe = (m' == -inf ? 0 : m')
+  ///   a    = exp(m - safe)
+  ///   P    = exp(x - safe), written over s;  l' = a l + sum_j P
+  ///   acc[r, i, :] *= a
+  /// Lanes past the tile's end are masked. A NaN logit does not enter the
+  /// row max (maxnumf) but makes its weight, the row sum and so the row's
+  /// out and lse NaN, as the contract says.
+  std::pair<State, Value> softmaxStep(OpBuilder &b, Location loc, State st,
+                                      Value s, Value qs,
+                                      const RowLogits &rowLogits);
+
+  /// One online-softmax step with score tile `s` (logits, or raw scores
+  /// that `rowLogits` turns into logits) and V tile. `full` says the tile has
+  /// no masked key (so every weight is a real one): only then may the
+  /// microkernel multiply weights by V unguarded.
+  State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
+               Value qs, Value full, const RowLogits &rowLogits);
+
+  State initState(OpBuilder &b, Location loc, Value qs);
+
+  /// out tile (in the op's layout, element type) and lse tile [1, R, qs].
+  /// `outDest` / `lseDest`: the slices of the forall's shared outputs the
+  /// tiles go to (so that bufferization writes them in place, without a
+  /// temporary tile and a copy), or null for fresh tiles.
+  std::pair<Value, Value> finalize(OpBuilder &b, Location loc, State st,
+                                   Value qs, Value outDest = {},
+                                   Value lseDest = {});
+
+  Value kvLenOf(OpBuilder &b, Location loc, Value bIdx);
+
+  /// Empty destinations for out and (if present) lse.
+  SmallVector<Value> destinations(OpBuilder &b, Location loc);
+
+  SmallVector<OpFoldResult> outSizes(OpBuilder &b, Location loc);
+
+  /// Writes an out tile and an lse tile into the forall's shared outputs.
+  void insertTiles(OpBuilder &b, Location loc, scf::ForallOp forall, Value bIdx,
+                   Value gIdx, Value q0, Value qs, Value outTile,
+                   Value lseTile);
+
+  SmallVector<Value> castResults(OpBuilder &b, Location loc,
+                                 ValueRange results);
+
+  /// The fused form: forall (b, g, query tile) { walk readable key tiles }.
+  SmallVector<Value> buildFused(OpBuilder &b, Location loc);
+
+  /// The decode form: forall (b, g, query tile, split) computes partial
+  /// states over a chunk of the readable key tiles; a merge combines them.
+  SmallVector<Value> buildSplitKv(OpBuilder &b, Location loc, int64_t splits);
+};
+
+} // namespace cpu
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOCPU_FUSEDLOWERING_H

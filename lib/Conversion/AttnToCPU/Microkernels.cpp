@@ -1,0 +1,336 @@
+//===- Microkernels.cpp - Q K^T and P V register-tile kernels -------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+Value FusedLowering::microkernel(
+    OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
+    bool zeroInit, bool guard) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({kNW}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{c},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange c1) {
+        // Column blocks outside, row blocks inside: the kNW-wide panel
+        // of B stays in L1 while every row block of A passes over it.
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, n, im.c(kNW), c1,
+            [&](OpBuilder &b2, Location l2, Value j0, ValueRange c2) {
+              auto jLoop = scf::ForOp::create(
+                  b2, l2, zero, m, im.c(kMR), c2,
+                  [&](OpBuilder &b3, Location l3, Value i0, ValueRange c3) {
+                    IndexMath m3{b3, l3};
+                    Value pad = arith::ConstantOp::create(
+                        b3, l3, b3.getF32FloatAttr(0.0));
+                    SmallVector<bool> inBounds = {true};
+                    SmallVector<Value> accs;
+                    Value zeros;
+                    if (zeroInit)
+                      zeros = splatConstant(b3, l3, vecTy, 0.0);
+                    for (int64_t ii = 0; ii < kMR; ++ii)
+                      accs.push_back(
+                          zeroInit
+                              ? zeros
+                              : Value(vector::TransferReadOp::create(
+                                    b3, l3, vecTy, c3[0],
+                                    ValueRange{r, m3.add(i0, m3.c(ii)), j0},
+                                    pad, inBounds)));
+                    auto kLoop = scf::ForOp::create(
+                        b3, l3, zero, kEnd, one, accs,
+                        [&](OpBuilder &b4, Location l4, Value k,
+                            ValueRange a4) {
+                          IndexMath m4{b4, l4};
+                          Value row = readB(b4, l4, k, j0);
+                          SmallVector<Value> next;
+                          for (int64_t ii = 0; ii < kMR; ++ii) {
+                            Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
+                            Value splat =
+                                vector::BroadcastOp::create(b4, l4, vecTy, a);
+                            Value fma = vector::FMAOp::create(b4, l4, splat,
+                                                              row, a4[ii]);
+                            if (guard) {
+                              // A lane-wise condition (not a scalar one,
+                              // which LLVM turns into a branch per row):
+                              // a masked FMA.
+                              Value zero = splatConstant(b4, l4, vecTy, 0.0);
+                              Value isZero = arith::CmpFOp::create(
+                                  b4, l4, arith::CmpFPredicate::OEQ, splat,
+                                  zero);
+                              fma = arith::SelectOp::create(b4, l4, isZero,
+                                                            a4[ii], fma);
+                            }
+                            next.push_back(fma);
+                          }
+                          scf::YieldOp::create(b4, l4, next);
+                        });
+                    Value out = c3[0];
+                    for (int64_t ii = 0; ii < kMR; ++ii)
+                      out =
+                          vector::TransferWriteOp::create(
+                              b3, l3, kLoop.getResult(ii), out,
+                              ValueRange{r, m3.add(i0, m3.c(ii)), j0}, inBounds)
+                              .getResult();
+                    scf::YieldOp::create(b3, l3, out);
+                  });
+              scf::YieldOp::create(b2, l2, jLoop.getResult(0));
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResult(0));
+      });
+  return rLoop.getResult(0);
+}
+
+Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
+                             ValueRange idx, int64_t width, bool inBounds) {
+  auto tileTy = cast<RankedTensorType>(tile.getType());
+  Type e = tileTy.getElementType();
+  Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(e));
+  SmallVector<bool> ib = {inBounds};
+  Value x = vector::TransferReadOp::create(b, loc, VectorType::get({width}, e),
+                                           tile, idx, pad, ib);
+  if (e != f32)
+    x = arith::ExtFOp::create(b, loc, VectorType::get({width}, f32), x);
+  return x;
+}
+
+Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
+                               Value kTile, Value sInit, Value qs, Value ks) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({kVW}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  int64_t d = staticSize(dqk);
+  bool dInBounds = !ShapedType::isDynamic(d) && d % kVW == 0;
+  auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
+    return splatConstant(nb, nl, vecTy, 0.0);
+  };
+  auto qIdx = [&](Value r, Value i, Value d0) {
+    return headRowIndex(zero, r, i, d0);
+  };
+  auto kIdx = [&](Value j, Value d0) { return kvIndex(zero, j, d0); };
+  // sum_d q[r, i, d] k[j, d] as a 16-lane vector.
+  auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
+                 Value j) -> Value {
+    IndexMath m{nb, nl};
+    auto chunk = [&](OpBuilder &cb, Location cl, Value d0, Value acc) {
+      Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), kVW, dInBounds);
+      Value kv = readRow(cb, cl, kTile, kIdx(j, d0), kVW, dInBounds);
+      return Value(vector::FMAOp::create(cb, cl, qv, kv, acc));
+    };
+    if (!ShapedType::isDynamic(d) && d <= 16 * kVW) {
+      // Unrolled, four independent chains.
+      int64_t chunks = llvm::divideCeil(d, kVW);
+      SmallVector<Value> accs(std::min<int64_t>(chunks, 4), zeros(nb, nl));
+      for (int64_t c = 0; c < chunks; ++c)
+        accs[c % accs.size()] =
+            chunk(nb, nl, m.c(c * kVW), accs[c % accs.size()]);
+      Value sum = accs[0];
+      for (size_t a = 1; a < accs.size(); ++a)
+        sum = arith::AddFOp::create(nb, nl, sum, accs[a], kFast);
+      return sum;
+    }
+    auto loop = scf::ForOp::create(
+        nb, nl, zero, dqk, m.c(kVW), ValueRange{zeros(nb, nl)},
+        [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
+          scf::YieldOp::create(lb, ll, chunk(lb, ll, d0, it[0]));
+        });
+    return loop.getResult(0);
+  };
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, one, ValueRange{sInit},
+      [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        auto rLoop = scf::ForOp::create(
+            b1, l1, zero, groups, one, it1,
+            [&](OpBuilder &b2, Location l2, Value r, ValueRange it2) {
+              auto iLoop = scf::ForOp::create(
+                  b2, l2, zero, qs, one, it2,
+                  [&](OpBuilder &b3, Location l3, Value i, ValueRange it3) {
+                    Value sum = vector::ReductionOp::create(
+                        b3, l3, vector::CombiningKind::ADD,
+                        dot(b3, l3, r, i, j), /*acc=*/Value(), kFast);
+                    scf::YieldOp::create(
+                        b3, l3,
+                        Value(tensor::InsertOp::create(b3, l3, sum, it3[0],
+                                                       ValueRange{r, i, j})));
+                  });
+              scf::YieldOp::create(b2, l2, iLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, rLoop.getResults());
+      });
+  return jLoop.getResult(0);
+}
+
+Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
+                               Value vTile, Value qs, Value ks, bool guard) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({kVW}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  int64_t e = staticSize(dv);
+  int64_t width = 4;
+  if (!ShapedType::isDynamic(e))
+    width = std::clamp<int64_t>(llvm::divideCeil(e, kVW), 1, 4);
+  bool eInBounds = !ShapedType::isDynamic(e) && e % (width * kVW) == 0;
+  SmallVector<bool> ib = {eInBounds};
+  // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
+  auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
+                       int64_t block, Value init) -> Value {
+    IndexMath m0{b0, l0};
+    auto nLoop = scf::ForOp::create(
+        b0, l0, lo, hi, m0.c(block), ValueRange{init},
+        [&](OpBuilder &b1, Location l1, Value n0, ValueRange it1) {
+          IndexMath m1{b1, l1};
+          SmallVector<Value> rs, is;
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value n = m1.add(n0, m1.c(rb));
+            rs.push_back(arith::DivUIOp::create(b1, l1, n, qs));
+            is.push_back(arith::RemUIOp::create(b1, l1, n, qs));
+          }
+          auto eLoop = scf::ForOp::create(
+              b1, l1, zero, dv, im.c(width * kVW), it1,
+              [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                IndexMath m3{b3, l3};
+                Value pad =
+                    arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
+                SmallVector<Value> accs, cols;
+                for (int64_t c = 0; c < width; ++c)
+                  cols.push_back(m3.add(e0, m3.c(c * kVW)));
+                for (int64_t rb = 0; rb < block; ++rb)
+                  for (int64_t c = 0; c < width; ++c)
+                    accs.push_back(vector::TransferReadOp::create(
+                        b3, l3, vecTy, it3[0],
+                        ValueRange{rs[rb], is[rb], cols[c]}, pad, ib));
+                auto kLoop = scf::ForOp::create(
+                    b3, l3, zero, ks, one, accs,
+                    [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
+                      Value z = arith::ConstantIndexOp::create(b4, l4, 0);
+                      SmallVector<Value> vv;
+                      for (int64_t c = 0; c < width; ++c)
+                        vv.push_back(readRow(b4, l4, vTile,
+                                             kvIndex(z, j, cols[c]), kVW,
+                                             eInBounds));
+                      SmallVector<Value> next;
+                      for (int64_t rb = 0; rb < block; ++rb) {
+                        Value w = tensor::ExtractOp::create(
+                            b4, l4, p, ValueRange{rs[rb], is[rb], j});
+                        Value splat =
+                            vector::BroadcastOp::create(b4, l4, vecTy, w);
+                        Value isZero;
+                        if (guard)
+                          isZero = arith::CmpFOp::create(
+                              b4, l4, arith::CmpFPredicate::OEQ, splat,
+                              splatConstant(b4, l4, vecTy, 0.0));
+                        for (int64_t c = 0; c < width; ++c) {
+                          Value prev = a4[rb * width + c];
+                          Value f =
+                              vector::FMAOp::create(b4, l4, splat, vv[c], prev);
+                          if (guard)
+                            f = arith::SelectOp::create(b4, l4, isZero, prev,
+                                                        f);
+                          next.push_back(f);
+                        }
+                      }
+                      scf::YieldOp::create(b4, l4, next);
+                    });
+                Value out = it3[0];
+                for (int64_t rb = 0; rb < block; ++rb)
+                  for (int64_t c = 0; c < width; ++c)
+                    out = vector::TransferWriteOp::create(
+                              b3, l3, kLoop.getResult(rb * width + c), out,
+                              ValueRange{rs[rb], is[rb], cols[c]}, ib)
+                              .getResult();
+                scf::YieldOp::create(b3, l3, out);
+              });
+          scf::YieldOp::create(b1, l1, eLoop.getResults());
+        });
+    return nLoop.getResult(0);
+  };
+  Value rows = im.mul(groups, qs);
+  Value blocked =
+      im.sub(rows, arith::RemUIOp::create(b, loc, rows, im.c(kPVRows)));
+  Value out = rowBlocks(b, loc, zero, blocked, kPVRows, acc);
+  return rowBlocks(b, loc, blocked, rows, 1, out);
+}
+
+Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
+                                    Value kT, Value ks) {
+  IndexMath im{b, loc};
+  auto rowTy = VectorType::get({kVW}, f32);
+  auto blockTy = VectorType::get({kVW, kVW}, f32);
+  Value zero = im.c(0), step = im.c(kVW);
+  SmallVector<bool> ib = {true};
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, step, ValueRange{kT},
+      [&](OpBuilder &b1, Location l1, Value j0, ValueRange it1) {
+        auto dLoop = scf::ForOp::create(
+            b1, l1, zero, dqk, step, it1,
+            [&](OpBuilder &b2, Location l2, Value d0, ValueRange it2) {
+              IndexMath m{b2, l2};
+              Value pad =
+                  arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(0.0));
+              Value block = splatConstant(b2, l2, blockTy, 0.0);
+              for (int64_t jj = 0; jj < kVW; ++jj) {
+                Value j = m.add(j0, m.c(jj));
+                SmallVector<Value> idx = kvIndex(zero, j, d0);
+                Value row = vector::TransferReadOp::create(b2, l2, rowTy, kTile,
+                                                           idx, pad, ib);
+                block = vector::InsertOp::create(b2, l2, row, block,
+                                                 ArrayRef<int64_t>{jj});
+              }
+              Value t = vector::TransposeOp::create(b2, l2, block,
+                                                    ArrayRef<int64_t>{1, 0});
+              Value out = it2[0];
+              for (int64_t dd = 0; dd < kVW; ++dd) {
+                Value row =
+                    vector::ExtractOp::create(b2, l2, t, ArrayRef<int64_t>{dd});
+                out = vector::TransferWriteOp::create(
+                          b2, l2, row, out, ValueRange{m.add(d0, m.c(dd)), j0},
+                          ib)
+                          .getResult();
+              }
+              scf::YieldOp::create(b2, l2, out);
+            });
+        scf::YieldOp::create(b1, l1, dLoop.getResults());
+      });
+  return jLoop.getResult(0);
+}
+
+Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
+                               Value ks) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({kVW}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  int64_t e = staticSize(dv);
+  bool eInBounds = !ShapedType::isDynamic(e) && e % kVW == 0;
+  Value zeros = splatConstant(b, loc, vecTy, 0.0);
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, one, ValueRange{zeros},
+      [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        auto eLoop = scf::ForOp::create(
+            b1, l1, zero, dv, im.c(kVW), it1,
+            [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+              SmallVector<Value> idx = kvIndex(zero, j, e0);
+              Value v = readRow(b2, l2, vTile, idx, kVW, eInBounds);
+              Value z = arith::MulFOp::create(b2, l2, v, zeros);
+              scf::YieldOp::create(
+                  b2, l2, Value(arith::AddFOp::create(b2, l2, it2[0], z)));
+            });
+        scf::YieldOp::create(b1, l1, eLoop.getResults());
+      });
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                          jLoop.getResult(0));
+  return arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, sum,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+}

@@ -1,0 +1,319 @@
+//===- SoftmaxStep.cpp - online-softmax bookkeeping of a tile -------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+std::pair<FusedLowering::State, Value>
+FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
+                           Value qs, const RowLogits &rowLogits) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({kVW}, f32);
+  auto maskTy = VectorType::get({kVW}, b.getI1Type());
+  Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
+  Value ks = tensor::DimOp::create(b, loc, s, 2);
+  auto fconst = [&](OpBuilder &nb, Location nl, double v) -> Value {
+    return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+  };
+  auto splat = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+    return vector::BroadcastOp::create(nb, nl, vecTy, x);
+  };
+  SmallVector<bool> oob = {false};
+  // The logits of row (r, i) at columns j0 + [0, kVW), -inf on the lanes
+  // outside `mask`.
+  auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
+                     Value j0, Value mask) -> Value {
+    Value x = vector::TransferReadOp::create(
+        nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
+        ArrayRef<bool>{!mask});
+    if (rowLogits.scale)
+      x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, rowLogits.scale));
+    if (!mask)
+      return x;
+    return arith::SelectOp::create(nb, nl, mask, x,
+                                   splat(nb, nl, fconst(nb, nl, kNegInf)));
+  };
+  // x - safe for the logits of row (r, i) at columns j0 + [0, kVW) (as
+  // readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
+  // logit is the rounded product, which may overflow to inf (and then
+  // inf - inf makes the row NaN, as in the other forms).
+  auto shiftedLogits = [&](OpBuilder &nb, Location nl, Value t, Value r,
+                           Value i, Value j0, Value mask,
+                           Value negSafe) -> Value {
+    Value x = readRow(nb, nl, t, r, i, j0, mask);
+    return arith::AddFOp::create(nb, nl, x, negSafe);
+  };
+  // Lanes j0 + [0, kVW) inside [lo, hi) (hi <= ks).
+  auto laneMask = [&](OpBuilder &nb, Location nl, Value lo, Value hi,
+                      Value j0) -> Value {
+    IndexMath m{nb, nl};
+    Value below =
+        vector::CreateMaskOp::create(nb, nl, maskTy, ValueRange{m.sub(hi, j0)});
+    if (!lo)
+      return below;
+    Value before =
+        vector::CreateMaskOp::create(nb, nl, maskTy, ValueRange{m.sub(lo, j0)});
+    Value ones = arith::ConstantOp::create(
+        nb, nl, maskTy, DenseElementsAttr::get(maskTy, true));
+    return arith::AndIOp::create(nb, nl, below,
+                                 arith::XOrIOp::create(nb, nl, before, ones));
+  };
+
+  // t[r, i, 0:n] *= factor (a splat), in 16-lane chunks.
+  auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
+                      Value i, Value factor) -> Value {
+    auto loop = scf::ForOp::create(
+        nb, nl, zero, n, step, ValueRange{t},
+        [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+          Value x = vector::TransferReadOp::create(b3, l3, vecTy, it3[0],
+                                                   ValueRange{r, i, j0},
+                                                   fconst(b3, l3, 0.0), oob);
+          x = arith::MulFOp::create(b3, l3, x, factor);
+          scf::YieldOp::create(b3, l3,
+                               vector::TransferWriteOp::create(
+                                   b3, l3, x, it3[0], ValueRange{r, i, j0}, oob)
+                                   .getResult());
+        });
+    return loop.getResult(0);
+  };
+
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{st.m, st.l, st.acc, s},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              Value m = it2[0], l = it2[1], acc = it2[2], p = it2[3];
+              Value ninf = fconst(b2, l2, kNegInf);
+              Value lo, hi = ks;
+              if (rowLogits.keys)
+                std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
+              Value mOld =
+                  tensor::ExtractOp::create(b2, l2, m, ValueRange{r, i});
+              // Sweeps 1 and 2 over the row; `masked`: lanes outside
+              // [lo, hi) and past the tile's end are masked, else every
+              // lane of the row is a logit (the row's keys are the whole
+              // tile, a multiple of kVW wide). Yields m', sum_j P, P.
+              auto sweeps = [&](OpBuilder &b5, Location l5,
+                                bool masked) -> SmallVector<Value> {
+                auto maskAt = [&](OpBuilder &nb, Location nl,
+                                  Value j0) -> Value {
+                  return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
+                };
+                // Sweep 1: the row max.
+                auto maxLoop = scf::ForOp::create(
+                    b5, l5, zero, ks, step, ValueRange{splat(b5, l5, ninf)},
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                      Value x =
+                          readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0));
+                      // max(acc, x) ignoring a NaN x, as a compare and
+                      // select (one vmaxps; maxnumf would add NaN
+                      // fix-ups): the running max is never NaN.
+                      Value gt = arith::CmpFOp::create(
+                          b3, l3, arith::CmpFPredicate::OGT, x, it3[0]);
+                      scf::YieldOp::create(b3, l3,
+                                           Value(arith::SelectOp::create(
+                                               b3, l3, gt, x, it3[0])));
+                    });
+                // No NaN lane (see above): a shuffle tree, not a chain of
+                // NaN-aware scalar maxima.
+                Value tileMax = vector::ReductionOp::create(
+                    b5, l5, vector::CombiningKind::MAXNUMF,
+                    maxLoop.getResult(0), /*acc=*/Value(),
+                    arith::FastMathFlags::nnan);
+                Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
+                Value safe = buildSafeMax(b5, l5, mNew);
+                // Sweep 2: P = exp(x - safe) in place, and its row sum.
+                Value negSafe =
+                    splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
+                auto sumLoop = scf::ForOp::create(
+                    b5, l5, zero, ks, step,
+                    ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
+                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                      Value mask = maskAt(b3, l3, j0);
+                      auto exp = math::ExpOp::create(
+                          b3, l3,
+                          shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
+                                        negSafe));
+                      // x <= m' (or NaN): the short polynomial applies.
+                      exp->setAttr(kExpNonPositiveAttr,
+                                   UnitAttr::get(b3.getContext()));
+                      Value e = exp;
+                      if (mask)
+                        e = arith::SelectOp::create(
+                            b3, l3, mask, e,
+                            splat(b3, l3, fconst(b3, l3, 0.0)));
+                      Value t = vector::TransferWriteOp::create(
+                                    b3, l3, e, it3[1], ValueRange{r, i, j0},
+                                    ArrayRef<bool>{!mask})
+                                    .getResult();
+                      scf::YieldOp::create(
+                          b3, l3,
+                          ValueRange{
+                              arith::AddFOp::create(b3, l3, it3[0], e, kFast),
+                              t});
+                    });
+                Value rowSum = vector::ReductionOp::create(
+                    b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),
+                    /*acc=*/Value(), kFast);
+                return {mNew, rowSum, sumLoop.getResult(1)};
+              };
+              // The whole row is readable: no lane masks (most tiles).
+              IndexMath m2{b2, l2};
+              Value whole = divisible(b2, l2, ks, kVW);
+              if (lo)
+                whole = m2.andI(whole, m2.eq(lo, zero));
+              if (hi != ks)
+                whole = m2.andI(whole, m2.eq(hi, ks));
+              auto wholeIf = scf::IfOp::create(
+                  b2, l2, whole,
+                  [&](OpBuilder &tb, Location tl) {
+                    scf::YieldOp::create(tb, tl, sweeps(tb, tl, false));
+                  },
+                  [&](OpBuilder &eb, Location el) {
+                    scf::YieldOp::create(eb, el, sweeps(eb, el, true));
+                  });
+              Value mNew = wholeIf.getResult(0);
+              Value rowSum = wholeIf.getResult(1);
+              Value safe = buildSafeMax(b2, l2, mNew);
+              Value alpha = math::ExpOp::create(
+                  b2, l2, arith::SubFOp::create(b2, l2, mOld, safe));
+              Value lOld =
+                  tensor::ExtractOp::create(b2, l2, l, ValueRange{r, i});
+              Value lNew = arith::AddFOp::create(
+                  b2, l2, arith::MulFOp::create(b2, l2, alpha, lOld), rowSum);
+              m = tensor::InsertOp::create(b2, l2, mNew, m, ValueRange{r, i});
+              l = tensor::InsertOp::create(b2, l2, lNew, l, ValueRange{r, i});
+              // The accumulator is kept scaled by s' = buildRowSumScale(l'),
+              // a power of two with l' s' < 1: |acc| stays below the largest
+              // |v|, so it cannot overflow f32 where the result is finite
+              // (bf16 values near the bf16 maximum), and the scaling is
+              // exact. Sweep 3: P *= s'; then acc *= alpha s' / s.
+              Value invL = buildRowSumScale(b2, l2, lNew);
+              Value scaledP = scaleRow(b2, l2, wholeIf.getResult(2), ks, r, i,
+                                       splat(b2, l2, invL));
+              Value wOld = arith::MulFOp::create(
+                  b2, l2, alpha,
+                  arith::DivFOp::create(b2, l2, invL,
+                                        buildRowSumScale(b2, l2, lOld)));
+              // acc[r, i, :] *= alpha s' / s.
+              Value scaledAcc =
+                  scaleRow(b2, l2, acc, dv, r, i, splat(b2, l2, wOld));
+              scf::YieldOp::create(b2, l2,
+                                   ValueRange{m, l, scaledAcc, scaledP});
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  return {State{rLoop.getResult(0), rLoop.getResult(1), rLoop.getResult(2)},
+          rLoop.getResult(3)};
+}
+
+FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
+                                           Value s, Value vTile, Value qs,
+                                           Value full,
+                                           const RowLogits &rowLogits) {
+  AffineMap id3 = map(b, 3, {0, 1, 2});
+
+  Value newM = st.m, alphaL = st.l, alphaAcc = st.acc;
+  if (softmax) {
+    auto [next, p] = softmaxStep(b, loc, st, s, qs, rowLogits);
+    newM = next.m;
+    alphaL = next.l;
+    alphaAcc = next.acc;
+    s = p;
+  } else {
+    // sigmoid: P = sigmoid(S); masked keys have S = -inf, P = 0.
+    s = linalg::GenericOp::create(
+            b, loc, s.getType(), ValueRange{}, s, {id3}, iters(3, 0),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value one =
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
+              Value e = math::ExpOp::create(
+                  nb, nl, arith::NegFOp::create(nb, nl, a[0]));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  Value(arith::DivFOp::create(
+                      nb, nl, one, arith::AddFOp::create(nb, nl, one, e))));
+            })
+            .getResult(0);
+  }
+  // A masked key has weight exactly 0. Where every value of the V tile is
+  // finite, 0 * v = 0 and the plain P V is exact; tiles with masked keys
+  // (boundary tiles, or any tile when a boolean mask tensor is given)
+  // whose V tile holds a NaN or an infinity take a guarded P V, so that a
+  // masked key contributes nothing whatever its value.
+  Value ksAll = tensor::DimOp::create(b, loc, s, 2);
+  Value noMasked =
+      op.getMask()
+          ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
+          : full;
+  auto ifOp = scf::IfOp::create(
+      b, loc, noMasked,
+      [&](OpBuilder &tb, Location tl) {
+        scf::YieldOp::create(
+            tb, tl,
+            ValueRange{arith::ConstantOp::create(tb, tl, tb.getBoolAttr(true))
+                           .getResult()});
+      },
+      [&](OpBuilder &eb, Location el) {
+        scf::YieldOp::create(eb, el, allFinite(eb, el, vTile, ksAll));
+      });
+  Value unguarded = ifOp.getResult(0);
+  auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
+    return branch(
+        nb0, nl0, unguarded, alphaAcc,
+        [&](OpBuilder &gb, Location gl) {
+          return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, false);
+        },
+        [&](OpBuilder &gb, Location gl) {
+          return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, true);
+        });
+  };
+  Value acc;
+  if (elt == f32) {
+    IndexMath m{b, loc};
+    Value ks = tensor::DimOp::create(b, loc, s, 2);
+    Value fits = m.andI(divisible(b, loc, qs, kMR), divisible(b, loc, dv, kNW));
+    auto pv = [&](OpBuilder &fb, Location fl, bool guard) {
+      return microkernel(
+          fb, fl, alphaAcc, qs, dv, ks,
+          [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
+            return Value(
+                tensor::ExtractOp::create(ab, al, s, ValueRange{r, i, j}));
+          },
+          [&](OpBuilder &bb, Location bl, Value j, Value e0) {
+            Value pad =
+                arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
+            Value z = arith::ConstantIndexOp::create(bb, bl, 0);
+            SmallVector<Value> idx = kvIndex(z, j, e0);
+            SmallVector<bool> inBounds = {true};
+            return Value(vector::TransferReadOp::create(
+                bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
+                inBounds));
+          },
+          /*zeroInit=*/false, guard);
+    };
+    acc = branch(
+        b, loc, fits, alphaAcc,
+        [&](OpBuilder &fb, Location fl) {
+          return branch(
+              fb, fl, unguarded, alphaAcc,
+              [&](OpBuilder &gb, Location gl) { return pv(gb, gl, false); },
+              [&](OpBuilder &gb, Location gl) { return pv(gb, gl, true); });
+        },
+        slowPV);
+  } else {
+    acc = slowPV(b, loc);
+  }
+  return {newM, alphaL, acc};
+}

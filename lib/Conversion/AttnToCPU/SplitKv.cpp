@@ -1,0 +1,164 @@
+//===- SplitKv.cpp - the split-KV decode form and its merge ---------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc,
+                                               int64_t splits) {
+  IndexMath im{b, loc};
+  Value tq = im.c(tileQ);
+  Value numQTiles = im.ceilDiv(nq, tq);
+  Value numSplits = im.c(splits);
+  // Partial states, one slot per split: m, l [B, Hkv, S, R, Nq] and
+  // acc [B, Hkv, S, R, Nq, Dv] (f32).
+  SmallVector<OpFoldResult> rowShape = {batch, hkv, numSplits, groups, nq};
+  SmallVector<OpFoldResult> accShape = {batch, hkv, numSplits, groups, nq, dv};
+  SmallVector<Value> dests = {tensor::EmptyOp::create(b, loc, rowShape, f32),
+                              tensor::EmptyOp::create(b, loc, rowShape, f32),
+                              tensor::EmptyOp::create(b, loc, accShape, f32)};
+  SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
+  auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    IndexMath m{b, loc};
+    Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
+          qt = forall.getInductionVar(2), sIdx = forall.getInductionVar(3);
+    Value q0 = m.mul(qt, tq);
+    Value qs = m.min(tq, m.sub(nq, q0));
+    Value kvLen = kvLenOf(b, loc, bIdx);
+    auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
+    Value tk = m.c(tileK);
+    auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
+    // Split the readable tiles [ktLo, ktHi) into `splits` even chunks.
+    Value count = m.sub(ktHi, ktLo);
+    Value per = m.ceilDiv(count, numSplits);
+    Value sLo = m.min(ktHi, m.add(ktLo, m.mul(sIdx, per)));
+    Value sHi = m.min(ktHi, m.add(sLo, per));
+    State st = initState(b, loc, qs);
+    st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, sLo, sHi, st);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    SmallVector<OpFoldResult> off = {bIdx, gIdx, sIdx, zero, q0};
+    SmallVector<OpFoldResult> sz = {one, one, one, groups, qs};
+    SmallVector<OpFoldResult> str(5, one);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, st.m, forall.getRegionIterArgs()[0], off, sz, str);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, st.l, forall.getRegionIterArgs()[1], off, sz, str);
+    SmallVector<OpFoldResult> aoff = {bIdx, gIdx, sIdx, zero, q0, zero};
+    SmallVector<OpFoldResult> asz = {one, one, one, groups, qs, dv};
+    SmallVector<OpFoldResult> astr(6, one);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, st.acc, forall.getRegionIterArgs()[2], aoff, asz, astr);
+  }
+  Value pm = forall.getResult(0), pl = forall.getResult(1),
+        pacc = forall.getResult(2);
+
+  // Merge. Loops (b, g, r, i) over splits s: M = max_s m_s.
+  SmallVector<OpFoldResult> mergedRows = {batch, hkv, groups, nq};
+  AffineMap part5 = map(b, 5, {0, 1, 4, 2, 3});
+  AffineMap rows5 = map(b, 5, {0, 1, 2, 3});
+  Value bigM = filled(b, loc, mergedRows, kNegInf);
+  bigM =
+      linalg::GenericOp::create(
+          b, loc, bigM.getType(), pm, bigM, {part5, rows5}, iters(4, 1),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nl, Value(arith::MaximumFOp::create(nb, nl, a[0], a[1])));
+          })
+          .getResult(0);
+  Value bigL = softmax ? filled(b, loc, mergedRows, 0.0) : Value();
+  if (softmax)
+    bigL = linalg::GenericOp::create(
+               b, loc, bigL.getType(), ValueRange{pm, pl, bigM}, bigL,
+               {part5, part5, rows5, rows5}, iters(4, 1),
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value w = buildMergeWeight(nb, nl, a[0], a[2]);
+                 Value t = arith::MulFOp::create(nb, nl, w, a[1]);
+                 linalg::YieldOp::create(
+                     nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
+               })
+               .getResult(0);
+  // softmax: out = sum_s (w_s l_s / L) (acc_s / (l_s s_s)), a convex
+  // combination of the splits' outputs (0 where L = 0), which cannot
+  // overflow where the result is finite; sigmoid: acc = sum_s acc_s.
+  // Loops (b, g, r, i, e, s).
+  SmallVector<OpFoldResult> mergedAcc = {batch, hkv, groups, nq, dv};
+  Value acc = filled(b, loc, mergedAcc, 0.0);
+  SmallVector<Value> accIns = {pm, pacc, bigM};
+  SmallVector<AffineMap> accMaps = {map(b, 6, {0, 1, 5, 2, 3}),
+                                    map(b, 6, {0, 1, 5, 2, 3, 4}),
+                                    map(b, 6, {0, 1, 2, 3})};
+  if (softmax) {
+    accIns.append({pl, bigL});
+    accMaps.append({map(b, 6, {0, 1, 5, 2, 3}), map(b, 6, {0, 1, 2, 3})});
+  }
+  accMaps.push_back(map(b, 6, {0, 1, 2, 3, 4}));
+  acc = linalg::GenericOp::create(
+            b, loc, acc.getType(), accIns, acc, accMaps, iters(5, 1),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value w =
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
+              Value x = a[1];
+              if (softmax) {
+                Value ws = arith::MulFOp::create(
+                    nb, nl, buildMergeWeight(nb, nl, a[0], a[2]), a[3]);
+                w = buildNormalizedOutput(nb, nl, ws, a[4]);
+                // acc_s / (l_s s_s): split s's own normalized output.
+                Value ls = arith::MulFOp::create(
+                    nb, nl, a[3], buildRowSumScale(nb, nl, a[3]));
+                x = buildNormalizedOutput(nb, nl, x, ls);
+              }
+              Value t = arith::MulFOp::create(nb, nl, w, x);
+              linalg::YieldOp::create(
+                  nb, nl, Value(arith::AddFOp::create(nb, nl, a.back(), t)));
+            })
+            .getResult(0);
+  // Final: out in the op's layout, lse.
+  bool bhnd = layout == Layout::bhnd;
+  SmallVector<OpFoldResult> out5Shape =
+      bhnd ? SmallVector<OpFoldResult>{batch, hkv, groups, nq, dv}
+           : SmallVector<OpFoldResult>{batch, nq, hkv, groups, dv};
+  Value out5 = tensor::EmptyOp::create(b, loc, out5Shape, elt);
+  SmallVector<Value> ins = {acc};
+  SmallVector<AffineMap> maps = {map(b, 5, {0, 1, 2, 3, 4})};
+  maps.push_back(bhnd ? map(b, 5, {0, 1, 2, 3, 4})
+                      : map(b, 5, {0, 3, 1, 2, 4}));
+  out5 = linalg::GenericOp::create(
+             b, loc, out5.getType(), ins, out5, maps, iters(5, 0),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value o = a[0];
+               if (elt != f32)
+                 o = arith::TruncFOp::create(nb, nl, elt, o);
+               linalg::YieldOp::create(nb, nl, o);
+             })
+             .getResult(0);
+  SmallVector<ReassociationIndices> merge =
+      bhnd ? SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}
+           : SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}};
+  SmallVector<Value> results = {
+      tensor::CollapseShapeOp::create(b, loc, out5, merge)};
+  if (op.getLse()) {
+    Value lse4 = tensor::EmptyOp::create(b, loc, mergedRows, f32);
+    AffineMap id4 = map(b, 4, {0, 1, 2, 3});
+    lse4 = linalg::GenericOp::create(
+               b, loc, lse4.getType(), ValueRange{bigM, bigL}, lse4,
+               {id4, id4, id4}, iters(4, 0),
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 linalg::YieldOp::create(nb, nl,
+                                         buildLogSumExp(nb, nl, a[0], a[1]));
+               })
+               .getResult(0);
+    SmallVector<ReassociationIndices> lm = {{0}, {1, 2}, {3}};
+    results.push_back(tensor::CollapseShapeOp::create(b, loc, lse4, lm));
+  }
+  return castResults(b, loc, results);
+}

@@ -1,0 +1,274 @@
+//===- TileWalk.cpp - the key-tile loop of one query tile -----------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+std::pair<Value, Value> FusedLowering::keyRange(OpBuilder &b, Location loc,
+                                                Value q0, Value qs,
+                                                Value kvLen) {
+  IndexMath m{b, loc};
+  Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
+  Value pHi =
+      buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
+  Value lo = m.c(0), hi = kvLen;
+  if (op.getCausal())
+    hi = m.min(hi, m.add(pHi, m.c(1)));
+  if (auto left = op.getEffectiveWindowLeft())
+    lo = m.max(lo, m.sub(pLo, m.c(*left)));
+  if (auto right = op.getEffectiveWindowRight())
+    hi = m.min(hi, m.add(pHi, m.c(*right + 1)));
+  hi = m.max(hi, lo);
+  return {lo, hi};
+}
+
+std::pair<Value, Value> FusedLowering::keyTileRange(OpBuilder &b, Location loc,
+                                                    Value lo, Value hi,
+                                                    Value tk) {
+  IndexMath m{b, loc};
+  Value ktLo = m.floorDiv(lo, tk);
+  Value ktHi =
+      arith::SelectOp::create(b, loc, m.slt(lo, hi), m.ceilDiv(hi, tk), ktLo);
+  return {ktLo, ktHi};
+}
+
+Value FusedLowering::isFullTile(OpBuilder &b, Location loc, Value q0, Value qs,
+                                Value k0, Value ks, Value kvLen) {
+  IndexMath m{b, loc};
+  Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
+  Value pHi =
+      buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
+  Value kEnd = m.sub(m.add(k0, ks), m.c(1));
+  Value full = m.slt(kEnd, kvLen);
+  if (op.getCausal())
+    full = m.andI(full, m.sle(kEnd, pLo));
+  if (auto left = op.getEffectiveWindowLeft())
+    full = m.andI(full, m.sle(m.sub(pHi, k0), m.c(*left)));
+  if (auto right = op.getEffectiveWindowRight())
+    full = m.andI(full, m.sle(m.sub(kEnd, pLo), m.c(*right)));
+  return full;
+}
+
+Value FusedLowering::readQ(OpBuilder &b, Location loc, Value qTile, Value r,
+                           Value i, Value d) {
+  Value z = arith::ConstantIndexOp::create(b, loc, 0);
+  if (layout == Layout::bhnd)
+    return tensor::ExtractOp::create(b, loc, qTile, ValueRange{z, r, i, d});
+  return tensor::ExtractOp::create(b, loc, qTile, ValueRange{z, i, r, d});
+}
+
+FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
+                                                 Value bIdx, Value gIdx,
+                                                 Value qt, Value q0, Value qs,
+                                                 Value kvLen, Value ktLo,
+                                                 Value ktHi, State init) {
+  IndexMath im{b, loc};
+  Value h0 = im.mul(gIdx, groups);
+  auto sizes1 = [&](ArrayRef<OpFoldResult> s) {
+    return SmallVector<OpFoldResult>(s.size(), b.getIndexAttr(1));
+  };
+  SmallVector<OpFoldResult> qOff = headRowOffsets(bIdx, h0, q0);
+  SmallVector<OpFoldResult> qSz = headRowSizes(b, groups, qs, dqk);
+  Value qTile = tensor::ExtractSliceOp::create(b, loc, op.getQuery(), qOff, qSz,
+                                               sizes1(qSz));
+  Value tk = im.c(tileK);
+
+  auto loop = scf::ForOp::create(
+      b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
+      [&](OpBuilder &lb, Location l, Value kt, ValueRange iter) {
+        IndexMath m{lb, l};
+        Value k0 = m.mul(kt, tk);
+        Value ks = m.min(tk, m.sub(nk, k0));
+        SmallVector<OpFoldResult> kOff =
+            layout == Layout::bhnd
+                ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
+                : SmallVector<OpFoldResult>{bIdx, k0, gIdx, lb.getIndexAttr(0)};
+        auto kvSizes = [&](Value d) {
+          return layout == Layout::bhnd
+                     ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),
+                                                 lb.getIndexAttr(1), ks, d}
+                     : SmallVector<OpFoldResult>{lb.getIndexAttr(1), ks,
+                                                 lb.getIndexAttr(1), d};
+        };
+        SmallVector<OpFoldResult> kSz = kvSizes(dqk), vSz = kvSizes(dv);
+        Value kTile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff,
+                                                     kSz, sizes1(kSz));
+        Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff,
+                                                     vSz, sizes1(vSz));
+
+        bool bhnd = layout == Layout::bhnd;
+        // Scratch tiles are sized by loop-invariant values (the query
+        // tile's rows, the static tile width) and sliced to this tile, so
+        // that --attn-hoist-loop-buffers allocates them once per query
+        // tile instead of once per key tile.
+        auto scratch = [&](OpBuilder &sb, Location sl,
+                           SmallVector<OpFoldResult> sizes,
+                           Type type) -> Value {
+          SmallVector<OpFoldResult> full(sizes);
+          full.back() = sb.getIndexAttr(tileK);
+          Value e = tensor::EmptyOp::create(sb, sl, full, type);
+          SmallVector<OpFoldResult> zeros(sizes.size(), sb.getIndexAttr(0));
+          return tensor::ExtractSliceOp::create(sb, sl, e, zeros, sizes,
+                                                sizes1(sizes));
+        };
+        SmallVector<OpFoldResult> sShape = {groups, qs, ks};
+        Value sTile = scratch(lb, l, sShape, f32);
+        // Partial tiles and few rows (decode): dot products over d on the
+        // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
+        // the reduction), no packing.
+        auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+          return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
+        };
+        // Whole register tiles: pack the K tile transposed, kT[d, j], once
+        // (it is shared by the R query heads and every row of the query
+        // tile), then the vector microkernel broadcasts q[r, i, d] against
+        // contiguous rows of kT.
+        auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
+          Value kT = scratch(fb, fl, {dqk, ks}, elt);
+          int64_t d = staticSize(dqk);
+          if (!ShapedType::isDynamic(d) && d % kVW == 0) {
+            kT = packTransposed(fb, fl, kTile, kT, ks);
+          } else {
+            AffineMap kMap =
+                bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
+            kT = linalg::GenericOp::create(
+                     fb, fl, kT.getType(), kTile, kT,
+                     {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       linalg::YieldOp::create(nb, nl, a[0]);
+                     })
+                     .getResult(0);
+          }
+          return microkernel(
+              fb, fl, sTile, qs, ks, dqk,
+              [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
+                return readQ(ab, al, qTile, r, i, d);
+              },
+              [&](OpBuilder &bb, Location bl, Value d, Value j0) {
+                Value pad =
+                    arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
+                SmallVector<bool> inBounds = {true};
+                return Value(vector::TransferReadOp::create(
+                    bb, bl, VectorType::get({kNW}, f32), kT, ValueRange{d, j0},
+                    pad, inBounds));
+              },
+              /*zeroInit=*/true);
+        };
+        Value s;
+        if (elt == f32) {
+          Value fits =
+              m.andI(divisible(lb, l, qs, kMR), divisible(lb, l, ks, kNW));
+          auto sType =
+              RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                                     ShapedType::kDynamic},
+                                    f32);
+          s = branch(lb, l, fits,
+                     tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
+                                             ValueRange{groups, qs, ks}),
+                     packedQK, dotQK);
+        } else {
+          s = dotQK(lb, l);
+        }
+
+        // Logits: full tiles skip the structural mask arithmetic.
+        Value full = isFullTile(lb, l, q0, qs, k0, ks, kvLen);
+        if (instrument) {
+          auto i64 = lb.getI64Type();
+          auto cast = [&](Value v) -> Value {
+            return arith::IndexCastOp::create(lb, l, i64, v);
+          };
+          Value boundary = arith::XOrIOp::create(
+              lb, l, full,
+              arith::ConstantOp::create(lb, l, lb.getBoolAttr(true)));
+          func::CallOp::create(
+              lb, l, kTileVisitFn, TypeRange{},
+              ValueRange{cast(bIdx), cast(gIdx), cast(qt), cast(kt), boundary});
+        }
+        // With softmax and logits that are just `scale * q.k` plus the
+        // structural masks (no soft cap, bias, ALiBi or mask tensor), the
+        // score tile keeps its raw dot products: the vector softmax step
+        // applies the scale and, per row, the readable key interval as it
+        // reads them. Otherwise a logit generic writes the final logits
+        // (full tiles skip the structural mask arithmetic).
+        bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
+                            !op.getAlibiSlopes() && !op.getMask();
+        RowLogits rowLogits;
+        if (vectorLogits) {
+          rowLogits.scale = lctx.scale;
+          rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
+                                                  Value i) {
+            IndexMath rm{rb, rl};
+            auto [lo, hi] = keyRange(rb, rl, rm.add(q0, i), rm.c(1), kvLen);
+            return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
+          };
+        } else {
+          auto ifOp = scf::IfOp::create(
+              lb, l, full,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(
+                    tb, tl, logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(
+                    eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
+              });
+          s = ifOp.getResult(0);
+        }
+
+        State st{iter[0], iter[1], iter[2]};
+        State next = update(lb, l, st, s, vTile, qs, full, rowLogits);
+        scf::YieldOp::create(lb, l, ValueRange{next.m, next.l, next.acc});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+Value FusedLowering::logits(OpBuilder &b, Location loc, Value s, Value bIdx,
+                            Value h0, Value q0, Value k0, Value kvLen,
+                            bool structural) {
+  auto ty = cast<RankedTensorType>(s.getType());
+  return linalg::GenericOp::create(
+             b, loc, ty, ValueRange{}, s, {map(b, 3, {0, 1, 2})}, iters(3, 0),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               IndexMath m{nb, nl};
+               Value r = linalg::IndexOp::create(nb, nl, 0);
+               Value h = m.add(h0, r);
+               Value i = m.add(q0, linalg::IndexOp::create(nb, nl, 1));
+               Value j = m.add(k0, linalg::IndexOp::create(nb, nl, 2));
+               LogitOperands in;
+               in.raw = a[0];
+               in.i = i;
+               in.j = j;
+               in.kvLen = kvLen;
+               SmallVector<Value, 4> logical = {bIdx, h, i, j};
+               if (Value mask = op.getMask())
+                 in.maskBit = extractBroadcast(nb, nl, mask, logical);
+               if (Value bias = op.getBias())
+                 in.bias = extractBroadcast(nb, nl, bias, logical);
+               if (Value slopes = op.getAlibiSlopes())
+                 in.slope = tensor::ExtractOp::create(nb, nl, slopes, h);
+               Value out = structural ? buildLogit(nb, nl, lctx, in)
+                                      : buildUnmaskedLogit(nb, nl, lctx, in);
+               linalg::YieldOp::create(nb, nl, out);
+             })
+      .getResult(0);
+}
+
+Value FusedLowering::extractBroadcast(OpBuilder &b, Location loc, Value t,
+                                      ArrayRef<Value> logical) {
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t offset = 4 - type.getRank();
+  SmallVector<Value> idx;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    idx.push_back(type.getDimSize(d) == 1
+                      ? arith::ConstantIndexOp::create(b, loc, 0)
+                      : logical[offset + d]);
+  return tensor::ExtractOp::create(b, loc, t, idx);
+}
