@@ -8,8 +8,10 @@
 // Prints one JSON object:
 //   {"threads", "core", "sgemm_n", "sgemm_gflops_median", "sgemm_gflops_max",
 //    "read_bytes", "read_gbs_median", "read_gbs_max"}
-// OPENBLAS_CORETYPE=SkylakeX must be in the environment on CPUs that Debian's
-// OpenBLAS 0.3.21 does not recognize (see openblas_attention.cpp).
+// With --probe it measures nothing and prints {"core", "config"}: the core
+// OpenBLAS runs (openblas_get_corename()) under the current environment.
+// bench.py probes with OPENBLAS_CORETYPE unset to see what OpenBLAS detects
+// by itself, then decides whether to force a core (bench/hostcpu.py).
 #include <cblas.h>
 #include <omp.h>
 
@@ -23,6 +25,7 @@
 extern "C" {
 void openblas_set_num_threads(int);
 char *openblas_get_corename(void);
+char *openblas_get_config(void);
 }
 
 static double now() {
@@ -40,6 +43,11 @@ int main(int argc, char **argv) {
   int threads = 1, reps = 5;
   long n = 2048;
   long bwMiB = 1024;
+  if (argc == 2 && std::string(argv[1]) == "--probe") {
+    std::printf("{\"core\": \"%s\", \"config\": \"%s\"}\n",
+                openblas_get_corename(), openblas_get_config());
+    return 0;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--threads")

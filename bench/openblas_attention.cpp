@@ -19,9 +19,10 @@
 //          [--window-right N] [--block-q 256] [--reps N] [--threads T]
 //          [--out out.npy] [--report r.json]
 // Threads: OpenBLAS threads for the GEMMs (openblas_set_num_threads(T)) and
-// T OpenMP threads for the softmax. OPENBLAS_CORETYPE=SkylakeX must be set in
-// the environment on CPUs Debian's OpenBLAS 0.3.21 does not know (it falls back
-// to an SSE3 kernel otherwise); the program prints the core it runs. The two
+// T OpenMP threads for the softmax. bench.py sets OPENBLAS_CORETYPE where
+// OpenBLAS's own detection picks a core weaker than the CPU allows (Debian's
+// 0.3.21 falls back to an SSE-era core on CPUs it does not know; see
+// bench/hostcpu.py); the program prints the core it runs. The two
 // thread pools take turns: with OMP_WAIT_POLICY=passive the OpenMP threads
 // sleep during the GEMMs instead of spinning (spinning cost 100x at 2 threads
 // on a machine with other load).

@@ -14,6 +14,11 @@ Masks, matching the attn spec (docs/Semantics.md):
 Heads: enable_gqa=True when Hq != Hkv (K/V heads are shared, not copied by
 the caller).
 
+Type: --dtype f32|bf16|f16 converts q, k, v to that type before timing (the
+bf16 inputs are f32 files of bf16 values and the f16 inputs f16 files, so the
+conversion is exact and SDPA sees the values attn-run sees); the output is
+saved as f32 (exact for both).
+
 Peak extra memory: the process's resident-set high-water mark (VmHWM in
 /proc/self/status) over the warm-up and timed calls, minus its resident set
 just before them (inputs and mask loaded; the high-water mark is reset there
@@ -55,12 +60,15 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", required=True)
     ap.add_argument("--report", required=True)
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"])
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
 
     q = torch.from_numpy(np.load(os.path.join(a.dir, "q.npy")))
     k = torch.from_numpy(np.load(os.path.join(a.dir, "k.npy")))
     v = torch.from_numpy(np.load(os.path.join(a.dir, "v.npy")))
+    ty = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
+    q, k, v = q.to(ty), k.to(ty), v.to(ty)
     B, Hq, Nq, _ = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
     len_path = os.path.join(a.dir, "kv_len.npy")
@@ -115,11 +123,13 @@ def main():
             out = call()
             times.append(time.perf_counter() - t0)
         rss1 = status_bytes("VmHWM")
-    out_np = out.contiguous().numpy()
+    out_np = out.float().contiguous().numpy()
     np.save(a.out, out_np)
     times.sort()
     rep = {
         "torch": torch.__version__,
+        "dtype": str(ty).replace("torch.", ""),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "threads": torch.get_num_threads(),
         "mask": how,
         "enable_gqa": gqa,

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Prints bench/results/results.csv (or the CSV given) as the Markdown table of
-docs/Benchmarks.md, followed by the machine rates of the run.
+docs/Benchmarks.md, after a line naming the machine and instruction sets of
+the run (CSVs written before those columns existed have no such line), and
+followed by the machine rates of the run.
 
     python3 bench/table.py [results.csv]
 
@@ -25,6 +27,16 @@ def main():
         rows = list(csv.DictReader(f))
     machine = [r for r in rows if r["shape"] == "machine"]
     rows = [r for r in rows if r["shape"] != "machine"]
+
+    first = (machine or rows or [{}])[0]
+    if first.get("cpu_model"):
+        target = first["target_cpu"] + (
+            f" `{first['target_features']}`" if first.get("target_features") else "")
+        print(f"Machine: {first['cpu_model']}; host ISA {first['host_isa']}; "
+              f"OpenBLAS core {first['openblas_core']}; our code compiled for "
+              f"{target} ({first['target_isa']}); PyTorch SDPA and OpenBLAS run "
+              f"natively.")
+        print()
 
     print("| shape | impl | thr | median ms | min–max ms | GFLOP/s | % SGEMM "
           "| SDPA / this | KV GB/s (% read bw) | extra MiB | compile s | load "
