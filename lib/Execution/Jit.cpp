@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -42,13 +43,17 @@ llvm::StringRef mlir::attn::openMPRuntimePath() { return ATTN_OPENMP_RUNTIME; }
 JitFunction::~JitFunction() = default;
 
 static std::atomic<int64_t> tilesVisited{0}, boundaryTilesVisited{0};
+static std::mutex visitLogMutex;
+static std::vector<TileVisit> visitLog;
 
 /// Called by instrumented kernels once per computed key tile.
-extern "C" void attnTileVisit(int64_t, int64_t, int64_t, int64_t,
-                              bool boundary) {
+extern "C" void attnTileVisit(int64_t batch, int64_t kvHead, int64_t queryTile,
+                              int64_t keyTile, bool boundary) {
   ++tilesVisited;
   if (boundary)
     ++boundaryTilesVisited;
+  std::lock_guard<std::mutex> lock(visitLogMutex);
+  visitLog.push_back({batch, kvHead, queryTile, keyTile, boundary});
 }
 
 static std::atomic<int64_t> heapCurrent{0}, heapPeak{0};
@@ -87,6 +92,13 @@ int64_t JitFunction::heapCurrentBytes() { return heapCurrent; }
 void JitFunction::resetTileCounters() {
   tilesVisited = 0;
   boundaryTilesVisited = 0;
+  std::lock_guard<std::mutex> lock(visitLogMutex);
+  visitLog.clear();
+}
+
+std::vector<TileVisit> JitFunction::visitedTiles() {
+  std::lock_guard<std::mutex> lock(visitLogMutex);
+  return visitLog;
 }
 
 std::pair<int64_t, int64_t> JitFunction::tileCounters() {

@@ -20,6 +20,7 @@
 #include "attn/Execution/ReferenceBridge.h"
 #include "attn/IR/AttnOps.h"
 #include "attn/Support/Npy.h"
+#include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -687,8 +688,8 @@ static int runMain(MLIRContext &context) {
       for (int64_t i = 0; i < t.numElements(); ++i)
         kvLens.push_back(t.getInt(i));
     }
-    TileSizes tiles =
-        chooseTileSizes(attention, form == "decode", tileQ, tileK);
+    TileSizes tiles = chooseTileSizes(attention, getHostCpuTarget(),
+                                      form == "decode", tileQ, tileK);
     predicted =
         tileMapFor(attention, batch, nq, nk, kvLens, tiles.q, tiles.k, tileMap);
   }

@@ -18,6 +18,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include "attn/IR/AttnOps.h"
+#include "attn/Schedule/Schedule.h"
 
 namespace mlir {
 class RewritePatternSet;
@@ -28,17 +29,6 @@ namespace attn {
 
 /// Patterns lowering attn.attention to the naive (materialized-score) form.
 void populateAttnToLinalgNaivePatterns(RewritePatternSet &patterns);
-
-/// Query rows and keys per tile of the fused and decode forms.
-struct TileSizes {
-  int64_t q, k;
-};
-
-/// The tile sizes the fused (`decode` false) or split-KV form uses for `op`:
-/// chosen from its static sizes (group size, batch x heads x query tiles),
-/// each replaced by `tileQ` / `tileK` when positive.
-TileSizes chooseTileSizes(AttentionOp op, bool decode, int64_t tileQ = 0,
-                          int64_t tileK = 0);
 
 /// Patterns lowering attn.kv_cache_append and attn.combine.
 void populateAttnStateOpsPatterns(RewritePatternSet &patterns);

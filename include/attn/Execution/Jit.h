@@ -22,6 +22,8 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <tuple>
+#include <vector>
 
 namespace mlir {
 class ExecutionEngine;
@@ -42,6 +44,19 @@ struct JitOptions {
   unsigned optLevel = 3;
 };
 
+/// One key tile an instrumented kernel computed.
+struct TileVisit {
+  int64_t batch, kvHead, queryTile, keyTile;
+  bool boundary;
+  bool operator<(const TileVisit &o) const {
+    return std::tie(batch, kvHead, queryTile, keyTile, boundary) <
+           std::tie(o.batch, o.kvHead, o.queryTile, o.keyTile, o.boundary);
+  }
+  bool operator==(const TileVisit &o) const {
+    return !(*this < o) && !(o < *this);
+  }
+};
+
 class JitFunction {
 public:
   ~JitFunction();
@@ -60,6 +75,9 @@ public:
   /// since the last reset; see JitOptions::instrumentTiles.
   static void resetTileCounters();
   static std::pair<int64_t, int64_t> tileCounters();
+  /// Every key tile instrumented kernels computed since the last reset, in
+  /// the order of the calls (any order across threads).
+  static std::vector<TileVisit> visitedTiles();
 
   /// Heap bytes the compiled code holds now / held at most since the last
   /// resetHeapPeak (all JIT-compiled functions share one counter).

@@ -8,13 +8,30 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
+#include <algorithm>
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b, int64_t tileQ,
-                             int64_t tileK, bool instrument)
-    : op(op), tileQ(tileQ), tileK(tileK), instrument(instrument) {
+VectorShape VectorShape::forTarget(const CpuTarget &target) {
+  VectorShape v;
+  v.lanes = std::max<int64_t>(target.f32Lanes(), 4);
+  v.nw = 2 * v.lanes;
+  // Accumulators: mr rows x 2 vectors; plus the two B vectors and the
+  // broadcast A scalar.
+  int64_t regs = std::max<int64_t>(target.vectorRegisters, 16);
+  v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
+  return v;
+}
+
+FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
+                             const ScheduleSpec &schedule,
+                             const VectorShape &shape, bool instrument)
+    : op(op), schedule(schedule), tileQ(schedule.tiles.q),
+      tileK(schedule.tiles.k), lanes(shape.lanes), mr(shape.mr), nw(shape.nw),
+      instrument(instrument) {
   Location loc = op.getLoc();
   layout = op.getLayout();
   elt = op.getQuery().getType().getElementType();
@@ -73,10 +90,10 @@ std::pair<Value, Value> FusedLowering::finalize(OpBuilder &b, Location loc,
   // accumulator's scale s (softmaxStep; l s is exact), 0 for a row without
   // keys (l = 0; its acc is 0).
   IndexMath im{b, loc};
-  Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
-  auto vecTy = VectorType::get({kVW}, f32);
+  Value zero = im.c(0), one = im.c(1), step = im.c(lanes);
+  auto vecTy = VectorType::get({lanes}, f32);
   int64_t e = staticSize(dv);
-  SmallVector<bool> ib = {!ShapedType::isDynamic(e) && e % kVW == 0};
+  SmallVector<bool> ib = {!ShapedType::isDynamic(e) && e % lanes == 0};
   auto rLoop = scf::ForOp::create(
       b, loc, zero, groups, one, ValueRange{out},
       [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
@@ -105,7 +122,7 @@ std::pair<Value, Value> FusedLowering::finalize(OpBuilder &b, Location loc,
                       o = arith::MulFOp::create(b3, l3, o, inv);
                     if (elt != f32)
                       o = arith::TruncFOp::create(
-                          b3, l3, VectorType::get({kVW}, elt), o);
+                          b3, l3, VectorType::get({lanes}, elt), o);
                     SmallVector<Value> idx = headRowIndex(zero, r, i, e0);
                     scf::YieldOp::create(b3, l3,
                                          vector::TransferWriteOp::create(
@@ -198,26 +215,34 @@ SmallVector<Value> FusedLowering::castResults(OpBuilder &b, Location loc,
   return out;
 }
 
+FusedLowering::QueryTile FusedLowering::queryTileAt(OpBuilder &b, Location loc,
+                                                    ValueRange ivs) {
+  QueryTile t;
+  t.b = ivs[0];
+  t.g = ivs[1];
+  t.qt = ivs[2];
+  std::tie(t.q0, t.qs) = rulesAt(b, loc)->queryTile(t.qt, nq);
+  t.kvLen = kvLenOf(b, loc, t.b);
+  return t;
+}
+
 SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
-  IndexMath im{b, loc};
-  Value tq = im.c(tileQ);
-  Value numQTiles = im.ceilDiv(nq, tq);
-  SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles};
+  // The grid: one work item per (batch, K/V head, query tile).
+  SmallVector<OpFoldResult> ubs = {batch, hkv,
+                                   rulesAt(b, loc)->numQueryTiles(nq)};
   auto forall =
       scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   IndexMath m{b, loc};
-  Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
-        qt = forall.getInductionVar(2);
-  Value q0 = m.mul(qt, tq);
-  Value qs = m.min(tq, m.sub(nq, q0));
-  Value kvLen = kvLenOf(b, loc, bIdx);
-  auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
-  Value tk = m.c(tileK);
-  auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
+  QueryTile tile = queryTileAt(b, loc, forall.getInductionVars());
+  Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs;
+  // The key tiles this query tile reads.
+  auto rules = rulesAt(b, loc);
+  auto [lo, hi] = rules->readableKeys(q0, qs, tile.kvLen, nq);
+  auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
   State st = initState(b, loc, qs);
-  st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, ktLo, ktHi, st);
+  st = walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
   // The out and lse tiles are computed into slices of the shared outputs
   // and inserted back at the same place: in place after bufferization.
   Value h0 = m.mul(gIdx, groups);

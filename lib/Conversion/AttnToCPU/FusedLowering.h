@@ -41,6 +41,8 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Schedule/Schedule.h"
+#include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -100,17 +102,45 @@ struct IndexMath {
   }
 };
 
+/// The vector shape of the CPU code, read from the target description: the
+/// f32 lanes of one vector register, and the microkernel's register tile of
+/// `mr` rows by `nw` = 2 vectors, as many rows as the register file holds
+/// next to the two B vectors and the broadcast A scalar (8 x 32 in 16 of
+/// the 32 zmm registers on AVX-512, 6 x 16 in 12 of the 16 ymm registers on
+/// AVX2, 6 x 8 in xmm registers on SSE2 or anything else).
+struct VectorShape {
+  int64_t lanes, mr, nw;
+  static VectorShape forTarget(const CpuTarget &target);
+};
+
 /// Everything a tile of one attention op needs, built once per op.
 class FusedLowering {
 public:
-  FusedLowering(AttentionOp op, OpBuilder &b, int64_t tileQ, int64_t tileK,
-                bool instrument);
+  FusedLowering(AttentionOp op, OpBuilder &b, const ScheduleSpec &schedule,
+                const VectorShape &shape, bool instrument);
 
   AttentionOp op;
 
+  /// Tiles, key-tile rules and split partition (shared with every target).
+  ScheduleSpec schedule;
   int64_t tileQ, tileK;
 
+  /// f32 lanes of a vector register; rows and columns of the register tile.
+  int64_t lanes, mr, nw;
+
   bool instrument;
+
+  /// The schedule's rules, emitted as IR at the builder's insertion point.
+  struct Rules {
+    IRArith arith;
+    TileRules<IRArith> rules;
+    Rules(OpBuilder &b, Location loc, const ScheduleSpec &spec)
+        : arith{b, loc}, rules(spec, arith) {}
+    // `rules` refers to `arith`: never copied (C++17 elides the return).
+    Rules(const Rules &) = delete;
+    TileRules<IRArith> *operator->() { return &rules; }
+  };
+  Rules rulesAt(OpBuilder &b, Location loc) { return Rules(b, loc, schedule); }
 
   Layout layout;
 
@@ -127,19 +157,15 @@ public:
     Value m, l, acc;
   };
 
-  /// The structurally readable key range [lo, hi) of query rows
-  /// [q0, q0 + qs) of batch entry with valid length kvLen.
-  std::pair<Value, Value> keyRange(OpBuilder &b, Location loc, Value q0,
-                                   Value qs, Value kvLen);
-
-  /// Key tiles [ktLo, ktHi) overlapping keys [lo, hi); empty when lo == hi.
-  std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc, Value lo,
-                                       Value hi, Value tk);
-
-  /// Whether no structural mask cuts into the tile rows [q0, q0+qs) x keys
-  /// [k0, k0+ks): such a tile needs no mask arithmetic.
-  Value isFullTile(OpBuilder &b, Location loc, Value q0, Value qs, Value k0,
-                   Value ks, Value kvLen);
+  /// One parallel work item's query tile: batch entry `b`, K/V head `g`,
+  /// query tile `qt` with rows [q0, q0 + qs), and the batch entry's valid
+  /// key count (kv_len clamped to [0, Nk], or Nk).
+  struct QueryTile {
+    Value b, g, qt, q0, qs, kvLen;
+  };
+  /// The query tile of the work item at the forall's induction variables
+  /// (b, g, qt, ...).
+  QueryTile queryTileAt(OpBuilder &b, Location loc, ValueRange ivs);
 
   Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> shape,
                double v) {
@@ -181,15 +207,11 @@ public:
     return {b.getIndexAttr(1), qs, r, d};
   }
 
-  /// Register-tile shape of the vector microkernel: kMR rows by kNW lanes
-  /// (two 512-bit vectors), i.e. 16 accumulator registers.
-  static constexpr int64_t kMR = 8, kNW = 32;
-
   /// C[r, i, j] += sum_k A(r, i, k) * Brow(k)[j] on an f32 tensor C of shape
-  /// [R, M, N] with M % kMR == 0 and N % kNW == 0 (checked by the caller):
-  /// an outer-product microkernel that keeps a kMR x kNW block of C in
+  /// [R, M, N] with M % mr == 0 and N % nw == 0 (checked by the caller):
+  /// an outer-product microkernel that keeps a mr x nw block of C in
   /// vector registers over the whole k loop, broadcasting one A scalar per
-  /// row and reading one contiguous kNW-wide row of B per k.
+  /// row and reading one contiguous nw-wide row of B per k.
   ///
   /// `zeroInit`: the block starts from 0 instead of C's values (C may be
   /// uninitialized). `guard`: a zero A scalar contributes nothing, whatever
@@ -289,9 +311,23 @@ public:
 
   /// Processes key tiles [ktLo, ktHi) of one query tile and returns the
   /// updated running state.
-  State walkKeyTiles(OpBuilder &b, Location loc, Value bIdx, Value gIdx,
-                     Value qt, Value q0, Value qs, Value kvLen, Value ktLo,
-                     Value ktHi, State init);
+  State walkKeyTiles(OpBuilder &b, Location loc, const QueryTile &tile,
+                     Value ktLo, Value ktHi, State init);
+
+  /// A scratch tile of `sizes` whose dimension `keyDim` runs over the keys
+  /// of one key tile: allocated at the static tile width and sliced, so
+  /// that --attn-hoist-loop-buffers allocates it once per query tile.
+  Value scratchTile(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                    Type type, unsigned keyDim);
+
+  /// An f32 copy [R, qs, Dqk] of a query tile in the op's layout and
+  /// element type (vector code, one row chunk at a time).
+  Value convertQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
+
+  /// An f32 copy [ks, D] of a K or V tile in the op's layout and element
+  /// type, written into `dest`.
+  Value convertKeyTile(OpBuilder &b, Location loc, Value tile, Value ks,
+                       Value d, Value dest);
 
   /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len
   /// and ALiBi operands are read with tensor.extract at absolute indices.
@@ -301,9 +337,6 @@ public:
   /// Reads a tensor broadcastable to [B, Hq, Nq, Nk] at logical indices.
   Value extractBroadcast(OpBuilder &b, Location loc, Value t,
                          ArrayRef<Value> logical);
-
-  /// Lanes of the vector code of the softmax step (one 512-bit register).
-  static constexpr int64_t kVW = 16;
 
   /// How the softmax step turns raw scores into logits: x = scale * s on
   /// the keys [lo, hi) (relative to the tile) that row i may read, -inf on
@@ -365,7 +398,7 @@ public:
 
   /// The decode form: forall (b, g, query tile, split) computes partial
   /// states over a chunk of the readable key tiles; a merge combines them.
-  SmallVector<Value> buildSplitKv(OpBuilder &b, Location loc, int64_t splits);
+  SmallVector<Value> buildSplitKv(OpBuilder &b, Location loc);
 };
 
 } // namespace cpu

@@ -20,73 +20,82 @@ Value FusedLowering::microkernel(
     function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
     bool zeroInit, bool guard) {
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({kNW}, f32);
+  auto vecTy = VectorType::get({nw}, f32);
   Value zero = im.c(0), one = im.c(1);
+  // Rows [lo, hi) of head r in register blocks of `rows` x nw at columns
+  // [j0, j0 + nw): the block's accumulators stay in registers over the
+  // whole k loop, which broadcasts one A scalar per row and reads one
+  // nw-wide row of B per step.
+  auto rowBlocks = [&](OpBuilder &b2, Location l2, Value r, Value j0, Value lo,
+                       Value hi, int64_t rows, Value cIn) -> Value {
+    auto jLoop = scf::ForOp::create(
+        b2, l2, lo, hi, im.c(rows), ValueRange{cIn},
+        [&](OpBuilder &b3, Location l3, Value i0, ValueRange c3) {
+          IndexMath m3{b3, l3};
+          Value pad =
+              arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
+          SmallVector<bool> inBounds = {true};
+          SmallVector<Value> accs;
+          Value zeros;
+          if (zeroInit)
+            zeros = splatConstant(b3, l3, vecTy, 0.0);
+          for (int64_t ii = 0; ii < rows; ++ii)
+            accs.push_back(zeroInit
+                               ? zeros
+                               : Value(vector::TransferReadOp::create(
+                                     b3, l3, vecTy, c3[0],
+                                     ValueRange{r, m3.add(i0, m3.c(ii)), j0},
+                                     pad, inBounds)));
+          auto kLoop = scf::ForOp::create(
+              b3, l3, zero, kEnd, one, accs,
+              [&](OpBuilder &b4, Location l4, Value k, ValueRange a4) {
+                IndexMath m4{b4, l4};
+                Value row = readB(b4, l4, k, j0);
+                SmallVector<Value> next;
+                for (int64_t ii = 0; ii < rows; ++ii) {
+                  Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
+                  Value splat = vector::BroadcastOp::create(b4, l4, vecTy, a);
+                  Value fma = vector::FMAOp::create(b4, l4, splat, row, a4[ii]);
+                  if (guard) {
+                    // A lane-wise condition (not a scalar one, which LLVM
+                    // turns into a branch per row): a masked FMA.
+                    Value zero = splatConstant(b4, l4, vecTy, 0.0);
+                    Value isZero = arith::CmpFOp::create(
+                        b4, l4, arith::CmpFPredicate::OEQ, splat, zero);
+                    fma = arith::SelectOp::create(b4, l4, isZero, a4[ii], fma);
+                  }
+                  next.push_back(fma);
+                }
+                scf::YieldOp::create(b4, l4, next);
+              });
+          Value out = c3[0];
+          for (int64_t ii = 0; ii < rows; ++ii)
+            out = vector::TransferWriteOp::create(
+                      b3, l3, kLoop.getResult(ii), out,
+                      ValueRange{r, m3.add(i0, m3.c(ii)), j0}, inBounds)
+                      .getResult();
+          scf::YieldOp::create(b3, l3, out);
+        });
+    return jLoop.getResult(0);
+  };
+  // Rows in whole register blocks, then the rows left one by one. The
+  // guarded kernel needs a compare mask per row next to the accumulators:
+  // it takes half the rows, so that it does not spill either.
+  int64_t blockRows = guard ? std::max<int64_t>(mr / 2, 1) : mr;
+  Value whole = im.sub(m, arith::RemUIOp::create(b, loc, m, im.c(blockRows)));
   auto rLoop = scf::ForOp::create(
       b, loc, zero, groups, one, ValueRange{c},
       [&](OpBuilder &b1, Location l1, Value r, ValueRange c1) {
-        // Column blocks outside, row blocks inside: the kNW-wide panel
-        // of B stays in L1 while every row block of A passes over it.
+        // Column panels outside, row blocks inside: the nw-wide panel of B
+        // stays in L1 while every row block of A passes over it.
         auto iLoop = scf::ForOp::create(
-            b1, l1, zero, n, im.c(kNW), c1,
+            b1, l1, zero, n, im.c(nw), c1,
             [&](OpBuilder &b2, Location l2, Value j0, ValueRange c2) {
-              auto jLoop = scf::ForOp::create(
-                  b2, l2, zero, m, im.c(kMR), c2,
-                  [&](OpBuilder &b3, Location l3, Value i0, ValueRange c3) {
-                    IndexMath m3{b3, l3};
-                    Value pad = arith::ConstantOp::create(
-                        b3, l3, b3.getF32FloatAttr(0.0));
-                    SmallVector<bool> inBounds = {true};
-                    SmallVector<Value> accs;
-                    Value zeros;
-                    if (zeroInit)
-                      zeros = splatConstant(b3, l3, vecTy, 0.0);
-                    for (int64_t ii = 0; ii < kMR; ++ii)
-                      accs.push_back(
-                          zeroInit
-                              ? zeros
-                              : Value(vector::TransferReadOp::create(
-                                    b3, l3, vecTy, c3[0],
-                                    ValueRange{r, m3.add(i0, m3.c(ii)), j0},
-                                    pad, inBounds)));
-                    auto kLoop = scf::ForOp::create(
-                        b3, l3, zero, kEnd, one, accs,
-                        [&](OpBuilder &b4, Location l4, Value k,
-                            ValueRange a4) {
-                          IndexMath m4{b4, l4};
-                          Value row = readB(b4, l4, k, j0);
-                          SmallVector<Value> next;
-                          for (int64_t ii = 0; ii < kMR; ++ii) {
-                            Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
-                            Value splat =
-                                vector::BroadcastOp::create(b4, l4, vecTy, a);
-                            Value fma = vector::FMAOp::create(b4, l4, splat,
-                                                              row, a4[ii]);
-                            if (guard) {
-                              // A lane-wise condition (not a scalar one,
-                              // which LLVM turns into a branch per row):
-                              // a masked FMA.
-                              Value zero = splatConstant(b4, l4, vecTy, 0.0);
-                              Value isZero = arith::CmpFOp::create(
-                                  b4, l4, arith::CmpFPredicate::OEQ, splat,
-                                  zero);
-                              fma = arith::SelectOp::create(b4, l4, isZero,
-                                                            a4[ii], fma);
-                            }
-                            next.push_back(fma);
-                          }
-                          scf::YieldOp::create(b4, l4, next);
-                        });
-                    Value out = c3[0];
-                    for (int64_t ii = 0; ii < kMR; ++ii)
-                      out =
-                          vector::TransferWriteOp::create(
-                              b3, l3, kLoop.getResult(ii), out,
-                              ValueRange{r, m3.add(i0, m3.c(ii)), j0}, inBounds)
-                              .getResult();
-                    scf::YieldOp::create(b3, l3, out);
-                  });
-              scf::YieldOp::create(b2, l2, jLoop.getResult(0));
+              Value out =
+                  rowBlocks(b2, l2, r, j0, zero, whole, blockRows, c2[0]);
+              if (blockRows > 1)
+                out = rowBlocks(b2, l2, r, j0, whole, m, 1, out);
+              scf::YieldOp::create(b2, l2, out);
             });
         scf::YieldOp::create(b1, l1, iLoop.getResult(0));
       });
@@ -109,10 +118,10 @@ Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                                Value kTile, Value sInit, Value qs, Value ks) {
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({kVW}, f32);
+  auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
   int64_t d = staticSize(dqk);
-  bool dInBounds = !ShapedType::isDynamic(d) && d % kVW == 0;
+  bool dInBounds = !ShapedType::isDynamic(d) && d % lanes == 0;
   auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
     return splatConstant(nb, nl, vecTy, 0.0);
   };
@@ -125,24 +134,24 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                  Value j) -> Value {
     IndexMath m{nb, nl};
     auto chunk = [&](OpBuilder &cb, Location cl, Value d0, Value acc) {
-      Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), kVW, dInBounds);
-      Value kv = readRow(cb, cl, kTile, kIdx(j, d0), kVW, dInBounds);
+      Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), lanes, dInBounds);
+      Value kv = readRow(cb, cl, kTile, kIdx(j, d0), lanes, dInBounds);
       return Value(vector::FMAOp::create(cb, cl, qv, kv, acc));
     };
-    if (!ShapedType::isDynamic(d) && d <= 16 * kVW) {
+    if (!ShapedType::isDynamic(d) && d <= 16 * lanes) {
       // Unrolled, four independent chains.
-      int64_t chunks = llvm::divideCeil(d, kVW);
+      int64_t chunks = llvm::divideCeil(d, lanes);
       SmallVector<Value> accs(std::min<int64_t>(chunks, 4), zeros(nb, nl));
       for (int64_t c = 0; c < chunks; ++c)
         accs[c % accs.size()] =
-            chunk(nb, nl, m.c(c * kVW), accs[c % accs.size()]);
+            chunk(nb, nl, m.c(c * lanes), accs[c % accs.size()]);
       Value sum = accs[0];
       for (size_t a = 1; a < accs.size(); ++a)
         sum = arith::AddFOp::create(nb, nl, sum, accs[a], kFast);
       return sum;
     }
     auto loop = scf::ForOp::create(
-        nb, nl, zero, dqk, m.c(kVW), ValueRange{zeros(nb, nl)},
+        nb, nl, zero, dqk, m.c(lanes), ValueRange{zeros(nb, nl)},
         [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
           scf::YieldOp::create(lb, ll, chunk(lb, ll, d0, it[0]));
         });
@@ -175,13 +184,13 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
 Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                                Value vTile, Value qs, Value ks, bool guard) {
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({kVW}, f32);
+  auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
   int64_t e = staticSize(dv);
   int64_t width = 4;
   if (!ShapedType::isDynamic(e))
-    width = std::clamp<int64_t>(llvm::divideCeil(e, kVW), 1, 4);
-  bool eInBounds = !ShapedType::isDynamic(e) && e % (width * kVW) == 0;
+    width = std::clamp<int64_t>(llvm::divideCeil(e, lanes), 1, 4);
+  bool eInBounds = !ShapedType::isDynamic(e) && e % (width * lanes) == 0;
   SmallVector<bool> ib = {eInBounds};
   // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
   auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
@@ -198,14 +207,14 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
             is.push_back(arith::RemUIOp::create(b1, l1, n, qs));
           }
           auto eLoop = scf::ForOp::create(
-              b1, l1, zero, dv, im.c(width * kVW), it1,
+              b1, l1, zero, dv, im.c(width * lanes), it1,
               [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
                 IndexMath m3{b3, l3};
                 Value pad =
                     arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
                 SmallVector<Value> accs, cols;
                 for (int64_t c = 0; c < width; ++c)
-                  cols.push_back(m3.add(e0, m3.c(c * kVW)));
+                  cols.push_back(m3.add(e0, m3.c(c * lanes)));
                 for (int64_t rb = 0; rb < block; ++rb)
                   for (int64_t c = 0; c < width; ++c)
                     accs.push_back(vector::TransferReadOp::create(
@@ -218,7 +227,7 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                       SmallVector<Value> vv;
                       for (int64_t c = 0; c < width; ++c)
                         vv.push_back(readRow(b4, l4, vTile,
-                                             kvIndex(z, j, cols[c]), kVW,
+                                             kvIndex(z, j, cols[c]), lanes,
                                              eInBounds));
                       SmallVector<Value> next;
                       for (int64_t rb = 0; rb < block; ++rb) {
@@ -266,9 +275,8 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
 Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
                                     Value kT, Value ks) {
   IndexMath im{b, loc};
-  auto rowTy = VectorType::get({kVW}, f32);
-  auto blockTy = VectorType::get({kVW, kVW}, f32);
-  Value zero = im.c(0), step = im.c(kVW);
+  auto blockTy = VectorType::get({lanes, lanes}, f32);
+  Value zero = im.c(0), step = im.c(lanes);
   SmallVector<bool> ib = {true};
   auto jLoop = scf::ForOp::create(
       b, loc, zero, ks, step, ValueRange{kT},
@@ -277,21 +285,19 @@ Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
             b1, l1, zero, dqk, step, it1,
             [&](OpBuilder &b2, Location l2, Value d0, ValueRange it2) {
               IndexMath m{b2, l2};
-              Value pad =
-                  arith::ConstantOp::create(b2, l2, b2.getF32FloatAttr(0.0));
               Value block = splatConstant(b2, l2, blockTy, 0.0);
-              for (int64_t jj = 0; jj < kVW; ++jj) {
+              for (int64_t jj = 0; jj < lanes; ++jj) {
                 Value j = m.add(j0, m.c(jj));
                 SmallVector<Value> idx = kvIndex(zero, j, d0);
-                Value row = vector::TransferReadOp::create(b2, l2, rowTy, kTile,
-                                                           idx, pad, ib);
+                // f16 / bf16 rows are converted as they are read.
+                Value row = readRow(b2, l2, kTile, idx, lanes, true);
                 block = vector::InsertOp::create(b2, l2, row, block,
                                                  ArrayRef<int64_t>{jj});
               }
               Value t = vector::TransposeOp::create(b2, l2, block,
                                                     ArrayRef<int64_t>{1, 0});
               Value out = it2[0];
-              for (int64_t dd = 0; dd < kVW; ++dd) {
+              for (int64_t dd = 0; dd < lanes; ++dd) {
                 Value row =
                     vector::ExtractOp::create(b2, l2, t, ArrayRef<int64_t>{dd});
                 out = vector::TransferWriteOp::create(
@@ -309,19 +315,19 @@ Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
 Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
                                Value ks) {
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({kVW}, f32);
+  auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
   int64_t e = staticSize(dv);
-  bool eInBounds = !ShapedType::isDynamic(e) && e % kVW == 0;
+  bool eInBounds = !ShapedType::isDynamic(e) && e % lanes == 0;
   Value zeros = splatConstant(b, loc, vecTy, 0.0);
   auto jLoop = scf::ForOp::create(
       b, loc, zero, ks, one, ValueRange{zeros},
       [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
         auto eLoop = scf::ForOp::create(
-            b1, l1, zero, dv, im.c(kVW), it1,
+            b1, l1, zero, dv, im.c(lanes), it1,
             [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
               SmallVector<Value> idx = kvIndex(zero, j, e0);
-              Value v = readRow(b2, l2, vTile, idx, kVW, eInBounds);
+              Value v = readRow(b2, l2, vTile, idx, lanes, eInBounds);
               Value z = arith::MulFOp::create(b2, l2, v, zeros);
               scf::YieldOp::create(
                   b2, l2, Value(arith::AddFOp::create(b2, l2, it2[0], z)));
@@ -333,4 +339,63 @@ Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
   return arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OEQ, sum,
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+}
+
+Value FusedLowering::convertQueryTile(OpBuilder &b, Location loc, Value qTile,
+                                      Value qs) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  int64_t d = staticSize(dqk);
+  bool inBounds = !ShapedType::isDynamic(d) && d % lanes == 0;
+  SmallVector<OpFoldResult> shape = {groups, qs, dqk};
+  Value dest = tensor::EmptyOp::create(b, loc, shape, f32);
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{dest},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              auto dLoop = scf::ForOp::create(
+                  b2, l2, zero, dqk, im.c(lanes), it2,
+                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
+                    Value x =
+                        readRow(b3, l3, qTile, headRowIndex(zero, r, i, d0),
+                                lanes, inBounds);
+                    scf::YieldOp::create(b3, l3,
+                                         vector::TransferWriteOp::create(
+                                             b3, l3, x, it3[0],
+                                             ValueRange{r, i, d0},
+                                             ArrayRef<bool>{inBounds})
+                                             .getResult());
+                  });
+              scf::YieldOp::create(b2, l2, dLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  return rLoop.getResult(0);
+}
+
+Value FusedLowering::convertKeyTile(OpBuilder &b, Location loc, Value tile,
+                                    Value ks, Value d, Value dest) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  int64_t ds = staticSize(d);
+  bool inBounds = !ShapedType::isDynamic(ds) && ds % lanes == 0;
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, one, ValueRange{dest},
+      [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        auto eLoop = scf::ForOp::create(
+            b1, l1, zero, d, im.c(lanes), it1,
+            [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+              Value x =
+                  readRow(b2, l2, tile, kvIndex(zero, j, e0), lanes, inBounds);
+              scf::YieldOp::create(b2, l2,
+                                   vector::TransferWriteOp::create(
+                                       b2, l2, x, it2[0], ValueRange{j, e0},
+                                       ArrayRef<bool>{inBounds})
+                                       .getResult());
+            });
+        scf::YieldOp::create(b1, l1, eLoop.getResults());
+      });
+  return jLoop.getResult(0);
 }

@@ -41,35 +41,47 @@ static void declareTileVisit(ModuleOp module) {
   fn.setPrivate();
 }
 
+/// What one run of the fused or split-KV lowering needs: tile overrides,
+/// the decode form's splits, instrumentation and the target description.
+struct FusedOptions {
+  int64_t tileQ = 0, tileK = 0, splits = 0;
+  bool instrument = false;
+  CpuTarget target;
+};
+
 struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
-  LowerAttentionFused(MLIRContext *ctx, int64_t tq, int64_t tk, bool instrument,
-                      int64_t splits)
-      : OpRewritePattern(ctx), tq(tq), tk(tk), instrument(instrument),
-        splits(splits) {}
+  LowerAttentionFused(MLIRContext *ctx, const FusedOptions &opts)
+      : OpRewritePattern(ctx), opts(opts) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
-    TileSizes tiles = chooseTileSizes(op, splits > 0, tq, tk);
-    FusedLowering lowering(op, rewriter, tiles.q, tiles.k, instrument);
+    TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
+                                      opts.tileQ, opts.tileK);
+    ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
+    FusedLowering lowering(op, rewriter, schedule,
+                           VectorShape::forTarget(opts.target),
+                           opts.instrument);
     SmallVector<Value> results =
-        splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc(), splits)
-                   : lowering.buildFused(rewriter, op.getLoc());
+        opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
+                        : lowering.buildFused(rewriter, op.getLoc());
     rewriter.replaceOp(op, results);
     return success();
   }
 
-  int64_t tq, tk;
-  bool instrument;
-  int64_t splits;
+  FusedOptions opts;
 };
 
 static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
-                              bool instrument, int64_t splits) {
+                              bool instrument, int64_t splits,
+                              StringRef targetCpu, StringRef targetFeatures) {
   if (tq < 0 || tk < 0)
     return root->emitError("attn: tile sizes must be positive (or 0 for the "
                            "default); got tile-q = ")
            << tq << ", tile-k = " << tk;
+  auto target = resolveCpuTarget(targetCpu, targetFeatures);
+  if (!target)
+    return root->emitError("attn: ") << llvm::toString(target.takeError());
   if (instrument) {
     auto module = dyn_cast<ModuleOp>(root);
     if (!module)
@@ -78,9 +90,14 @@ static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
       return root->emitError("attn: instrumentation needs a module");
     declareTileVisit(module);
   }
+  FusedOptions opts;
+  opts.tileQ = tq;
+  opts.tileK = tk;
+  opts.splits = splits;
+  opts.instrument = instrument;
+  opts.target = *target;
   RewritePatternSet patterns(root->getContext());
-  patterns.add<LowerAttentionFused>(root->getContext(), tq, tk, instrument,
-                                    splits);
+  patterns.add<LowerAttentionFused>(root->getContext(), opts);
   return applyPatternsGreedily(root, std::move(patterns));
 }
 
@@ -89,7 +106,8 @@ struct ConvertAttnToFusedLoopsPass
           ConvertAttnToFusedLoopsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, 0)))
+    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, 0,
+                        targetCpu, targetFeatures)))
       signalPassFailure();
   }
 };
@@ -103,59 +121,10 @@ struct ConvertAttnToSplitKvPass
           << static_cast<int64_t>(splits);
       return signalPassFailure();
     }
-    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, splits)))
+    if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, splits,
+                        targetCpu, targetFeatures)))
       signalPassFailure();
   }
 };
 
 } // namespace
-
-TileSizes mlir::attn::chooseTileSizes(AttentionOp op, bool decode,
-                                      int64_t tileQ, int64_t tileK) {
-  TileSizes t;
-  if (decode) {
-    // Few query rows against a long cache: small query tiles, long key
-    // tiles; the parallelism comes from the splits.
-    t = {16, 128};
-  } else {
-    // Without structural masks: about 256 score rows per tile (R query
-    // heads share each K/V tile) so that the [R, Tq, Tk] score tile, the
-    // accumulator and the K/V tiles stay in L2, and 128 keys per tile.
-    // With causal or a window: square tiles (Tq = Tk), so that the diagonal
-    // cuts one key tile per query tile and few masked pairs are computed;
-    // 128, or 64 from R = 8 on.
-    auto q = op.getQuery().getType();
-    auto k = op.getKey().getType();
-    int64_t hq = q.getDimSize(op.getPhysicalDim(1));
-    int64_t hkv = k.getDimSize(op.getPhysicalDim(1));
-    int64_t group = 1;
-    if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && hkv > 0)
-      group = std::max<int64_t>(hq / hkv, 1);
-    bool banded = op.getCausal() || op.getEffectiveWindowLeft() ||
-                  op.getEffectiveWindowRight();
-    int64_t rows = std::clamp<int64_t>(256 / group, 32, 256);
-    int64_t keys = 128;
-    if (banded)
-      rows = keys = std::clamp<int64_t>(512 / group, 64, 128);
-    // Keep enough parallel iterations (batch x K/V heads x query tiles) for
-    // the cores when the sizes are known.
-    int64_t batch = q.getDimSize(op.getPhysicalDim(0));
-    int64_t nq = q.getDimSize(op.getPhysicalDim(2));
-    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(hkv) &&
-        !ShapedType::isDynamic(nq)) {
-      // Saturating: static sizes may be as large as INT64_MAX.
-      auto iterations = [&](int64_t tq) {
-        uint64_t n = llvm::SaturatingMultiply<uint64_t>(batch, hkv);
-        return llvm::SaturatingMultiply<uint64_t>(n, llvm::divideCeil(nq, tq));
-      };
-      while (rows > 32 && iterations(rows) < 16)
-        rows /= 2;
-    }
-    t = {rows, keys};
-  }
-  if (tileQ > 0)
-    t.q = tileQ;
-  if (tileK > 0)
-    t.k = tileK;
-  return t;
-}

@@ -18,9 +18,9 @@ std::pair<FusedLowering::State, Value>
 FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                            Value qs, const RowLogits &rowLogits) {
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({kVW}, f32);
-  auto maskTy = VectorType::get({kVW}, b.getI1Type());
-  Value zero = im.c(0), one = im.c(1), step = im.c(kVW);
+  auto vecTy = VectorType::get({lanes}, f32);
+  auto maskTy = VectorType::get({lanes}, b.getI1Type());
+  Value zero = im.c(0), one = im.c(1), step = im.c(lanes);
   Value ks = tensor::DimOp::create(b, loc, s, 2);
   auto fconst = [&](OpBuilder &nb, Location nl, double v) -> Value {
     return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
@@ -29,7 +29,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     return vector::BroadcastOp::create(nb, nl, vecTy, x);
   };
   SmallVector<bool> oob = {false};
-  // The logits of row (r, i) at columns j0 + [0, kVW), -inf on the lanes
+  // The logits of row (r, i) at columns j0 + [0, lanes), -inf on the lanes
   // outside `mask`.
   auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
                      Value j0, Value mask) -> Value {
@@ -43,7 +43,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     return arith::SelectOp::create(nb, nl, mask, x,
                                    splat(nb, nl, fconst(nb, nl, kNegInf)));
   };
-  // x - safe for the logits of row (r, i) at columns j0 + [0, kVW) (as
+  // x - safe for the logits of row (r, i) at columns j0 + [0, lanes) (as
   // readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
   // logit is the rounded product, which may overflow to inf (and then
   // inf - inf makes the row NaN, as in the other forms).
@@ -53,7 +53,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     Value x = readRow(nb, nl, t, r, i, j0, mask);
     return arith::AddFOp::create(nb, nl, x, negSafe);
   };
-  // Lanes j0 + [0, kVW) inside [lo, hi) (hi <= ks).
+  // Lanes j0 + [0, lanes) inside [lo, hi) (hi <= ks).
   auto laneMask = [&](OpBuilder &nb, Location nl, Value lo, Value hi,
                       Value j0) -> Value {
     IndexMath m{nb, nl};
@@ -103,7 +103,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
               // Sweeps 1 and 2 over the row; `masked`: lanes outside
               // [lo, hi) and past the tile's end are masked, else every
               // lane of the row is a logit (the row's keys are the whole
-              // tile, a multiple of kVW wide). Yields m', sum_j P, P.
+              // tile, a multiple of lanes wide). Yields m', sum_j P, P.
               auto sweeps = [&](OpBuilder &b5, Location l5,
                                 bool masked) -> SmallVector<Value> {
                 auto maskAt = [&](OpBuilder &nb, Location nl,
@@ -170,7 +170,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
               };
               // The whole row is readable: no lane masks (most tiles).
               IndexMath m2{b2, l2};
-              Value whole = divisible(b2, l2, ks, kVW);
+              Value whole = divisible(b2, l2, ks, lanes);
               if (lo)
                 whole = m2.andI(whole, m2.eq(lo, zero));
               if (hi != ks)
@@ -279,41 +279,44 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
           return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, true);
         });
   };
-  Value acc;
-  if (elt == f32) {
-    IndexMath m{b, loc};
-    Value ks = tensor::DimOp::create(b, loc, s, 2);
-    Value fits = m.andI(divisible(b, loc, qs, kMR), divisible(b, loc, dv, kNW));
-    auto pv = [&](OpBuilder &fb, Location fl, bool guard) {
-      return microkernel(
-          fb, fl, alphaAcc, qs, dv, ks,
-          [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
-            return Value(
-                tensor::ExtractOp::create(ab, al, s, ValueRange{r, i, j}));
-          },
-          [&](OpBuilder &bb, Location bl, Value j, Value e0) {
-            Value pad =
-                arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
-            Value z = arith::ConstantIndexOp::create(bb, bl, 0);
-            SmallVector<Value> idx = kvIndex(z, j, e0);
-            SmallVector<bool> inBounds = {true};
-            return Value(vector::TransferReadOp::create(
-                bb, bl, VectorType::get({kNW}, f32), vTile, idx, pad,
-                inBounds));
-          },
-          /*zeroInit=*/false, guard);
-    };
-    acc = branch(
-        b, loc, fits, alphaAcc,
-        [&](OpBuilder &fb, Location fl) {
-          return branch(
-              fb, fl, unguarded, alphaAcc,
-              [&](OpBuilder &gb, Location gl) { return pv(gb, gl, false); },
-              [&](OpBuilder &gb, Location gl) { return pv(gb, gl, true); });
+  // Whole register-tile columns of Dv: the microkernel (f16 / bf16 V tiles
+  // converted to f32 once per key tile); otherwise the row-wise kernel.
+  Value ks = tensor::DimOp::create(b, loc, s, 2);
+  auto pv = [&](OpBuilder &fb, Location fl, Value vRows, bool guard) {
+    return microkernel(
+        fb, fl, alphaAcc, qs, dv, ks,
+        [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
+          return Value(
+              tensor::ExtractOp::create(ab, al, s, ValueRange{r, i, j}));
         },
-        slowPV);
-  } else {
-    acc = slowPV(b, loc);
-  }
+        [&](OpBuilder &bb, Location bl, Value j, Value e0) {
+          Value pad =
+              arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
+          Value z = arith::ConstantIndexOp::create(bb, bl, 0);
+          SmallVector<Value> idx =
+              vRows == vTile ? kvIndex(z, j, e0) : SmallVector<Value>{j, e0};
+          SmallVector<bool> inBounds = {true};
+          return Value(vector::TransferReadOp::create(
+              bb, bl, VectorType::get({nw}, f32), vRows, idx, pad, inBounds));
+        },
+        /*zeroInit=*/false, guard);
+  };
+  Value acc = branch(
+      b, loc, divisible(b, loc, dv, nw), alphaAcc,
+      [&](OpBuilder &fb, Location fl) {
+        Value vRows = vTile;
+        if (elt != f32)
+          vRows = convertKeyTile(fb, fl, vTile, ks, dv,
+                                 scratchTile(fb, fl, {ks, dv}, f32, 0));
+        return branch(
+            fb, fl, unguarded, alphaAcc,
+            [&](OpBuilder &gb, Location gl) {
+              return pv(gb, gl, vRows, false);
+            },
+            [&](OpBuilder &gb, Location gl) {
+              return pv(gb, gl, vRows, true);
+            });
+      },
+      slowPV);
   return {newM, alphaL, acc};
 }

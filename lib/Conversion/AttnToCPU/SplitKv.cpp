@@ -10,12 +10,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc,
-                                               int64_t splits) {
+SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
   IndexMath im{b, loc};
-  Value tq = im.c(tileQ);
-  Value numQTiles = im.ceilDiv(nq, tq);
-  Value numSplits = im.c(splits);
+  Value numQTiles = rulesAt(b, loc)->numQueryTiles(nq);
+  Value numSplits = im.c(schedule.splits);
   // Partial states, one slot per split: m, l [B, Hkv, S, R, Nq] and
   // acc [B, Hkv, S, R, Nq, Dv] (f32).
   SmallVector<OpFoldResult> rowShape = {batch, hkv, numSplits, groups, nq};
@@ -23,27 +21,22 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc,
   SmallVector<Value> dests = {tensor::EmptyOp::create(b, loc, rowShape, f32),
                               tensor::EmptyOp::create(b, loc, rowShape, f32),
                               tensor::EmptyOp::create(b, loc, accShape, f32)};
+  // The grid: (batch, K/V head, query tile, split).
   SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());
-    IndexMath m{b, loc};
-    Value bIdx = forall.getInductionVar(0), gIdx = forall.getInductionVar(1),
-          qt = forall.getInductionVar(2), sIdx = forall.getInductionVar(3);
-    Value q0 = m.mul(qt, tq);
-    Value qs = m.min(tq, m.sub(nq, q0));
-    Value kvLen = kvLenOf(b, loc, bIdx);
-    auto [lo, hi] = keyRange(b, loc, q0, qs, kvLen);
-    Value tk = m.c(tileK);
-    auto [ktLo, ktHi] = keyTileRange(b, loc, lo, hi, tk);
-    // Split the readable tiles [ktLo, ktHi) into `splits` even chunks.
-    Value count = m.sub(ktHi, ktLo);
-    Value per = m.ceilDiv(count, numSplits);
-    Value sLo = m.min(ktHi, m.add(ktLo, m.mul(sIdx, per)));
-    Value sHi = m.min(ktHi, m.add(sLo, per));
+    QueryTile tile = queryTileAt(b, loc, forall.getInductionVars());
+    Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs;
+    Value sIdx = forall.getInductionVar(3);
+    // The readable key tiles, and this split's even chunk of them.
+    auto rules = rulesAt(b, loc);
+    auto [lo, hi] = rules->readableKeys(q0, qs, tile.kvLen, nq);
+    auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
+    auto [sLo, sHi] = rules->splitTiles(ktLo, ktHi, sIdx);
     State st = initState(b, loc, qs);
-    st = walkKeyTiles(b, loc, bIdx, gIdx, qt, q0, qs, kvLen, sLo, sHi, st);
+    st = walkKeyTiles(b, loc, tile, sLo, sHi, st);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> off = {bIdx, gIdx, sIdx, zero, q0};

@@ -12,51 +12,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-std::pair<Value, Value> FusedLowering::keyRange(OpBuilder &b, Location loc,
-                                                Value q0, Value qs,
-                                                Value kvLen) {
-  IndexMath m{b, loc};
-  Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
-  Value pHi =
-      buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
-  Value lo = m.c(0), hi = kvLen;
-  if (op.getCausal())
-    hi = m.min(hi, m.add(pHi, m.c(1)));
-  if (auto left = op.getEffectiveWindowLeft())
-    lo = m.max(lo, m.sub(pLo, m.c(*left)));
-  if (auto right = op.getEffectiveWindowRight())
-    hi = m.min(hi, m.add(pHi, m.c(*right + 1)));
-  hi = m.max(hi, lo);
-  return {lo, hi};
-}
-
-std::pair<Value, Value> FusedLowering::keyTileRange(OpBuilder &b, Location loc,
-                                                    Value lo, Value hi,
-                                                    Value tk) {
-  IndexMath m{b, loc};
-  Value ktLo = m.floorDiv(lo, tk);
-  Value ktHi =
-      arith::SelectOp::create(b, loc, m.slt(lo, hi), m.ceilDiv(hi, tk), ktLo);
-  return {ktLo, ktHi};
-}
-
-Value FusedLowering::isFullTile(OpBuilder &b, Location loc, Value q0, Value qs,
-                                Value k0, Value ks, Value kvLen) {
-  IndexMath m{b, loc};
-  Value pLo = buildQueryPosition(b, loc, lctx, q0, kvLen);
-  Value pHi =
-      buildQueryPosition(b, loc, lctx, m.sub(m.add(q0, qs), m.c(1)), kvLen);
-  Value kEnd = m.sub(m.add(k0, ks), m.c(1));
-  Value full = m.slt(kEnd, kvLen);
-  if (op.getCausal())
-    full = m.andI(full, m.sle(kEnd, pLo));
-  if (auto left = op.getEffectiveWindowLeft())
-    full = m.andI(full, m.sle(m.sub(pHi, k0), m.c(*left)));
-  if (auto right = op.getEffectiveWindowRight())
-    full = m.andI(full, m.sle(m.sub(kEnd, pLo), m.c(*right)));
-  return full;
-}
-
 Value FusedLowering::readQ(OpBuilder &b, Location loc, Value qTile, Value r,
                            Value i, Value d) {
   Value z = arith::ConstantIndexOp::create(b, loc, 0);
@@ -65,12 +20,24 @@ Value FusedLowering::readQ(OpBuilder &b, Location loc, Value qTile, Value r,
   return tensor::ExtractOp::create(b, loc, qTile, ValueRange{z, i, r, d});
 }
 
+Value FusedLowering::scratchTile(OpBuilder &b, Location loc,
+                                 ArrayRef<OpFoldResult> sizes, Type type,
+                                 unsigned keyDim) {
+  SmallVector<OpFoldResult> full(sizes);
+  full[keyDim] = b.getIndexAttr(tileK);
+  Value e = tensor::EmptyOp::create(b, loc, full, type);
+  SmallVector<OpFoldResult> zeros(sizes.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(sizes.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, e, zeros, sizes, ones);
+}
+
 FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
-                                                 Value bIdx, Value gIdx,
-                                                 Value qt, Value q0, Value qs,
-                                                 Value kvLen, Value ktLo,
-                                                 Value ktHi, State init) {
+                                                 const QueryTile &tile,
+                                                 Value ktLo, Value ktHi,
+                                                 State init) {
   IndexMath im{b, loc};
+  Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs,
+        kvLen = tile.kvLen;
   Value h0 = im.mul(gIdx, groups);
   auto sizes1 = [&](ArrayRef<OpFoldResult> s) {
     return SmallVector<OpFoldResult>(s.size(), b.getIndexAttr(1));
@@ -79,14 +46,15 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
   SmallVector<OpFoldResult> qSz = headRowSizes(b, groups, qs, dqk);
   Value qTile = tensor::ExtractSliceOp::create(b, loc, op.getQuery(), qOff, qSz,
                                                sizes1(qSz));
-  Value tk = im.c(tileK);
+  // f16 / bf16 queries: converted to f32 once per query tile ([R, qs, Dqk])
+  // for the microkernel, which reads one scalar per row and step.
+  Value qF32 = elt == f32 ? Value() : convertQueryTile(b, loc, qTile, qs);
 
   auto loop = scf::ForOp::create(
       b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
       [&](OpBuilder &lb, Location l, Value kt, ValueRange iter) {
-        IndexMath m{lb, l};
-        Value k0 = m.mul(kt, tk);
-        Value ks = m.min(tk, m.sub(nk, k0));
+        auto rules = rulesAt(lb, l);
+        auto [k0, ks] = rules->keyTile(kt, nk);
         SmallVector<OpFoldResult> kOff =
             layout == Layout::bhnd
                 ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
@@ -109,32 +77,21 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
         // tile's rows, the static tile width) and sliced to this tile, so
         // that --attn-hoist-loop-buffers allocates them once per query
         // tile instead of once per key tile.
-        auto scratch = [&](OpBuilder &sb, Location sl,
-                           SmallVector<OpFoldResult> sizes,
-                           Type type) -> Value {
-          SmallVector<OpFoldResult> full(sizes);
-          full.back() = sb.getIndexAttr(tileK);
-          Value e = tensor::EmptyOp::create(sb, sl, full, type);
-          SmallVector<OpFoldResult> zeros(sizes.size(), sb.getIndexAttr(0));
-          return tensor::ExtractSliceOp::create(sb, sl, e, zeros, sizes,
-                                                sizes1(sizes));
-        };
         SmallVector<OpFoldResult> sShape = {groups, qs, ks};
-        Value sTile = scratch(lb, l, sShape, f32);
-        // Partial tiles and few rows (decode): dot products over d on the
-        // K tile as it is (loops (r, i, j, d); reassoc lets LLVM vectorize
-        // the reduction), no packing.
+        Value sTile = scratchTile(lb, l, sShape, f32, 2);
+        // Tiles narrower than the register tile and few rows (decode): dot
+        // products over d on the K tile as it is, no packing.
         auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
           return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
         };
-        // Whole register tiles: pack the K tile transposed, kT[d, j], once
-        // (it is shared by the R query heads and every row of the query
-        // tile), then the vector microkernel broadcasts q[r, i, d] against
-        // contiguous rows of kT.
+        // Whole register-tile columns: pack the K tile transposed (and
+        // converted to f32), kT[d, j], once (it is shared by the R query
+        // heads and every row of the query tile), then the vector
+        // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
         auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
-          Value kT = scratch(fb, fl, {dqk, ks}, elt);
+          Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
           int64_t d = staticSize(dqk);
-          if (!ShapedType::isDynamic(d) && d % kVW == 0) {
+          if (!ShapedType::isDynamic(d) && d % lanes == 0) {
             kT = packTransposed(fb, fl, kTile, kT, ks);
           } else {
             AffineMap kMap =
@@ -143,13 +100,16 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
                      fb, fl, kT.getType(), kTile, kT,
                      {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
                      [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       linalg::YieldOp::create(nb, nl, a[0]);
+                       linalg::YieldOp::create(nb, nl, ext(nb, nl, a[0]));
                      })
                      .getResult(0);
           }
           return microkernel(
               fb, fl, sTile, qs, ks, dqk,
               [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
+                if (qF32)
+                  return Value(tensor::ExtractOp::create(ab, al, qF32,
+                                                         ValueRange{r, i, d}));
                 return readQ(ab, al, qTile, r, i, d);
               },
               [&](OpBuilder &bb, Location bl, Value d, Value j0) {
@@ -157,29 +117,21 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
                     arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
                 SmallVector<bool> inBounds = {true};
                 return Value(vector::TransferReadOp::create(
-                    bb, bl, VectorType::get({kNW}, f32), kT, ValueRange{d, j0},
+                    bb, bl, VectorType::get({nw}, f32), kT, ValueRange{d, j0},
                     pad, inBounds));
               },
               /*zeroInit=*/true);
         };
-        Value s;
-        if (elt == f32) {
-          Value fits =
-              m.andI(divisible(lb, l, qs, kMR), divisible(lb, l, ks, kNW));
-          auto sType =
-              RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic,
-                                     ShapedType::kDynamic},
-                                    f32);
-          s = branch(lb, l, fits,
-                     tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
-                                             ValueRange{groups, qs, ks}),
-                     packedQK, dotQK);
-        } else {
-          s = dotQK(lb, l);
-        }
+        auto sType = RankedTensorType::get(
+            {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+            f32);
+        Value s = branch(lb, l, divisible(lb, l, ks, nw),
+                         tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
+                                                 ValueRange{groups, qs, ks}),
+                         packedQK, dotQK);
 
         // Logits: full tiles skip the structural mask arithmetic.
-        Value full = isFullTile(lb, l, q0, qs, k0, ks, kvLen);
+        Value full = rules->isFull(q0, qs, k0, ks, kvLen, nq);
         if (instrument) {
           auto i64 = lb.getI64Type();
           auto cast = [&](Value v) -> Value {
@@ -188,9 +140,9 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
           Value boundary = arith::XOrIOp::create(
               lb, l, full,
               arith::ConstantOp::create(lb, l, lb.getBoolAttr(true)));
-          func::CallOp::create(
-              lb, l, kTileVisitFn, TypeRange{},
-              ValueRange{cast(bIdx), cast(gIdx), cast(qt), cast(kt), boundary});
+          func::CallOp::create(lb, l, kTileVisitFn, TypeRange{},
+                               ValueRange{cast(bIdx), cast(gIdx), cast(tile.qt),
+                                          cast(kt), boundary});
         }
         // With softmax and logits that are just `scale * q.k` plus the
         // structural masks (no soft cap, bias, ALiBi or mask tensor), the
@@ -206,7 +158,9 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
           rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
                                                   Value i) {
             IndexMath rm{rb, rl};
-            auto [lo, hi] = keyRange(rb, rl, rm.add(q0, i), rm.c(1), kvLen);
+            auto rowRules = rulesAt(rb, rl);
+            auto [lo, hi] =
+                rowRules->readableKeys(rm.add(q0, i), rm.c(1), kvLen, nq);
             return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
           };
         } else {
