@@ -7,11 +7,12 @@
 // attn-run SPEC.mlir [--entry=F] [--size Nq=128 ...] [--input q=q.npy ...]
 //                    [--output out=out.npy ...] [--verify] [--reps=N]
 //
-// Compiles the entry function of a spec for the host CPU with the
-// ExecutionEngine, feeds it seeded random tensors or .npy files, and prints
-// compile time, run time (median over repetitions), GFLOP/s and a summary of
-// each output. --verify compares every output with the independent f64
-// reference and exits non-zero beyond tolerance.
+// Compiles the entry function of a spec for the host CPU (or another CPU this
+// host can run: --target-cpu, --target-features) with the ExecutionEngine,
+// feeds it seeded random tensors or .npy files, and prints compile time, run
+// time (median over repetitions), GFLOP/s and a summary of each output.
+// --verify compares every output with the independent f64 reference and exits
+// non-zero beyond tolerance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
 #include "attn/Support/Npy.h"
+#include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -124,6 +126,16 @@ static cl::opt<bool> countTiles(
     cl::desc("Instrument the fused kernel, count the key tiles it computes "
              "and compare with the tile map"),
     cl::cat(category));
+static cl::opt<std::string> targetCpu(
+    "target-cpu",
+    cl::desc("LLVM CPU to generate code for (haswell, znver4, x86-64, ...; "
+             "empty: the host). This host must be able to run it"),
+    cl::cat(category));
+static cl::opt<std::string> targetFeatures(
+    "target-features",
+    cl::desc("LLVM target features over the CPU's own, e.g. +avx2,-avx512f "
+             "(empty: none)"),
+    cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3), cl::Prefix, cl::cat(category));
 static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
@@ -204,6 +216,8 @@ static int runMain(MLIRContext &context) {
   jitOpts.tileK = tileK;
   jitOpts.splits = splits;
   jitOpts.instrumentTiles = countTiles;
+  jitOpts.targetCpu = targetCpu;
+  jitOpts.targetFeatures = targetFeatures;
   if (countTiles && form != "fused")
     return fail("--count-tiles needs --form=fused");
   auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
@@ -211,6 +225,8 @@ static int runMain(MLIRContext &context) {
     return fail("compilation failed: " + llvm::toString(jit.takeError()));
   llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
                                (*jit)->compileSeconds(), form.c_str());
+  const CpuTarget &target = (*jit)->target();
+  llvm::outs() << "target: " << target.describe() << "\n";
 
   // Run.
   std::vector<const HostTensor *> argPtrs;
@@ -428,6 +444,11 @@ static int runMain(MLIRContext &context) {
       j.attribute("spec", inputFile.getValue());
       j.attribute("form", form.getValue());
       j.attribute("compile_s", (*jit)->compileSeconds());
+      j.attributeObject("target", [&] {
+        j.attribute("cpu", target.cpu);
+        j.attribute("isa", target.isaName());
+        j.attribute("features", target.features);
+      });
       j.attribute("median_s", median);
       j.attribute("min_s", times.front());
       j.attribute("max_s", times.back());
