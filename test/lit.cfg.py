@@ -33,3 +33,8 @@ for cc in ("cc", "gcc", "clang"):
         config.available_features.add("host-cc")
         config.substitutions.append(("%host_cc", path))
         break
+
+# Tests that name x86-64 CPUs for the JIT (test/Execution/target-cpu.mlir).
+import platform
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64-host")

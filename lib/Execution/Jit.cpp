@@ -13,6 +13,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
@@ -150,6 +151,21 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
     jit->results.push_back(rt);
   }
 
+  // The CPU to generate code for: refuse one whose instructions this host
+  // lacks, rather than stopping on an illegal instruction at run time.
+  auto target = resolveCpuTarget(options.targetCpu, options.targetFeatures);
+  if (!target)
+    return target.takeError();
+  llvm::SmallVector<std::string> missing = featuresMissingOnHost(*target);
+  if (!missing.empty())
+    return makeError("cannot run code for target CPU '" + target->cpu + "'" +
+                     (options.targetFeatures.empty()
+                          ? std::string()
+                          : " with features '" + options.targetFeatures + "'") +
+                     " on this host (" + getHostCpuTarget().cpu +
+                     "), which lacks: " + llvm::join(missing, ", "));
+  jit->cpuTarget = *target;
+
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
@@ -170,14 +186,28 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   pipelineOpts.instrumentTiles = options.instrumentTiles;
   pipelineOpts.parallel = options.parallel;
   pipelineOpts.outParams = false;
+  pipelineOpts.targetCpu = options.targetCpu;
+  pipelineOpts.targetFeatures = options.targetFeatures;
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
 
-  // A target machine for this host: without it LLVM's cost model knows no
-  // vector registers and vectorizes nothing.
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  // A target machine for the host or the chosen CPU: without it LLVM's cost
+  // model knows no vector registers and vectorizes nothing.
+  using llvm::orc::JITTargetMachineBuilder;
+  llvm::Expected<JITTargetMachineBuilder> tmBuilder =
+      jit->cpuTarget.isHost
+          ? JITTargetMachineBuilder::detectHost()
+          : JITTargetMachineBuilder(llvm::Triple(jit->cpuTarget.triple));
   if (!tmBuilder)
     return tmBuilder.takeError();
+  if (!jit->cpuTarget.isHost) {
+    tmBuilder->setCPU(jit->cpuTarget.cpu);
+    std::vector<std::string> features;
+    for (llvm::StringRef f : llvm::split(jit->cpuTarget.features, ','))
+      if (!f.trim().empty())
+        features.push_back(f.trim().str());
+    tmBuilder->addFeatures(features);
+  }
   tmBuilder->setCodeGenOptLevel(
       static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u)));
   auto tm = tmBuilder->createTargetMachine();

@@ -17,6 +17,7 @@
 
 #include "attn/Execution/HostTensor.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -35,8 +36,9 @@ struct JitOptions {
   int64_t tileQ = 0, tileK = 0, splits = 4;
   bool instrumentTiles = false;
   /// CPU to generate code for (an LLVM CPU name and features over its own;
-  /// empty: the host). Compiling for a CPU with features this host lacks
-  /// fails, rather than stopping at run time on an illegal instruction.
+  /// empty: the host; features alone: the host's CPU with them). Compiling
+  /// for a CPU with features this host lacks fails, rather than stopping at
+  /// run time on an illegal instruction.
   std::string targetCpu, targetFeatures;
   /// Run parallel iterations on OpenMP threads (OMP_NUM_THREADS).
   bool parallel = true;
@@ -62,7 +64,8 @@ public:
   ~JitFunction();
 
   /// Lowers a clone of `module` and JIT-compiles it. `entry` names a
-  /// func.func whose arguments and results are ranked tensors.
+  /// func.func whose arguments and results are ranked tensors. Fails for an
+  /// unknown target CPU or feature, and for a target this host cannot run.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, llvm::StringRef entry, const JitOptions &options);
 
@@ -93,12 +96,16 @@ public:
   double lastCallSeconds() const { return callTime; }
   const std::vector<RankedTensorType> &argumentTypes() const { return args; }
   const std::vector<RankedTensorType> &resultTypes() const { return results; }
+  /// The CPU the code was generated for (JitOptions::targetCpu and
+  /// targetFeatures resolved; the host's when both are empty).
+  const CpuTarget &target() const { return cpuTarget; }
 
 private:
   JitFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;
   std::string name;
   std::vector<RankedTensorType> args, results;
+  CpuTarget cpuTarget;
   double callTime = 0;
   double compileTime = 0;
 };

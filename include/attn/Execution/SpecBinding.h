@@ -1,0 +1,149 @@
+//===- SpecBinding.h - entry lookup, roles, size binding --------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a driver needs before it can compile and call a spec with concrete
+// tensors: the entry function and its attn op, the role and dimension names of
+// each argument (`q` is [B, Hq, Nq, Dqk] in its physical layout, ...), the
+// binding of every dynamic size from named sizes (`Nq=128`), explicit shapes
+// and .npy inputs, a check of the concrete sizes through the op's verifier, a
+// guard against sizes the machine cannot hold, and seeded random inputs.
+// Shared by attn-run, the C API and the ahead-of-time compiler. Errors come
+// back as llvm::Error with the message text attn-run prints after
+// "attn-run: error: ".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_SPECBINDING_H
+#define ATTN_EXECUTION_SPECBINDING_H
+
+#include "attn/Execution/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+
+/// The role an entry argument plays for the attn op that reads it (`q`, `k`,
+/// `v`, `kv_len`, `mask`, `bias`, `alibi`, `x`, `kv_source`, `wq`, `wk`, `wv`,
+/// `wo`; empty when the op does not read it directly), and the logical size
+/// name of each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D; empty when
+/// the dimension has no name).
+struct ArgRole {
+  std::string name = "";
+  std::vector<std::string> dimNames;
+};
+
+/// An entry function of a spec, its attn op and the roles of its arguments.
+struct SpecInfo {
+  func::FuncOp entry;
+  /// The first attn.attention or attn.projected_attention in `entry`, or
+  /// null when it has none.
+  Operation *attnOp = nullptr;
+  /// One per entry argument.
+  std::vector<ArgRole> roles;
+
+  unsigned numArgs() const { return roles.size(); }
+  /// The argument named `key` (a role name or an argument number), or -1.
+  int findArg(llvm::StringRef key) const;
+};
+
+/// The function `name` of `module`, or when `name` is empty its only public
+/// function with a body. `source` names the module in error messages.
+llvm::Expected<func::FuncOp> findEntryFunction(ModuleOp module,
+                                               llvm::StringRef name,
+                                               llvm::StringRef source);
+
+/// The first attn.attention or attn.projected_attention op in `fn`, or null.
+Operation *findAttnOp(func::FuncOp fn);
+
+/// Names the dimensions of each argument of `fn` from its use by `attnOp`
+/// (which may be null: no roles).
+std::vector<ArgRole> argRoles(func::FuncOp fn, Operation *attnOp);
+
+/// The argument named `key` (a role name or an argument number), or -1.
+int findArg(llvm::ArrayRef<ArgRole> roles, llvm::StringRef key);
+
+/// Entry lookup (findEntryFunction), its attn op and argument roles.
+llvm::Expected<SpecInfo> introspectSpec(ModuleOp module, llvm::StringRef entry,
+                                        llvm::StringRef source);
+
+/// The sizes and inputs of one run, in attn-run's option syntax.
+struct BindingOptions {
+  /// `NAME=N` with NAME one of B, Hq, Hkv, Nq, Nk, Dqk, Dv, D (--size).
+  std::vector<std::string> sizes;
+  /// `ARG=AxBxC` with ARG an argument name or number (--shape).
+  std::vector<std::string> shapes;
+  /// `ARG=path.npy`: the argument's value, which also fixes its shape
+  /// (--input).
+  std::vector<std::string> inputs;
+};
+
+/// Concrete shapes for every argument of a spec's entry function.
+struct SpecBinding {
+  /// Named sizes: given, learned from .npy inputs and from static types.
+  llvm::StringMap<int64_t> sizes;
+  /// Per argument: its concrete shape and element kind.
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<ElementKind> kinds;
+  /// Per argument: its value. Arguments read from .npy files are filled in
+  /// (`loaded`); the others stay empty until fillRandomInputs.
+  std::vector<HostTensor> args;
+  std::vector<bool> loaded;
+
+  /// The named size `name`, or `otherwise` when it is unknown.
+  int64_t size(llvm::StringRef name, int64_t otherwise = 0) const {
+    auto it = sizes.find(name);
+    return it == sizes.end() ? otherwise : it->second;
+  }
+};
+
+/// Binds every argument of `spec`'s entry to a concrete shape: explicit
+/// shapes and .npy inputs first, then named sizes (given ones win over those
+/// learned from files and static types). Then checks the concrete sizes
+/// against the op's rules by running the verifier on a clone of the entry
+/// with static argument types (its diagnostics go to the context's handler).
+llvm::Expected<SpecBinding> bindSizes(const SpecInfo &spec,
+                                      const BindingOptions &options);
+
+/// Bytes of physical memory of this machine (0 when unknown).
+int64_t physicalMemoryBytes();
+
+/// Refuses a binding whose random inputs or attention output would need more
+/// than `memoryBytes` (no limit when 0): the compiled code allocates its
+/// output without a way to report failure.
+llvm::Error checkMemory(const SpecInfo &spec, const SpecBinding &binding,
+                        int64_t memoryBytes = physicalMemoryBytes());
+
+/// Fills `t` with deterministic pseudo-random data suited to its role:
+/// kv_len in [0, Nk], ALiBi's geometric slopes, 80% true masks, small
+/// integers, or uniform [-1, 1).
+void randomFill(HostTensor &t, const ArgRole &role,
+                const llvm::StringMap<int64_t> &sizes, std::mt19937_64 &rng);
+
+/// Allocates and fills every argument not loaded from a file, in argument
+/// order from one generator seeded with `seed`.
+void fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
+                      uint64_t seed);
+
+/// The .npy dtype of a HostTensor element kind ("<f4", "|b1", ...; bf16 is
+/// stored as f32).
+std::string npyDtype(ElementKind kind);
+
+/// "[A, B, C]".
+std::string shapeStr(llvm::ArrayRef<int64_t> shape);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_EXECUTION_SPECBINDING_H

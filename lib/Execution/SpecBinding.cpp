@@ -1,0 +1,475 @@
+//===- SpecBinding.cpp - entry lookup, argument roles, size binding -------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/SpecBinding.h"
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Support/Npy.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string mlir::attn::shapeStr(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string mlir::attn::npyDtype(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F32:
+  case ElementKind::BF16:
+    return "<f4";
+  case ElementKind::F64:
+    return "<f8";
+  case ElementKind::F16:
+    return "<f2";
+  case ElementKind::I1:
+    return "|b1";
+  case ElementKind::I8:
+    return "|u1";
+  case ElementKind::I32:
+    return "<i4";
+  case ElementKind::I64:
+    return "<i8";
+  }
+  return "<f4";
+}
+
+//===----------------------------------------------------------------------===//
+// Introspection
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<func::FuncOp>
+mlir::attn::findEntryFunction(ModuleOp module, llvm::StringRef name,
+                              llvm::StringRef source) {
+  if (!name.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn || fn.isExternal())
+      return makeError("no function @" + name + " with a body in " + source);
+    return fn;
+  }
+  func::FuncOp fn;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal() || f.isPrivate())
+      continue;
+    if (fn)
+      return makeError("several public functions in " + source +
+                       "; choose one with --entry");
+    fn = f;
+  }
+  if (!fn)
+    return makeError("no public function with a body in " + source);
+  return fn;
+}
+
+Operation *mlir::attn::findAttnOp(func::FuncOp fn) {
+  Operation *found = nullptr;
+  fn.walk([&](Operation *op) {
+    if (isa<AttentionOp, ProjectedAttentionOp>(op) && !found)
+      found = op;
+  });
+  return found;
+}
+
+std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
+  std::vector<ArgRole> roles(fn.getNumArguments());
+  auto assign = [&](Value v, StringRef name, std::vector<std::string> dims) {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &fn.front())
+      return;
+    roles[arg.getArgNumber()] = {name.str(), std::move(dims)};
+  };
+  auto broadcast = [](Value v) {
+    std::vector<std::string> all = {"B", "Hq", "Nq", "Nk"};
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    return std::vector<std::string>(all.end() - std::min<int64_t>(rank, 4),
+                                    all.end());
+  };
+  auto modifiers = [&](auto o) {
+    assign(o.getKvLen(), "kv_len", {"B"});
+    if (o.getMask())
+      assign(o.getMask(), "mask", broadcast(o.getMask()));
+    if (o.getBias())
+      assign(o.getBias(), "bias", broadcast(o.getBias()));
+    assign(o.getAlibiSlopes(), "alibi", {"Hq"});
+  };
+  if (auto a = dyn_cast_or_null<AttentionOp>(op)) {
+    auto order = [&](std::vector<std::string> logical) {
+      std::vector<std::string> phys(4);
+      for (int64_t l = 0; l < 4; ++l)
+        phys[a.getPhysicalDim(l)] = logical[l];
+      return phys;
+    };
+    assign(a.getQuery(), "q", order({"B", "Hq", "Nq", "Dqk"}));
+    assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
+    assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
+    modifiers(a);
+  } else if (auto p = dyn_cast_or_null<ProjectedAttentionOp>(op)) {
+    assign(p.getXq(), "x", {"B", "Nq", "D"});
+    if (p.getXkv())
+      assign(p.getXkv(), "kv_source", {"B", "Nk", "D"});
+    assign(p.getWq(), "wq", {"D", ""});
+    assign(p.getWk(), "wk", {"D", ""});
+    assign(p.getWv(), "wv", {"D", ""});
+    assign(p.getWo(), "wo", {"", "D"});
+    modifiers(p);
+  }
+  return roles;
+}
+
+int mlir::attn::findArg(llvm::ArrayRef<ArgRole> roles, llvm::StringRef key) {
+  unsigned n;
+  if (!key.getAsInteger(10, n))
+    return n < roles.size() ? static_cast<int>(n) : -1;
+  for (size_t i = 0; i < roles.size(); ++i)
+    if (roles[i].name == key)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int SpecInfo::findArg(llvm::StringRef key) const {
+  return mlir::attn::findArg(roles, key);
+}
+
+llvm::Expected<SpecInfo> mlir::attn::introspectSpec(ModuleOp module,
+                                                    llvm::StringRef entry,
+                                                    llvm::StringRef source) {
+  auto fn = findEntryFunction(module, entry, source);
+  if (!fn)
+    return fn.takeError();
+  SpecInfo info;
+  info.entry = *fn;
+  info.attnOp = findAttnOp(*fn);
+  info.roles = argRoles(*fn, info.attnOp);
+  return info;
+}
+
+//===----------------------------------------------------------------------===//
+// Size binding
+//===----------------------------------------------------------------------===//
+
+static bool parseShape(StringRef text, std::vector<int64_t> &shape) {
+  shape.clear();
+  if (text.empty())
+    return true;
+  llvm::SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0)
+      return false;
+    shape.push_back(d);
+  }
+  return true;
+}
+
+/// Reads `ARG=path.npy` into argument `a` of `binding`, checking its dtype
+/// and shape against the spec's type.
+static llvm::Error loadInput(func::FuncOp fn, StringRef key, StringRef path,
+                             unsigned a, HostTensor &t) {
+  ::attn::npy::Array arr;
+  std::string err = ::attn::npy::read(path.str(), arr);
+  if (!err.empty())
+    return makeError("input " + key + ": " + err);
+  auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[a]);
+  ElementKind kind;
+  if (!type || !getElementKind(type.getElementType(), kind))
+    return makeError("argument " + llvm::Twine(a) +
+                     " has an unsupported element type");
+  std::string want = npyDtype(kind);
+  bool ok = arr.dtype == want ||
+            (kind == ElementKind::BF16 && arr.dtype == "<f4") ||
+            (kind == ElementKind::I1 && arr.dtype == "|u1");
+  if (!ok)
+    return makeError("input " + key + ": " + path + " has dtype '" + arr.dtype +
+                     "', the spec takes " + elementName(kind) + " ('" + want +
+                     "')");
+  if (static_cast<int64_t>(arr.shape.size()) != type.getRank())
+    return makeError("input " + key + ": " + path + " has shape " +
+                     shapeStr(arr.shape) + ", the spec takes rank " +
+                     llvm::Twine(type.getRank()));
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!type.isDynamicDim(d) && type.getDimSize(d) != arr.shape[d])
+      return makeError("input " + key + ": " + path + " has shape " +
+                       shapeStr(arr.shape) + ", the spec takes size " +
+                       llvm::Twine(type.getDimSize(d)) + " in dimension " +
+                       llvm::Twine(d));
+  t.resize(kind, arr.shape);
+  if (arr.dtype == want && kind != ElementKind::BF16 &&
+      arr.bytes.size() == t.bytes.size()) {
+    // The file holds the exact in-memory format: copy it bit for bit
+    // (through double, i64 values beyond 2^53 would be rounded).
+    std::memcpy(t.bytes.data(), arr.bytes.data(), t.bytes.size());
+  } else {
+    std::vector<double> values;
+    err = ::attn::npy::toDoubles(arr, values);
+    if (!err.empty())
+      return makeError("input " + key + ": " + err);
+    for (size_t i = 0; i < values.size(); ++i)
+      t.set(static_cast<int64_t>(i), values[i]);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<SpecBinding>
+mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
+  func::FuncOp fn = spec.entry;
+  const std::vector<ArgRole> &roles = spec.roles;
+  unsigned numArgs = fn.getNumArguments();
+  SpecBinding binding;
+  llvm::StringMap<int64_t> &known = binding.sizes;
+
+  // Sizes and shapes given.
+  for (const std::string &s : options.sizes) {
+    auto [key, val] = StringRef(s).split('=');
+    int64_t n;
+    static const char *names[] = {"B",  "Hq",  "Hkv", "Nq",
+                                  "Nk", "Dqk", "Dv",  "D"};
+    if (!llvm::is_contained(names, key) || val.getAsInteger(10, n) || n < 0)
+      return makeError("bad --size '" + s +
+                       "': expected NAME=N with NAME one of B, Hq, Hkv, Nq, "
+                       "Nk, Dqk, Dv, D and N >= 0");
+    known[key] = n;
+  }
+  std::vector<std::optional<std::vector<int64_t>>> argShapes(numArgs);
+  for (const std::string &s : options.shapes) {
+    auto [key, val] = StringRef(s).split('=');
+    int a = findArg(roles, key);
+    std::vector<int64_t> shape;
+    if (a < 0)
+      return makeError("bad --shape '" + s + "': no argument named '" + key +
+                       "'");
+    if (!parseShape(val, shape))
+      return makeError("bad --shape '" + s + "': expected ARG=AxBxC");
+    argShapes[a] = shape;
+  }
+
+  // .npy inputs fix their argument's shape.
+  binding.args.resize(numArgs);
+  binding.loaded.assign(numArgs, false);
+  for (const std::string &s : options.inputs) {
+    auto [key, path] = StringRef(s).split('=');
+    int a = findArg(roles, key);
+    if (a < 0 || path.empty())
+      return makeError("bad --input '" + s +
+                       "': expected ARG=path.npy with ARG " +
+                       "an argument name or number");
+    HostTensor &t = binding.args[a];
+    if (llvm::Error err = loadInput(fn, key, path, a, t))
+      return std::move(err);
+    binding.loaded[a] = true;
+    argShapes[a] = t.shape;
+    // Learn the named sizes this file fixes.
+    for (size_t d = 0; d < roles[a].dimNames.size(); ++d) {
+      const std::string &name = roles[a].dimNames[d];
+      if (!name.empty() && t.shape[d] != 1 && !known.count(name))
+        known[name] = t.shape[d];
+    }
+  }
+  // Learn sizes from static types too.
+  for (unsigned a = 0; a < numArgs; ++a) {
+    auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[a]);
+    if (!type)
+      continue; // reported below
+    for (size_t d = 0; d < roles[a].dimNames.size(); ++d) {
+      const std::string &name = roles[a].dimNames[d];
+      if (!name.empty() && !type.isDynamicDim(d) && type.getDimSize(d) != 1 &&
+          !known.count(name))
+        known[name] = type.getDimSize(d);
+    }
+  }
+
+  // Resolve every argument's shape.
+  binding.shapes.resize(numArgs);
+  binding.kinds.resize(numArgs);
+  for (unsigned a = 0; a < numArgs; ++a) {
+    auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[a]);
+    ElementKind kind;
+    if (!type || !getElementKind(type.getElementType(), kind))
+      return makeError("argument " + llvm::Twine(a) +
+                       " is not a ranked tensor of f32, f16, bf16, f64, i1, "
+                       "i8, i32 or i64");
+    std::vector<int64_t> shape;
+    if (argShapes[a]) {
+      shape = *argShapes[a];
+      if (static_cast<int64_t>(shape.size()) != type.getRank())
+        return makeError("--shape for argument " + llvm::Twine(a) +
+                         " has rank " + llvm::Twine(shape.size()) +
+                         ", the spec takes rank " +
+                         llvm::Twine(type.getRank()));
+    } else {
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d)) {
+          shape.push_back(type.getDimSize(d));
+          continue;
+        }
+        const std::string *name =
+            d < static_cast<int64_t>(roles[a].dimNames.size())
+                ? &roles[a].dimNames[d]
+                : nullptr;
+        if (!name || name->empty())
+          return makeError("dimension " + llvm::Twine(d) + " of argument " +
+                           llvm::Twine(a) +
+                           " is dynamic and has no name; give it with "
+                           "--shape " +
+                           llvm::Twine(a) + "=AxBx...");
+        auto it = known.find(*name);
+        if (it == known.end())
+          return makeError("size " + *name + " is dynamic in the spec; give " +
+                           "it with --size " + *name + "=N");
+        shape.push_back(it->second);
+      }
+    }
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d])
+        return makeError("argument " + llvm::Twine(a) + " shape " +
+                         shapeStr(shape) + " does not match the spec's type");
+    binding.shapes[a] = binding.loaded[a] ? binding.args[a].shape : shape;
+    binding.kinds[a] = kind;
+  }
+
+  // Check the concrete sizes against the op's rules: a clone with static
+  // argument types goes through the verifier.
+  if (spec.attnOp) {
+    OwningOpRef<func::FuncOp> probe(cast<func::FuncOp>(fn->clone()));
+    for (unsigned a = 0; a < numArgs; ++a) {
+      auto type = cast<RankedTensorType>(fn.getArgumentTypes()[a]);
+      probe->getArgument(a).setType(
+          RankedTensorType::get(binding.shapes[a], type.getElementType()));
+    }
+    Operation *probeOp = findAttnOp(*probe);
+    if (failed(mlir::verify(probeOp)))
+      return makeError("the given sizes are inconsistent with the spec (see "
+                       "the diagnostic above)");
+  }
+  return binding;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory guard
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::attn::physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return 0;
+  return static_cast<int64_t>(pages) * pageSize;
+}
+
+/// Bytes of a dense tensor, saturated at INT64_MAX.
+static int64_t bytesOf(llvm::ArrayRef<int64_t> shape, int64_t eltBytes) {
+  int64_t n = eltBytes;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(n, d, n))
+      return std::numeric_limits<int64_t>::max();
+  return n;
+}
+
+llvm::Error mlir::attn::checkMemory(const SpecInfo &spec,
+                                    const SpecBinding &binding,
+                                    int64_t memoryBytes) {
+  if (memoryBytes <= 0)
+    return llvm::Error::success();
+  auto tooLarge = [&](const llvm::Twine &what, int64_t bytes) {
+    return makeError(what + " would need " + llvm::Twine(bytes) +
+                     " bytes, more than this machine's " +
+                     llvm::Twine(memoryBytes) + " bytes of memory");
+  };
+  for (unsigned a = 0; a < binding.shapes.size(); ++a) {
+    if (binding.loaded[a])
+      continue;
+    int64_t bytes = bytesOf(binding.shapes[a], elementBytes(binding.kinds[a]));
+    if (bytes > memoryBytes)
+      return tooLarge("argument " + llvm::Twine(a) + " " +
+                          shapeStr(binding.shapes[a]),
+                      bytes);
+  }
+  if (auto a = dyn_cast_or_null<AttentionOp>(spec.attnOp)) {
+    func::FuncOp fn = spec.entry;
+    auto size = [&](Value v, int64_t logical) -> int64_t {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg || arg.getOwner() != &fn.front())
+        return 1;
+      return binding.shapes[arg.getArgNumber()][a.getPhysicalDim(logical)];
+    };
+    ElementKind outKind;
+    getElementKind(a.getOut().getType().getElementType(), outKind);
+    int64_t outBytes = bytesOf({size(a.getQuery(), 0), size(a.getQuery(), 1),
+                                size(a.getQuery(), 2), size(a.getValue(), 3)},
+                               elementBytes(outKind));
+    if (outBytes > memoryBytes)
+      return tooLarge("the output", outBytes);
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Random inputs
+//===----------------------------------------------------------------------===//
+
+void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
+                            const llvm::StringMap<int64_t> &known,
+                            std::mt19937_64 &rng) {
+  int64_t n = t.numElements();
+  if (role.name == "kv_len") {
+    int64_t nk = known.lookup("Nk");
+    std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(nk, 0));
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(d(rng)));
+    return;
+  }
+  if (role.name == "alibi") {
+    // The usual geometric slopes 2^(-8 (h+1) / Hq).
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, std::pow(2.0, -8.0 * (i + 1) / static_cast<double>(n)));
+    return;
+  }
+  if (t.kind == ElementKind::I1) {
+    std::bernoulli_distribution d(0.8);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, d(rng) ? 1 : 0);
+    return;
+  }
+  if (t.kind == ElementKind::I32 || t.kind == ElementKind::I64 ||
+      t.kind == ElementKind::I8) {
+    std::uniform_int_distribution<int64_t> d(0, 8);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(d(rng)));
+    return;
+  }
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (int64_t i = 0; i < n; ++i)
+    t.set(i, d(rng));
+}
+
+void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
+                                  uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (unsigned a = 0; a < binding.shapes.size(); ++a) {
+    if (binding.loaded[a])
+      continue;
+    binding.args[a].resize(binding.kinds[a], binding.shapes[a]);
+    randomFill(binding.args[a], spec.roles[a], binding.sizes, rng);
+  }
+}

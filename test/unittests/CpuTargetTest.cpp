@@ -1,0 +1,115 @@
+//===- CpuTargetTest.cpp - tests of the CPU target description ------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// resolveCpuTarget and featuresMissingOnHost (attn/Target/CpuTarget.h), the
+// checks the JIT makes before generating code for a chosen CPU, on CPUs whose
+// features LLVM's tables fix whatever machine runs the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/CpuTarget.h"
+
+#include "llvm/TargetParser/Triple.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace mlir::attn;
+
+namespace {
+
+constexpr const char *kX86 = "x86_64-unknown-linux-gnu";
+
+CpuTarget resolve(const char *cpu, const char *features = "") {
+  auto t = resolveCpuTarget(cpu, features, kX86);
+  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  return t ? *t : CpuTarget();
+}
+
+std::string errorOf(const char *cpu, const char *features) {
+  auto t = resolveCpuTarget(cpu, features, kX86);
+  if (t)
+    return "";
+  return llvm::toString(t.takeError());
+}
+
+TEST(CpuTargetTest, Haswell) {
+  CpuTarget t = resolve("haswell");
+  EXPECT_EQ(t.cpu, "haswell");
+  EXPECT_FALSE(t.isHost);
+  EXPECT_TRUE(t.avx2);
+  EXPECT_TRUE(t.fma);
+  EXPECT_FALSE(t.avx512f);
+  EXPECT_EQ(t.vectorBits, 256u);
+  EXPECT_EQ(t.vectorRegisters, 16u);
+  EXPECT_EQ(t.isaName(), "AVX2+FMA");
+}
+
+TEST(CpuTargetTest, Znver4) {
+  CpuTarget t = resolve("znver4");
+  EXPECT_TRUE(t.avx512f);
+  EXPECT_EQ(t.vectorBits, 512u);
+  EXPECT_EQ(t.vectorRegisters, 32u);
+  EXPECT_EQ(t.isaName(), "AVX-512");
+}
+
+TEST(CpuTargetTest, BaselineX86_64) {
+  CpuTarget t = resolve("x86-64");
+  EXPECT_FALSE(t.avx2);
+  EXPECT_FALSE(t.fma);
+  EXPECT_EQ(t.vectorBits, 128u);
+  EXPECT_EQ(t.isaName(), "SSE2");
+}
+
+TEST(CpuTargetTest, FeaturesOverTheCpu) {
+  CpuTarget t = resolve("haswell", "-avx2,-fma");
+  EXPECT_FALSE(t.avx2);
+  EXPECT_FALSE(t.fma);
+  EXPECT_EQ(t.features, "-avx2,-fma");
+  EXPECT_EQ(t.isaName(), "AVX");
+}
+
+TEST(CpuTargetTest, Errors) {
+  EXPECT_NE(errorOf("nosuchcpu", "").find("unknown target CPU 'nosuchcpu'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("haswell", "avx2")
+                .find("target feature 'avx2' must start with '+' or '-'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("haswell", "+nosuchfeature")
+                .find("unknown target feature '+nosuchfeature'"),
+            std::string::npos);
+}
+
+TEST(CpuTargetTest, Host) {
+  auto t = resolveCpuTarget("", "", "");
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_TRUE(t->isHost);
+  EXPECT_TRUE(featuresMissingOnHost(*t).empty());
+}
+
+TEST(CpuTargetTest, MissingOnHost) {
+  // The baseline every x86-64 machine runs.
+  if (!llvm::Triple(getHostCpuTarget().triple).isX86())
+    GTEST_SKIP() << "not an x86-64 host";
+  EXPECT_TRUE(featuresMissingOnHost(resolve("x86-64")).empty());
+  // AVX10.2 (Diamond Rapids): none of today's usual hosts (Sapphire /
+  // Emerald Rapids, Zen 3 / Zen 4) has it.
+  CpuTarget future = resolve("x86-64", "+avx10.2");
+  llvm::SmallVector<std::string> missing = featuresMissingOnHost(future);
+  if (getHostCpuTarget().features.find("+avx10.2") == std::string::npos) {
+    EXPECT_NE(llvm::find(missing, "avx10.2"), missing.end());
+  }
+  // Another architecture never runs here.
+  auto arm = resolveCpuTarget("neoverse-v1", "", "aarch64-unknown-linux-gnu");
+  ASSERT_TRUE(static_cast<bool>(arm)) << llvm::toString(arm.takeError());
+  EXPECT_TRUE(arm->neon);
+  missing = featuresMissingOnHost(*arm);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0], "architecture aarch64");
+}
+
+} // namespace
