@@ -100,8 +100,21 @@ constexpr int kDefaultCases = 216;
 
 /// Forms every case is compiled with: all of them, so that every form is
 /// checked against the reference on the same specs in every run (select a
-/// subset with ATTN_SWEEP_FORMS=naive,fused,decode).
-const std::vector<std::string> kDefaultForms = {"naive", "fused", "decode"};
+/// subset with ATTN_SWEEP_FORMS=naive,fused,decode). `FORM@CPU` compiles the
+/// form for that LLVM CPU instead of the host: the fused form also runs as
+/// AVX2 code (haswell: 6 x 16 register tiles, 8 lanes) and as the x86-64
+/// baseline (SSE2: 4 lanes), which any x86-64 host can run, so the register
+/// tiles of other targets are checked on every machine.
+const std::vector<std::string> kDefaultForms = {
+    "naive", "fused", "decode", "fused@haswell", "fused@x86-64"};
+
+/// Splits `FORM@CPU` into the form and the target CPU (empty: the host).
+std::pair<std::string, std::string> formAndTarget(const std::string &form) {
+  size_t at = form.find('@');
+  if (at == std::string::npos)
+    return {form, ""};
+  return {form.substr(0, at), form.substr(at + 1)};
+}
 
 /// Whether `form` is expected to compile a spec; cases it does not take are
 /// skipped (reported as skipped, never as passed). Every form takes every
@@ -888,8 +901,11 @@ std::string dumpCase(const Config &c, const std::string &form,
     return "";
   std::string base = *dir + "/seed" + std::to_string(c.sweepSeed) + "_case" +
                      std::to_string(c.index);
+  auto [formName, cpu] = formAndTarget(form);
   std::string cmd =
-      "attn-run " + base + ".mlir --verify --reps=1 --form=" + form;
+      "attn-run " + base + ".mlir --verify --reps=1 --form=" + formName;
+  if (!cpu.empty())
+    cmd += " --target-cpu=" + cpu;
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(base + ".mlir", ec);
@@ -985,7 +1001,7 @@ std::string execute(const std::string &text, const std::string &form,
 
   auto t1 = Clock::now();
   JitOptions options;
-  options.form = form;
+  std::tie(options.form, options.targetCpu) = formAndTarget(form);
   auto jit = JitFunction::compile(*module, "f", options);
   if (!jit)
     return "compilation failed: " + llvm::toString(jit.takeError());

@@ -23,6 +23,7 @@ VectorShape VectorShape::forTarget(const CpuTarget &target) {
   // broadcast A scalar.
   int64_t regs = std::max<int64_t>(target.vectorRegisters, 16);
   v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
+  v.registers = regs;
   return v;
 }
 
@@ -31,7 +32,7 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
                              const VectorShape &shape, bool instrument)
     : op(op), schedule(schedule), tileQ(schedule.tiles.q),
       tileK(schedule.tiles.k), lanes(shape.lanes), mr(shape.mr), nw(shape.nw),
-      instrument(instrument) {
+      registers(shape.registers), instrument(instrument) {
   Location loc = op.getLoc();
   layout = op.getLayout();
   elt = op.getQuery().getType().getElementType();

@@ -109,7 +109,7 @@ struct IndexMath {
 /// the 32 zmm registers on AVX-512, 6 x 16 in 12 of the 16 ymm registers on
 /// AVX2, 6 x 8 in xmm registers on SSE2 or anything else).
 struct VectorShape {
-  int64_t lanes, mr, nw;
+  int64_t lanes, mr, nw, registers;
   static VectorShape forTarget(const CpuTarget &target);
 };
 
@@ -125,8 +125,9 @@ public:
   ScheduleSpec schedule;
   int64_t tileQ, tileK;
 
-  /// f32 lanes of a vector register; rows and columns of the register tile.
-  int64_t lanes, mr, nw;
+  /// f32 lanes of a vector register; rows and columns of the register
+  /// tile; vector registers.
+  int64_t lanes, mr, nw, registers;
 
   bool instrument;
 

@@ -190,6 +190,10 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
   int64_t width = 4;
   if (!ShapedType::isDynamic(e))
     width = std::clamp<int64_t>(llvm::divideCeil(e, lanes), 1, 4);
+  // kPVRows x width accumulators, the V row chunks and a broadcast weight
+  // must fit in the register file (16 ymm on AVX2: 4 x 2).
+  while (width > 1 && kPVRows * width + width + 1 > registers)
+    width /= 2;
   bool eInBounds = !ShapedType::isDynamic(e) && e % (width * lanes) == 0;
   SmallVector<bool> ib = {eInBounds};
   // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
