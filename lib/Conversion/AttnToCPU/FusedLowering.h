@@ -281,10 +281,14 @@ public:
   Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
                   Value qs, Value ks, bool guard);
 
-  /// kT[d, j] = K[j, d] for an f32 K tile with Dqk and `ks` multiples of 16:
-  /// 16 x 16 blocks read as 16 row vectors, transposed in registers
-  /// (`vector.transpose`, lowered to AVX-512 shuffles by the pipeline's
-  /// `vector-transpose-lowering=shuffle16x16`) and written as 16 rows.
+  /// The transpose of a square block of `rows` (4, 8 or 16 vectors of as
+  /// many f32 lanes) as a network of two-source shuffles.
+  SmallVector<Value> transposeBlock(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> rows);
+
+  /// kT[d, j] = K[j, d] (f32) for a K tile of any element type with Dqk and
+  /// `ks` multiples of the lanes: lanes x lanes blocks read as row vectors,
+  /// transposed in registers (transposeBlock) and written as rows.
   Value packTransposed(OpBuilder &b, Location loc, Value kTile, Value kT,
                        Value ks);
 

@@ -276,10 +276,67 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
   return rowBlocks(b, loc, blocked, rows, 1, out);
 }
 
+SmallVector<Value> FusedLowering::transposeBlock(OpBuilder &b, Location loc,
+                                                 ArrayRef<Value> rows) {
+  // The classic shuffle network of x86 transposes, as vector.shuffle ops
+  // whose masks each match one instruction (the canonicalizer folds a
+  // vector.transpose of inserted rows into per-element permutations, which
+  // LLVM lowers through the stack): unpack 32-bit pairs and 64-bit pairs
+  // within 128-bit blocks, then interleave 128-bit blocks.
+  int64_t n = static_cast<int64_t>(rows.size());
+  int64_t blocks = n / 4;
+  assert(n % 4 == 0 && (blocks == 1 || blocks == 2 || blocks == 4) &&
+         "4, 8 or 16 lanes");
+  SmallVector<int64_t> loPs, hiPs, loPd, hiPd, even, odd;
+  for (int64_t l = 0; l < blocks; ++l) {
+    loPs.append({4 * l, n + 4 * l, 4 * l + 1, n + 4 * l + 1});
+    hiPs.append({4 * l + 2, n + 4 * l + 2, 4 * l + 3, n + 4 * l + 3});
+    loPd.append({4 * l, 4 * l + 1, n + 4 * l, n + 4 * l + 1});
+    hiPd.append({4 * l + 2, 4 * l + 3, n + 4 * l + 2, n + 4 * l + 3});
+  }
+  for (int64_t k = 0; k < 2 * blocks; ++k)
+    for (int64_t x = 4 * k; x < 4 * k + 4; ++x)
+      (k % 2 ? odd : even).push_back(x);
+  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+    return vector::ShuffleOp::create(b, loc, x, y, mask);
+  };
+  // t[2i], t[2i + 1]: rows 2i and 2i + 1 interleaved (low and high pairs).
+  SmallVector<Value> t;
+  for (int64_t i = 0; i < n; i += 2) {
+    t.push_back(shuffle(rows[i], rows[i + 1], loPs));
+    t.push_back(shuffle(rows[i], rows[i + 1], hiPs));
+  }
+  // s[4g + c]: column c + 4k of rows 4g .. 4g + 3 in 128-bit block k.
+  SmallVector<Value> s;
+  for (int64_t g = 0; g < n / 2; g += 2) {
+    s.push_back(shuffle(t[2 * g], t[2 * g + 2], loPd));
+    s.push_back(shuffle(t[2 * g], t[2 * g + 2], hiPd));
+    s.push_back(shuffle(t[2 * g + 1], t[2 * g + 3], loPd));
+    s.push_back(shuffle(t[2 * g + 1], t[2 * g + 3], hiPd));
+  }
+  if (blocks == 1)
+    return s;
+  SmallVector<Value> out(n);
+  for (int64_t c = 0; c < 4; ++c) {
+    if (blocks == 2) {
+      out[c] = shuffle(s[c], s[4 + c], even);
+      out[c + 4] = shuffle(s[c], s[4 + c], odd);
+      continue;
+    }
+    Value u0 = shuffle(s[c], s[4 + c], even), u1 = shuffle(s[c], s[4 + c], odd);
+    Value u2 = shuffle(s[8 + c], s[12 + c], even);
+    Value u3 = shuffle(s[8 + c], s[12 + c], odd);
+    out[c] = shuffle(u0, u2, even);
+    out[c + 8] = shuffle(u0, u2, odd);
+    out[c + 4] = shuffle(u1, u3, even);
+    out[c + 12] = shuffle(u1, u3, odd);
+  }
+  return out;
+}
+
 Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
                                     Value kT, Value ks) {
   IndexMath im{b, loc};
-  auto blockTy = VectorType::get({lanes, lanes}, f32);
   Value zero = im.c(0), step = im.c(lanes);
   SmallVector<bool> ib = {true};
   auto jLoop = scf::ForOp::create(
@@ -289,26 +346,20 @@ Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
             b1, l1, zero, dqk, step, it1,
             [&](OpBuilder &b2, Location l2, Value d0, ValueRange it2) {
               IndexMath m{b2, l2};
-              Value block = splatConstant(b2, l2, blockTy, 0.0);
+              SmallVector<Value> rows;
               for (int64_t jj = 0; jj < lanes; ++jj) {
                 Value j = m.add(j0, m.c(jj));
                 SmallVector<Value> idx = kvIndex(zero, j, d0);
                 // f16 / bf16 rows are converted as they are read.
-                Value row = readRow(b2, l2, kTile, idx, lanes, true);
-                block = vector::InsertOp::create(b2, l2, row, block,
-                                                 ArrayRef<int64_t>{jj});
+                rows.push_back(readRow(b2, l2, kTile, idx, lanes, true));
               }
-              Value t = vector::TransposeOp::create(b2, l2, block,
-                                                    ArrayRef<int64_t>{1, 0});
+              SmallVector<Value> cols = transposeBlock(b2, l2, rows);
               Value out = it2[0];
-              for (int64_t dd = 0; dd < lanes; ++dd) {
-                Value row =
-                    vector::ExtractOp::create(b2, l2, t, ArrayRef<int64_t>{dd});
+              for (int64_t dd = 0; dd < lanes; ++dd)
                 out = vector::TransferWriteOp::create(
-                          b2, l2, row, out, ValueRange{m.add(d0, m.c(dd)), j0},
-                          ib)
+                          b2, l2, cols[dd], out,
+                          ValueRange{m.add(d0, m.c(dd)), j0}, ib)
                           .getResult();
-              }
               scf::YieldOp::create(b2, l2, out);
             });
         scf::YieldOp::create(b1, l1, dLoop.getResults());

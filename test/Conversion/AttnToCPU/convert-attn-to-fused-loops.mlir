@@ -32,8 +32,9 @@
 // CHECK:       %[[KT:.+]] = scf.for
 // CHECK:         scf.for
 // CHECK-COUNT-16:  vector.transfer_read %[[KTILE]]
-// (the canonicalizer turns the vector.transpose of the 16 rows into a
-// permutation of their elements)
+// transposed in registers by a network of 64 two-source shuffles (unpack
+// 32- and 64-bit pairs, interleave 128-bit blocks: one instruction each)
+// CHECK-COUNT-64:  vector.shuffle
 // CHECK-COUNT-16:  vector.transfer_write
 // CHECK:       vector.transfer_read %[[KT]]
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
@@ -122,6 +123,7 @@ func.func @causal_gqa(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
 // AVX2-LABEL: func.func @causal_gqa
 // AVX2:     arith.remsi %{{.+}}, %c16
 // AVX2-COUNT-8: vector.transfer_read {{.*}} vector<8xf32>
+// AVX2-COUNT-24: vector.shuffle
 // AVX2:     scf.for %{{.+}} = %c0 to %{{.+}} step %c6
 // AVX2:       scf.for
 // AVX2-COUNT-6: vector.fma {{.*}} : vector<16xf32>
