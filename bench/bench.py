@@ -248,6 +248,10 @@ class Bench:
                "MKL_NUM_THREADS": str(t)}
         if self.a.omp_wait_policy != "default":
             env["OMP_WAIT_POLICY"] = self.a.omp_wait_policy
+        if self.a.peers_isa == "avx2":
+            env.update({"ATEN_CPU_CAPABILITY": "avx2",
+                        "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
+                        "MKL_ENABLE_INSTRUCTIONS": "AVX2"})
         return env
 
     # ---- one shape ------------------------------------------------------
@@ -568,7 +572,12 @@ class Bench:
         print("\n== Targets"
               + (" -- quick mode: small shapes, the verdicts mean nothing" if self.a.quick else ""))
         print("  " + machine_line(self.m))
-        if self.m["target_cpu"] != "host":
+        if self.m["target_cpu"] != "host" and self.m.get("peers") == "AVX2 only":
+            print(f"  note: our code is compiled for {self.m['target_cpu']} "
+                  f"({self.m['target_isa']}) and SDPA, OpenBLAS and the SGEMM "
+                  f"rate use AVX2 kernels only: an AVX2 machine emulated on "
+                  f"this {self.m['host_isa']} host (its clock and caches)")
+        elif self.m["target_cpu"] != "host":
             print(f"  note: our code is compiled for {self.m['target_cpu']} "
                   f"({self.m['target_isa']}) while SDPA and OpenBLAS (SGEMM rate "
                   f"included) run natively ({self.m['host_isa']}): the ratios "
@@ -701,11 +710,11 @@ def machine_line(m, short=False):
     target = m["target_cpu"] + (f" {m['target_features']}" if m["target_features"] else "")
     if short:
         return (f"{m['cpu_model']} ({m['host_isa']}); attn code for {target} "
-                f"({m['target_isa']}); SDPA and OpenBLAS native, OpenBLAS core "
+                f"({m['target_isa']}); SDPA and OpenBLAS {m.get('peers', 'native')}, OpenBLAS core "
                 f"{m['openblas_core']}")
     return (f"machine: {m['cpu_model']}, host ISA {m['host_isa']}; OpenBLAS core "
             f"{m['openblas_core']}; attn code compiled for target {target} "
-            f"({m['target_isa']}); PyTorch SDPA and OpenBLAS run natively")
+            f"({m['target_isa']}); PyTorch SDPA and OpenBLAS: {m.get('peers', 'native')}")
 
 
 def probe_openblas(a, flags):
@@ -821,6 +830,10 @@ def main():
     ap.add_argument("--target-features", default="",
                     help="LLVM target features for our code, e.g. +avx2,-avx512f: "
                          "forwarded to attn-run as --target-features=...")
+    ap.add_argument("--peers-isa", default="native", choices=["native", "avx2"],
+                    help="avx2: run PyTorch SDPA, OpenBLAS and the SGEMM probe "
+                         "with AVX2 kernels only (with --target-cpu=haswell, an "
+                         "AVX-512 host then measures an AVX2 machine's ratios)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--omp-wait-policy", default="passive",
@@ -848,6 +861,17 @@ def main():
           f"{hostcpu.isa_details(flags)}, Python {platform.python_version()}, "
           f"load average {loadavg():.2f}")
     blas = probe_openblas(a, flags)
+    if a.peers_isa == "avx2":
+        # Emulate an AVX2-only host for the peers too, so that the ratios of
+        # an AVX2 table compare code of one instruction set: OpenBLAS's
+        # Haswell kernels, PyTorch's AVX2 kernels (ATen dispatch, oneDNN,
+        # MKL limited to AVX2).
+        if not ({"avx2", "fma"} <= flags):
+            sys.exit("--peers-isa avx2 needs a CPU with AVX2 and FMA")
+        blas["set"] = blas["expect"] = "Haswell"
+        print("peers: limited to AVX2 (OPENBLAS_CORETYPE=Haswell, "
+              "ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
+              "MKL_ENABLE_INSTRUCTIONS=AVX2)")
     tcpu, tisa, tfeat, how = attn_target(a, hostcpu.isa_label(flags))
     print(f"attn code: compiled for target {tcpu}"
           + (f" with features {tfeat}" if tfeat else "")
@@ -856,7 +880,8 @@ def main():
              f"; attn-run gets {' '.join(a.target_args)}"))
     machine = {"cpu_model": model, "host_isa": hostcpu.isa_label(flags),
                "openblas_core": blas["expect"], "openblas_coretype": blas["set"],
-               "target_cpu": tcpu, "target_isa": tisa, "target_features": tfeat}
+               "target_cpu": tcpu, "target_isa": tisa, "target_features": tfeat,
+               "peers": "native" if a.peers_isa == "native" else "AVX2 only"}
     if a.no_torch:
         print("PyTorch SDPA: not run (--no-torch)")
     else:
@@ -868,7 +893,9 @@ def main():
             a.no_torch = True
             print("torch not importable: SDPA skipped")
     print("PyTorch SDPA and the OpenBLAS baseline (and the SGEMM rate) run "
-          "natively, whatever the target of our code; OPENBLAS_NUM_THREADS = "
+          + ("natively, whatever the target of our code"
+             if a.peers_isa == "native" else "with AVX2 kernels only")
+          + "; OPENBLAS_NUM_THREADS = "
           "OMP_NUM_THREADS = the thread count; torch.set_num_threads(thread count)")
     print(f"OMP_WAIT_POLICY={a.omp_wait_policy} for every implementation "
           f"('default' = unset)")
