@@ -776,6 +776,10 @@ def attn_target(a, host_isa):
         sys.exit(failure(p, "attn-run on a 16x16 probe spec"
                          + (" with " + " ".join(a.target_args) if a.target_args else "")))
     tg = json.load(open(rep)).get("target")
+    if isinstance(tg, dict) and tg.get("cpu") and not requested:
+        # The host: its (long) feature list says nothing a reader needs.
+        return ("host", str(tg.get("isa") or host_isa), "",
+                f"attn-run compiles for the host, {tg['cpu']}")
     if isinstance(tg, dict) and tg.get("cpu"):
         feats = tg.get("features") or ""
         if isinstance(feats, list):

@@ -301,8 +301,12 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
         },
         /*zeroInit=*/false, guard);
   };
+  // Whole register-tile columns of Dv and enough rows per head (decode's
+  // single rows share each V row chunk in the row-wise kernel instead).
+  IndexMath im{b, loc};
+  Value fitsPV = im.andI(divisible(b, loc, dv, nw), im.sle(im.c(mr), qs));
   Value acc = branch(
-      b, loc, divisible(b, loc, dv, nw), alphaAcc,
+      b, loc, fitsPV, alphaAcc,
       [&](OpBuilder &fb, Location fl) {
         Value vRows = vTile;
         if (elt != f32)

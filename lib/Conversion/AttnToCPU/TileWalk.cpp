@@ -125,7 +125,12 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
         auto sType = RankedTensorType::get(
             {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
             f32);
-        Value s = branch(lb, l, divisible(lb, l, ks, nw),
+        // The microkernel needs whole register-tile columns, and enough
+        // rows per head to fill a register tile: a few rows (decode's one
+        // query per head) share each K row better in the row-wise kernel.
+        IndexMath m{lb, l};
+        Value fitsQK = m.andI(divisible(lb, l, ks, nw), m.sle(m.c(mr), qs));
+        Value s = branch(lb, l, fitsQK,
                          tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
                                                  ValueRange{groups, qs, ks}),
                          packedQK, dotQK);
