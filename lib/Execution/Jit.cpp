@@ -44,6 +44,7 @@ llvm::StringRef mlir::attn::openMPRuntimePath() { return ATTN_OPENMP_RUNTIME; }
 JitFunction::~JitFunction() = default;
 
 static std::atomic<int64_t> tilesVisited{0}, boundaryTilesVisited{0};
+static std::atomic<bool> visitLogEnabled{false};
 static std::mutex visitLogMutex;
 static std::vector<TileVisit> visitLog;
 
@@ -53,9 +54,13 @@ extern "C" void attnTileVisit(int64_t batch, int64_t kvHead, int64_t queryTile,
   ++tilesVisited;
   if (boundary)
     ++boundaryTilesVisited;
+  if (!visitLogEnabled)
+    return;
   std::lock_guard<std::mutex> lock(visitLogMutex);
   visitLog.push_back({batch, kvHead, queryTile, keyTile, boundary});
 }
+
+void JitFunction::setTileLogging(bool enabled) { visitLogEnabled = enabled; }
 
 static std::atomic<int64_t> heapCurrent{0}, heapPeak{0};
 

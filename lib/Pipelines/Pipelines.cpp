@@ -7,7 +7,6 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/Passes.h"
-#include "attn/Target/CpuTarget.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -119,17 +118,9 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  // The f32 transposes of the fused form's K packing are lanes x lanes
-  // blocks: 16 x 16 on AVX-512, lowered to its shuffles; other targets keep
-  // the generic lowering. (An unknown target is reported by
-  // --attn-set-cpu-target below.)
+  // (The fused form's K packing transposes with explicit shuffles, so no
+  // vector.transpose lowering is chosen here.)
   ConvertVectorToLLVMPassOptions vectorOpts;
-  auto target = resolveCpuTarget(opts.targetCpu, opts.targetFeatures);
-  if (target && target->avx512f)
-    vectorOpts.vectorTransposeLowering =
-        vector::VectorTransposeLowering::Shuffle16x16;
-  if (!target)
-    llvm::consumeError(target.takeError());
   pm.addPass(createConvertVectorToLLVMPass(vectorOpts));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -121,10 +121,17 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,
     int64_t dv = v.getDimSize(op.getPhysicalDim(3));
     if (target.l2Bytes && !ShapedType::isDynamic(dqk) &&
         !ShapedType::isDynamic(dv)) {
+      // Saturating: static sizes may be as large as the verifier allows.
       auto bytes = [&](int64_t r) {
-        return 4 * (group * r * (keys + dv) + keys * (dqk + dv));
+        uint64_t rows = llvm::SaturatingMultiply<uint64_t>(group, r);
+        uint64_t score = llvm::SaturatingMultiply<uint64_t>(
+            rows, llvm::SaturatingAdd<uint64_t>(keys, dv));
+        uint64_t kv = llvm::SaturatingMultiply<uint64_t>(
+            keys, llvm::SaturatingAdd<uint64_t>(dqk, dv));
+        return llvm::SaturatingMultiply<uint64_t>(
+            4, llvm::SaturatingAdd<uint64_t>(score, kv));
       };
-      while (rows > 32 && bytes(rows) > *target.l2Bytes)
+      while (rows > 32 && bytes(rows) > uint64_t(*target.l2Bytes))
         rows /= 2;
     }
     // Keep enough parallel iterations (batch x K/V heads x query tiles)

@@ -8,11 +8,13 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 #include <memory>
 #include <mutex>
@@ -155,6 +157,13 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
   if ((cpu.empty() || cpu == "host") && features.empty() &&
       (triple.empty() || triple == llvm::sys::getProcessTriple()))
     return getHostCpuTarget();
+  // The feature list as given, without blanks ("+avx2, -fma").
+  llvm::SmallVector<std::string> featureList;
+  for (llvm::StringRef f : llvm::split(features, ','))
+    if (!f.trim().empty())
+      featureList.push_back(f.trim().str());
+  std::string trimmed = llvm::join(featureList, ",");
+  features = trimmed;
   CpuTarget t;
   if (cpu.empty() || cpu == "host") {
     // The host with features changed on top of its own.
@@ -207,20 +216,33 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
   if (!sti)
     return sti.takeError();
   describeFrom(t, **sti, tt);
-  if (t.cpu == llvm::sys::getHostCPUName() || t.cpu.empty())
-    t.cores = std::thread::hardware_concurrency();
+  // A named CPU says nothing of the machine the code will run on: no core
+  // count and no cache sizes (the host with changed features keeps its own).
   return t;
 }
 
 /// Whether `name` is an instruction-set extension (as opposed to a tuning
-/// flag such as `slow-3ops-lea`) that generated code may use.
+/// flag such as `slow-3ops-lea`) that generated code may use; for targets
+/// other than x86, whose CPUs' features LLVM lists without tuning flags.
 static bool isInstructionSetFeature(llvm::StringRef name) {
-  static const char *prefixes[] = {
-      "sse",    "ssse3",    "avx",      "amx",  "fma",     "f16c",       "bmi",
-      "popcnt", "lzcnt",    "movbe",    "gfni", "vaes",    "vpclmulqdq", "neon",
-      "sve",    "fp-armv8", "fullfp16", "bf16", "dotprod", "i8mm"};
+  static const char *prefixes[] = {"neon",     "sve",  "fp-armv8",
+                                   "fullfp16", "bf16", "dotprod",
+                                   "i8mm",     "sme",  "crypto"};
   return llvm::any_of(prefixes,
                       [&](const char *p) { return name.starts_with(p); });
+}
+
+/// Applies a `+a,-b` list over `enabled`.
+static void applyFeatures(llvm::StringSet<> &enabled, llvm::StringRef list) {
+  for (llvm::StringRef f : llvm::split(list, ',')) {
+    f = f.trim();
+    if (f.size() < 2)
+      continue;
+    if (f[0] == '+')
+      enabled.insert(f.drop_front());
+    else if (f[0] == '-')
+      enabled.erase(f.drop_front());
+  }
 }
 
 llvm::SmallVector<std::string>
@@ -232,6 +254,33 @@ mlir::attn::featuresMissingOnHost(const CpuTarget &target) {
   llvm::Triple tt(target.triple), ht(host.triple);
   if (tt.getArch() != ht.getArch()) {
     missing.push_back("architecture " + tt.getArchName().str());
+    return missing;
+  }
+  if (tt.isX86()) {
+    // The instruction sets of the target (its CPU's, from LLVM's x86 CPU
+    // table, which has no tuning flags, then its feature list) against the
+    // host's (every feature the host reports).
+    llvm::StringSet<> want;
+    // A target made from the host (its features changed) lists every host
+    // feature itself; a named CPU implies its own.
+    bool fromHost = llvm::StringRef(target.features).starts_with(host.features);
+    if (!target.cpu.empty() && !fromHost) {
+      llvm::SmallVector<llvm::StringRef> cpuFeatures;
+      llvm::X86::getFeaturesForCPU(target.cpu, cpuFeatures);
+      for (llvm::StringRef f : cpuFeatures)
+        want.insert(f);
+    }
+    applyFeatures(want, target.features);
+    // What the host reports as absent ("-avx512f"); features it does not
+    // report at all (x87, cmov, ...) belong to every x86-64 CPU.
+    llvm::StringSet<> absent;
+    for (llvm::StringRef f : llvm::split(host.features, ','))
+      if (f.starts_with("-"))
+        absent.insert(f.drop_front());
+    for (const auto &f : want)
+      if (absent.contains(f.getKey()))
+        missing.push_back(f.getKey().str());
+    llvm::sort(missing);
     return missing;
   }
   auto want = makeSubtarget(tt, target.cpu, target.features);

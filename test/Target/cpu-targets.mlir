@@ -1,3 +1,4 @@
+// REQUIRES: x86_64-host
 // The CPU code generation reads the target description: the register tile
 // and vector width follow the target CPU given to the pipeline, and the
 // pipeline stamps that CPU on the generated functions, so `opt` and `llc`

@@ -257,10 +257,12 @@ TEST_F(ScheduleAgreement, KernelsComputeThePredictedTiles) {
     for (auto &a : args)
       ptrs.push_back(&a);
     std::vector<HostTensor> results;
+    JitFunction::setTileLogging(true);
     JitFunction::resetTileCounters();
     llvm::Error err = (*jit)->invoke(ptrs, results);
     ASSERT_FALSE(!!err) << llvm::toString(std::move(err));
     std::vector<TileVisit> got = JitFunction::visitedTiles();
+    JitFunction::setTileLogging(false);
     std::sort(got.begin(), got.end());
     std::vector<TileVisit> want = predicted(c);
     ASSERT_EQ(got.size(), want.size());

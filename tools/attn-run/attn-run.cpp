@@ -223,8 +223,8 @@ static int runMain(MLIRContext &context) {
   jitOpts.instrumentTiles = countTiles;
   jitOpts.targetCpu = targetCpu;
   jitOpts.targetFeatures = targetFeatures;
-  if (countTiles && form != "fused")
-    return fail("--count-tiles needs --form=fused");
+  if (countTiles && form == "naive")
+    return fail("--count-tiles needs --form=fused or --form=decode");
   auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
   if (!jit)
     return fail("compilation failed: " + llvm::toString(jit.takeError()));

@@ -79,8 +79,10 @@ public:
   static void resetTileCounters();
   static std::pair<int64_t, int64_t> tileCounters();
   /// Every key tile instrumented kernels computed since the last reset, in
-  /// the order of the calls (any order across threads).
+  /// the order of the calls (any order across threads), while logging is
+  /// enabled (off by default: the counters above cost no lock).
   static std::vector<TileVisit> visitedTiles();
+  static void setTileLogging(bool enabled);
 
   /// Heap bytes the compiled code holds now / held at most since the last
   /// resetHeapPeak (all JIT-compiled functions share one counter).

@@ -68,7 +68,10 @@ enum class TileKind {
   Full,     ///< every pair is readable: no mask arithmetic
 };
 
-/// Integer arithmetic on the host.
+/// Integer arithmetic on the host, wrapping like the IR's (no saturation):
+/// the rules only see sizes the verifier bounds (below 2^61, windows of
+/// 2^61 or more count as none), and readableKeys keeps 0 <= lo <= hi, so the
+/// divisions see non-negative numerators.
 struct HostArith {
   using Value = int64_t;
   using Bool = bool;
@@ -114,6 +117,10 @@ struct IRArith {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
   }
   Bool both(Bool x, Bool y) { return arith::AndIOp::create(b, loc, x, y); }
+  Bool andI(Bool x, Bool y) { return both(x, y); }
+  Bool eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
   Value select(Bool c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }

@@ -74,33 +74,8 @@ inline constexpr arith::FastMathFlags kFast =
 /// i64 keyTile, i1 boundary).
 inline constexpr StringLiteral kTileVisitFn = "attn_tile_visit";
 
-/// Small arithmetic helpers on index values.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value floorDiv(Value x, Value y) {
-    return arith::FloorDivSIOp::create(b, loc, x, y);
-  }
-  Value ceilDiv(Value x, Value y) {
-    return arith::CeilDivSIOp::create(b, loc, x, y);
-  }
-  Value sle(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
-  }
-  Value slt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  }
-};
+/// Small arithmetic helpers on index values: the schedule's IR arithmetic.
+using IndexMath = IRArith;
 
 /// The vector shape of the CPU code, read from the target description: the
 /// f32 lanes of one vector register, and the microkernel's register tile of
@@ -209,7 +184,8 @@ public:
   }
 
   /// C[r, i, j] += sum_k A(r, i, k) * Brow(k)[j] on an f32 tensor C of shape
-  /// [R, M, N] with M % mr == 0 and N % nw == 0 (checked by the caller):
+  /// [R, M, N] with N % nw == 0 (checked by the caller; rows past the last
+  /// whole block of mr run one by one):
   /// an outer-product microkernel that keeps a mr x nw block of C in
   /// vector registers over the whole k loop, broadcasting one A scalar per
   /// row and reading one contiguous nw-wide row of B per k.
@@ -262,7 +238,7 @@ public:
 
   /// S[r, i, j] = q[r, i, :] . k[j, :] for any tile shape and element type,
   /// as vector code: one key row at a time against every query row of the
-  /// tile, the d loop in 16-lane chunks (unrolled into independent
+  /// tile, the d loop in one-register chunks (unrolled into independent
   /// accumulators when Dqk is static), one horizontal sum per logit. This is
   /// what decode tiles (R x 1 rows) and tails run.
   Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
@@ -270,7 +246,7 @@ public:
 
   /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
   /// type, as vector code. The R x qs rows of the tile go in blocks of
-  /// kPVRows (then one by one for the rest); per block, up to four 16-lane
+  /// kPVRows (then one by one for the rest); per block, up to four one-register
   /// accumulators of Dv per row stay in registers across the key loop, and
   /// each V row chunk is read once for the whole block (decode's R x 1 rows
   /// read the V tile once per Dv chunk instead of once per row). `guard`: a

@@ -129,7 +129,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
     return headRowIndex(zero, r, i, d0);
   };
   auto kIdx = [&](Value j, Value d0) { return kvIndex(zero, j, d0); };
-  // sum_d q[r, i, d] k[j, d] as a 16-lane vector.
+  // sum_d q[r, i, d] k[j, d] as a vector of lanes.
   auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
                  Value j) -> Value {
     IndexMath m{nb, nl};

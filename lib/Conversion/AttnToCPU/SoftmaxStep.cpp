@@ -69,7 +69,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                                  arith::XOrIOp::create(nb, nl, before, ones));
   };
 
-  // t[r, i, 0:n] *= factor (a splat), in 16-lane chunks.
+  // t[r, i, 0:n] *= factor (a splat), one vector of lanes at a time.
   auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
                       Value i, Value factor) -> Value {
     auto loop = scf::ForOp::create(

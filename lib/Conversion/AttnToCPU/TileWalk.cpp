@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
@@ -54,7 +56,10 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
       b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
       [&](OpBuilder &lb, Location l, Value kt, ValueRange iter) {
         auto rules = rulesAt(lb, l);
-        auto [k0, ks] = rules->keyTile(kt, nk);
+        // Plain values, not structured bindings: the lambdas below capture
+        // them (C++17, clang before 16).
+        Value k0, ks;
+        std::tie(k0, ks) = rules->keyTile(kt, nk);
         SmallVector<OpFoldResult> kOff =
             layout == Layout::bhnd
                 ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}

@@ -1,3 +1,4 @@
+// REQUIRES: x86_64-host
 // RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=64 tile-k=64 target-cpu=skylake-avx512" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=32 tile-k=16 target-cpu=skylake-avx512" --canonicalize --split-input-file | FileCheck %s --check-prefix=TILES
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=skylake-avx512" --canonicalize --split-input-file | FileCheck %s --check-prefix=NOBIG --implicit-check-not=256x256

@@ -1,15 +1,23 @@
+// REQUIRES: x86_64-host
 // Pass options out of range: a diagnostic and a non-zero exit, no crash.
 // RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-q=-1" 2>&1 | FileCheck %s --check-prefix=TQ
 // RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-k=-8" 2>&1 | FileCheck %s --check-prefix=TK
 // RUN: not attn-opt %s --convert-attn-to-split-kv="splits=0" 2>&1 | FileCheck %s --check-prefix=SPLITS
 // RUN: not attn-opt %s --convert-attn-to-split-kv="tile-q=-2" 2>&1 | FileCheck %s --check-prefix=DTQ
 // tile-q = tile-k = 0 means "chosen from the shape" (attn::chooseTileSizes).
-// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=0 tile-k=0" --canonicalize | FileCheck %s --check-prefix=AUTO
+// (The target is named, so the choice does not depend on this host's cores
+// and caches.)
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=0 tile-k=0 target-cpu=haswell" --canonicalize | FileCheck %s --check-prefix=AUTO
+// Unknown targets.
+// RUN: not attn-opt %s --convert-attn-to-fused-loops="target-cpu=bogus" 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: not attn-opt %s --convert-attn-to-split-kv="target-cpu=haswell target-features=+nosuchfeature" 2>&1 | FileCheck %s --check-prefix=FEATURE
 
 // TQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -1, tile-k = 0
 // TK: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = 0, tile-k = -8
 // SPLITS: error: attn: splits must be positive; got 0
 // DTQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -2, tile-k = 0
+// CPU: error: attn: unknown target CPU 'bogus'
+// FEATURE: error: attn: unknown target feature '+nosuchfeature'
 
 // MHA, no mask: 256 query rows per tile, 128 keys; 4 query tiles.
 // AUTO-LABEL: func.func @f
