@@ -433,7 +433,9 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
                             std::mt19937_64 &rng) {
   int64_t n = t.numElements();
   if (role.name == "kv_len") {
-    int64_t nk = known.lookup("Nk");
+    // Keys: k's (or kv_source's) rows; a projected self-attention reads its
+    // keys from x, whose rows are the queries'.
+    int64_t nk = known.count("Nk") ? known.lookup("Nk") : known.lookup("Nq");
     std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(nk, 0));
     for (int64_t i = 0; i < n; ++i)
       t.set(i, static_cast<double>(d(rng)));
