@@ -46,6 +46,7 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Support/Npy.h"
+#include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -120,8 +121,25 @@ std::pair<std::string, std::string> formAndTarget(const std::string &form) {
 /// skipped (reported as skipped, never as passed). Every form takes every
 /// spec today; restrict here if a form is specialized (for example a decode
 /// form that only handles Nq = 1), never by weakening the comparison.
+/// Whether this host can run it is the only condition.
 struct Config;
-bool formSupports(const std::string &form, const Config &c) { return true; }
+/// `FORM@CPU` is skipped on a host that cannot run code for that CPU (a
+/// non-x86 host, or one without AVX2 for `@haswell`), never failed.
+bool formSupports(const std::string &form, const Config &) {
+  static std::map<std::string, bool> runnable;
+  std::string cpu = formAndTarget(form).second;
+  if (cpu.empty())
+    return true;
+  auto it = runnable.find(cpu);
+  if (it != runnable.end())
+    return it->second;
+  auto target = mlir::attn::resolveCpuTarget(cpu);
+  bool ok = static_cast<bool>(target) &&
+            mlir::attn::featuresMissingOnHost(*target).empty();
+  if (!target)
+    llvm::consumeError(target.takeError());
+  return runnable[cpu] = ok;
+}
 
 std::optional<std::string> getEnv(const char *name) {
   const char *v = std::getenv(name);
@@ -1111,7 +1129,7 @@ TEST_P(DifferentialSweep, Case) {
   Config c = makeConfig(sweepSeed(), std::get<1>(GetParam()));
   if (!formSupports(form, c))
     GTEST_SKIP() << "form '" << form << "' does not take scenario "
-                 << c.scenario;
+                 << c.scenario << " on this host";
   SpecText spec = writeSpec(c);
   std::vector<HostTensor> inputs = makeInputs(c, spec);
   std::string replay = dumpCase(c, form, spec, inputs);
