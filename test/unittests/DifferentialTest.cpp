@@ -42,6 +42,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
+#include "attn/Execution/SpecBinding.h"
 #include "attn/IR/AttnDialect.h"
 #include "attn/IR/AttnOps.h"
 #include "attn/Reference/Reference.h"
@@ -888,25 +889,6 @@ Operation *findAttnOp(ModuleOp module) {
       found = op;
   });
   return found;
-}
-
-const char *npyDtype(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F16:
-    return "<f2";
-  case ElementKind::F64:
-    return "<f8";
-  case ElementKind::I1:
-    return "|b1";
-  case ElementKind::I8:
-    return "|u1";
-  case ElementKind::I32:
-    return "<i4";
-  case ElementKind::I64:
-    return "<i8";
-  default: // f32, and bf16 (exact in f32; attn-run accepts '<f4' for it)
-    return "<f4";
-  }
 }
 
 /// Writes the spec and its inputs under $ATTN_SWEEP_DUMP; returns an attn-run
