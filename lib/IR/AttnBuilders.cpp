@@ -83,7 +83,7 @@ RankedTensorType mlir::attn::inferAttentionLseType(Value q, Value k, Value v,
 namespace {
 /// The modifier attributes, made once for either op.
 struct ModifierAttrs {
-  CausalAlignAttr causal;
+  CausalAlignAttr causal, align;
   IntegerAttr windowLeft, windowRight;
   FloatAttr scale, softcap;
   NormalizationAttr norm;
@@ -92,6 +92,8 @@ struct ModifierAttrs {
     MLIRContext *ctx = b.getContext();
     if (m.causal)
       causal = CausalAlignAttr::get(ctx, *m.causal);
+    if (m.align)
+      align = CausalAlignAttr::get(ctx, *m.align);
     if (m.windowLeft)
       windowLeft = b.getI64IntegerAttr(*m.windowLeft);
     if (m.windowRight)
@@ -115,9 +117,9 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
   ModifierAttrs attrs(builder, config);
   return AttentionOp::create(
       builder, loc, outType, lseType, q, k, v, config.kvLen, config.mask,
-      config.bias, config.alibiSlopes,
+      config.bias, config.alibiSlopes, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
-      attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
+      attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
       attrs.norm);
 }
 
@@ -143,7 +145,8 @@ ProjectedAttentionOp mlir::attn::buildProjectedAttention(
   return ProjectedAttentionOp::create(
       builder, loc, resultType, xq, xkv, wq, wk, wv, wo, modifiers.kvLen,
       modifiers.mask, modifiers.bias, modifiers.alibiSlopes,
-      builder.getI64IntegerAttr(numQueryHeads),
-      builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.windowLeft,
+      modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
+      builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.align,
+      attrs.windowLeft,
       attrs.windowRight, attrs.scale, attrs.softcap, attrs.norm);
 }

@@ -6,9 +6,13 @@
 
 #include "attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -222,8 +226,330 @@ static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
 }
 
 //===----------------------------------------------------------------------===//
+// Modifier syntax: any order, each at most once
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The modifier operands and attributes of either op, as the custom
+/// directives bind them.
+struct ModifierSlots {
+  using Operand = std::optional<OpAsmParser::UnresolvedOperand>;
+  Operand &kvLen, &mask, &bias, &alibi;
+  Type &kvLenType, &maskType, &biasType, &alibiType;
+  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs;
+  SmallVectorImpl<Type> &modInputTypes;
+  CausalAlignAttr &causal, &align;
+  IntegerAttr &windowLeft, &windowRight;
+  FloatAttr &scale, &softcap;
+  NormalizationAttr &norm;
+  Region &scoreMod, &maskMod;
+  LayoutAttr *layout;
+};
+} // namespace
+
+static constexpr StringLiteral kModifierNames[] = {
+    "layout",    "kv_len",       "mask",        "bias",  "alibi",
+    "mod_inputs", "causal",      "align",       "window_left",
+    "window_right", "scale",     "softcap",     "norm",  "score_mod",
+    "mask_mod"};
+
+static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
+  llvm::SmallDenseSet<StringRef, 16> seen;
+  MLIRContext *ctx = p.getContext();
+  Builder b(ctx);
+  auto operand = [&](ModifierSlots::Operand &v, Type &t) -> ParseResult {
+    OpAsmParser::UnresolvedOperand u;
+    if (p.parseLParen() || p.parseOperand(u) || p.parseColonType(t) ||
+        p.parseRParen())
+      return failure();
+    v = u;
+    return success();
+  };
+  auto align = [&](CausalAlignAttr &attr, StringRef what) -> ParseResult {
+    StringRef kw;
+    SMLoc loc = p.getCurrentLocation();
+    if (p.parseLParen() || p.parseKeyword(&kw))
+      return failure();
+    std::optional<CausalAlign> a = symbolizeCausalAlign(kw);
+    if (!a)
+      return p.emitError(loc) << "expected top_left or bottom_right in "
+                              << what << "(...); got '" << kw << "'";
+    attr = CausalAlignAttr::get(ctx, *a);
+    return p.parseRParen();
+  };
+  auto typedAttr = [&](auto &attr, Type type) -> ParseResult {
+    using AttrT = std::remove_reference_t<decltype(attr)>;
+    return failure(p.parseLParen() || p.parseAttribute<AttrT>(attr, type) ||
+                   p.parseRParen());
+  };
+  while (true) {
+    SMLoc loc = p.getCurrentLocation();
+    StringRef kw;
+    if (failed(p.parseOptionalKeyword(&kw)))
+      return success();
+    if (!llvm::is_contained(kModifierNames, kw) ||
+        (kw == "layout" && !s.layout)) {
+      std::string expected;
+      llvm::raw_string_ostream os(expected);
+      llvm::interleaveComma(
+          llvm::make_filter_range(kModifierNames,
+                                  [&](StringRef n) {
+                                    return s.layout || n != "layout";
+                                  }),
+          os);
+      return p.emitError(loc) << "unknown modifier '" << kw
+                              << "'; expected one of " << expected
+                              << ", or '->'";
+    }
+    if (!seen.insert(kw).second)
+      return p.emitError(loc) << "modifier '" << kw << "' is given twice";
+    ParseResult r = success();
+    if (kw == "layout") {
+      StringRef name;
+      SMLoc at = p.getCurrentLocation();
+      if (p.parseLParen() || p.parseKeyword(&name))
+        return failure();
+      std::optional<Layout> l = symbolizeLayout(name);
+      if (!l)
+        return p.emitError(at)
+               << "expected bhnd or bnhd in layout(...); got '" << name << "'";
+      *s.layout = LayoutAttr::get(ctx, *l);
+      r = p.parseRParen();
+    } else if (kw == "kv_len") {
+      r = operand(s.kvLen, s.kvLenType);
+    } else if (kw == "mask") {
+      r = operand(s.mask, s.maskType);
+    } else if (kw == "bias") {
+      r = operand(s.bias, s.biasType);
+    } else if (kw == "alibi") {
+      r = operand(s.alibi, s.alibiType);
+    } else if (kw == "mod_inputs") {
+      r = failure(p.parseLParen() || p.parseOperandList(s.modInputs) ||
+                  p.parseColonTypeList(s.modInputTypes) || p.parseRParen());
+    } else if (kw == "causal") {
+      r = align(s.causal, "causal");
+    } else if (kw == "align") {
+      r = align(s.align, "align");
+    } else if (kw == "window_left") {
+      r = typedAttr(s.windowLeft, b.getI64Type());
+    } else if (kw == "window_right") {
+      r = typedAttr(s.windowRight, b.getI64Type());
+    } else if (kw == "scale") {
+      r = typedAttr(s.scale, b.getF64Type());
+    } else if (kw == "softcap") {
+      r = typedAttr(s.softcap, b.getF64Type());
+    } else if (kw == "norm") {
+      StringRef name;
+      SMLoc at = p.getCurrentLocation();
+      if (p.parseLParen() || p.parseKeyword(&name))
+        return failure();
+      std::optional<Normalization> n = symbolizeNormalization(name);
+      if (!n)
+        return p.emitError(at) << "expected softmax or sigmoid in norm(...); "
+                                  "got '"
+                               << name << "'";
+      s.norm = NormalizationAttr::get(ctx, *n);
+      r = p.parseRParen();
+    } else if (kw == "score_mod") {
+      r = p.parseRegion(s.scoreMod, /*arguments=*/{});
+    } else if (kw == "mask_mod") {
+      r = p.parseRegion(s.maskMod, /*arguments=*/{});
+    }
+    if (failed(r))
+      return failure();
+  }
+}
+
+static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
+                              Value mask, Value bias, Value alibi,
+                              OperandRange modInputs, CausalAlignAttr causal,
+                              CausalAlignAttr align, IntegerAttr windowLeft,
+                              IntegerAttr windowRight, FloatAttr scale,
+                              FloatAttr softcap, NormalizationAttr norm,
+                              Region &scoreMod, Region &maskMod,
+                              LayoutAttr layout) {
+  if (layout && layout.getValue() != Layout::bhnd)
+    p << " layout(" << stringifyLayout(layout.getValue()) << ")";
+  for (auto [kw, v] : {std::pair<StringRef, Value>{"kv_len", kvLen},
+                       {"mask", mask},
+                       {"bias", bias},
+                       {"alibi", alibi}})
+    if (v)
+      p << " " << kw << "(" << v << " : " << v.getType() << ")";
+  if (!modInputs.empty()) {
+    p << " mod_inputs(" << modInputs << " : ";
+    llvm::interleaveComma(modInputs.getTypes(), p);
+    p << ")";
+  }
+  if (causal)
+    p << " causal(" << stringifyCausalAlign(causal.getValue()) << ")";
+  if (align)
+    p << " align(" << stringifyCausalAlign(align.getValue()) << ")";
+  for (auto [kw, a] : {std::pair<StringRef, Attribute>{"window_left", windowLeft},
+                       {"window_right", windowRight},
+                       {"scale", scale},
+                       {"softcap", softcap}}) {
+    if (!a)
+      continue;
+    p << " " << kw << "(";
+    p.printAttributeWithoutType(a);
+    p << ")";
+  }
+  if (norm && norm.getValue() != Normalization::softmax)
+    p << " norm(" << stringifyNormalization(norm.getValue()) << ")";
+  for (auto [kw, r] : {std::pair<StringRef, Region *>{"score_mod", &scoreMod},
+                       {"mask_mod", &maskMod}}) {
+    if (r->empty())
+      continue;
+    p << " " << kw << " ";
+    p.printRegion(*r, /*printEntryBlockArgs=*/true);
+  }
+}
+
+#define ATTN_MODIFIER_PARSE_PARAMS                                             \
+  std::optional<OpAsmParser::UnresolvedOperand> &kvLen, Type &kvLenType,       \
+      std::optional<OpAsmParser::UnresolvedOperand> &mask, Type &maskType,     \
+      std::optional<OpAsmParser::UnresolvedOperand> &bias, Type &biasType,     \
+      std::optional<OpAsmParser::UnresolvedOperand> &alibi, Type &alibiType,   \
+      SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs,              \
+      SmallVectorImpl<Type> &modInputTypes, CausalAlignAttr &causal,           \
+      CausalAlignAttr &align, IntegerAttr &windowLeft,                         \
+      IntegerAttr &windowRight, FloatAttr &scale, FloatAttr &softcap,          \
+      NormalizationAttr &norm, Region &scoreMod, Region &maskMod
+#define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
+  ModifierSlots {                                                              \
+    kvLen, mask, bias, alibi, kvLenType, maskType, biasType, alibiType,        \
+        modInputs, modInputTypes, causal, align, windowLeft, windowRight,      \
+        scale, softcap, norm, scoreMod, maskMod, LAYOUT                        \
+  }
+#define ATTN_MODIFIER_PRINT_PARAMS                                             \
+  Value kvLen, Type, Value mask, Type, Value bias, Type, Value alibi, Type,    \
+      OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
+      CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
+      FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
+      Region &scoreMod, Region &maskMod
+#define ATTN_MODIFIER_PRINT_ARGS                                               \
+  kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft,              \
+      windowRight, scale, softcap, norm, scoreMod, maskMod
+
+static ParseResult parseAttentionModifiers(OpAsmParser &p, LayoutAttr &layout,
+                                           ATTN_MODIFIER_PARSE_PARAMS) {
+  return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(&layout));
+}
+static ParseResult parseModifiers(OpAsmParser &p, ATTN_MODIFIER_PARSE_PARAMS) {
+  return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(nullptr));
+}
+static void printAttentionModifiers(OpAsmPrinter &p, Operation *op,
+                                    LayoutAttr layout,
+                                    ATTN_MODIFIER_PRINT_PARAMS) {
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
+}
+static void printModifiers(OpAsmPrinter &p, Operation *op,
+                           ATTN_MODIFIER_PRINT_PARAMS) {
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, LayoutAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Score and mask regions
+//===----------------------------------------------------------------------===//
+
+/// Checks one user region: its block arguments (b, h, i, j : index, the f32
+/// logit for score_mod, then one per mod_inputs tensor), the ops it may
+/// contain, and its terminator.
+static LogicalResult verifyModRegion(Operation *op, Region &region,
+                                     StringRef name, bool isScore,
+                                     ValueRange modInputs) {
+  if (region.empty())
+    return success();
+  Block &block = region.front();
+  MLIRContext *ctx = op->getContext();
+  SmallVector<Type> expected(4, IndexType::get(ctx));
+  if (isScore)
+    expected.push_back(Float32Type::get(ctx));
+  llvm::append_range(expected, modInputs.getTypes());
+  auto fmtTypes = [](TypeRange types) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "(";
+    llvm::interleaveComma(types, os);
+    os << ")";
+    return s;
+  };
+  if (block.getArgumentTypes() != TypeRange(expected))
+    return op->emitOpError()
+           << name << " must have block arguments (b, h, i, j : index"
+           << (isScore ? ", s : f32" : "")
+           << (modInputs.empty() ? "" : ", then one per mod_inputs tensor")
+           << ") = " << fmtTypes(expected) << "; got "
+           << fmtTypes(block.getArgumentTypes());
+  for (Operation &inner : block) {
+    StringRef ns = inner.getDialect() ? inner.getDialect()->getNamespace() : "";
+    bool allowed = ns == "arith" || ns == "math" ||
+                   isa<tensor::ExtractOp, tensor::DimOp, YieldOp>(inner);
+    if (!allowed || inner.getNumRegions() != 0) {
+      InFlightDiagnostic diag =
+          op->emitOpError()
+          << name << " may contain only arith and math ops, tensor.extract "
+          << "and tensor.dim; got '" << inner.getName() << "'";
+      diag.attachNote(inner.getLoc()) << "this op";
+      return diag;
+    }
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << name << " must end with attn.yield";
+  Type want = isScore ? Type(Float32Type::get(ctx)) : IntegerType::get(ctx, 1);
+  if (yield.getValue().getType() != want)
+    return op->emitOpError()
+           << name << " must yield " << (isScore ? "the new logit (f32)"
+                                                 : "whether the key may be "
+                                                   "read (i1)")
+           << "; got " << yield.getValue().getType();
+  return success();
+}
+
+template <typename OpTy> static LogicalResult verifyModRegions(OpTy op) {
+  ValueRange inputs = op.getModInputs();
+  if (failed(verifyModRegion(op, op.getScoreMod(), "score_mod", true,
+                             inputs)) ||
+      failed(verifyModRegion(op, op.getMaskMod(), "mask_mod", false, inputs)))
+    return failure();
+  if (!inputs.empty() && op.getScoreMod().empty() && op.getMaskMod().empty())
+    return op.emitOpError()
+           << "mod_inputs are read only by score_mod and mask_mod regions; "
+              "this op has neither";
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    if (!elt.isIntOrIndexOrFloat())
+      return op.emitOpError() << "mod_inputs #" << i
+                              << " must hold integers or floats; got "
+                              << v.getType();
+  }
+  if (auto causal = op.getCausal(), align = op.getAlign();
+      causal && align && *causal != *align)
+    return op.emitOpError()
+           << "align(" << stringifyCausalAlign(*align)
+           << ") contradicts causal(" << stringifyCausalAlign(*causal)
+           << "): the causal mask fixes the alignment";
+  return success();
+}
+
+template <typename OpTy> static bool bottomRightAligned(OpTy op) {
+  std::optional<CausalAlign> a = op.getCausal();
+  if (!a)
+    a = op.getAlign();
+  return a && *a == CausalAlign::bottom_right;
+}
+
+static Block *blockOrNull(Region &r) { return r.empty() ? nullptr : &r.front(); }
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
+
+bool AttentionOp::isBottomRightAligned() { return bottomRightAligned(*this); }
+Block *AttentionOp::getScoreModBlock() { return blockOrNull(getScoreMod()); }
+Block *AttentionOp::getMaskModBlock() { return blockOrNull(getMaskMod()); }
 
 int64_t AttentionOp::getPhysicalDim(int64_t logical) {
   return physicalDim(getLayout(), logical);
@@ -376,6 +702,8 @@ LogicalResult AttentionOp::verify() {
                               "got norm("
                            << stringifyNormalization(getNormalization()) << ")";
   }
+  if (failed(verifyModRegions(*this)))
+    return failure();
   return verifyModifiers(*this,
                          ProblemSizes{batch, numQueryHeads, queryLen, nk});
 }
@@ -383,6 +711,10 @@ LogicalResult AttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 // ProjectedAttentionOp
 //===----------------------------------------------------------------------===//
+
+bool ProjectedAttentionOp::isBottomRightAligned() {
+  return bottomRightAligned(*this);
+}
 
 LogicalResult ProjectedAttentionOp::verify() {
   int64_t hq = getNumQueryHeads();
@@ -510,6 +842,8 @@ LogicalResult ProjectedAttentionOp::verify() {
     return emitOpError() << "result must be [B, Nq, D] = " << fmtShape(expect)
                          << "; got " << res;
 
+  if (failed(verifyModRegions(*this)))
+    return failure();
   return verifyModifiers(*this, ProblemSizes{batch, hq, nq, nk});
 }
 

@@ -139,10 +139,17 @@ struct ExpandProjectedAttention
         qType.getElementType());
     auto attention = AttentionOp::create(
         rewriter, loc, outType, /*lse=*/Type(), q, k, v, op.getKvLen(),
-        op.getMask(), op.getBias(), op.getAlibiSlopes(),
+        op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getModInputs(),
         LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
-        op.getCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
-        op.getScaleAttr(), op.getSoftcapAttr(), op.getNormalizationAttr());
+        op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
+        op.getWindowRightAttr(), op.getScaleAttr(), op.getSoftcapAttr(),
+        op.getNormalizationAttr());
+    // The user's regions mean the same on the expanded op (b, query head h,
+    // row i, key j).
+    rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),
+                                attention.getScoreMod().end());
+    rewriter.inlineRegionBefore(op.getMaskMod(), attention.getMaskMod(),
+                                attention.getMaskMod().end());
 
     // Merge heads back: [B, Nq, Hq, Dv] -> [B, Nq, Hq*Dv], then project out.
     SmallVector<ReassociationIndices> merge = {{0}, {1}, {2, 3}};

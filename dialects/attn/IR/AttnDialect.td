@@ -25,6 +25,10 @@ def Attn_Dialect : Dialect {
     `docs/Semantics.md` defines.
   }];
   let useDefaultAttributePrinterParser = 0;
+  // The ops a score_mod or mask_mod region may contain.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

@@ -9,8 +9,10 @@
 
 include "attn/IR/AttnDialect.td"
 include "attn/IR/AttnEnums.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/RegionKindInterface.td"
 
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1]>;
@@ -23,27 +25,30 @@ defvar Attn_ModifierOperands = (ins
   Optional<Attn_KvLenTensor>:$kv_len,
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_FloatTensor>:$bias,
-  Optional<Attn_SlopeTensor>:$alibi_slopes
+  Optional<Attn_SlopeTensor>:$alibi_slopes,
+  Variadic<AnyRankedTensor>:$mod_inputs
 );
 defvar Attn_ModifierAttrs = (ins
   OptionalAttr<Attn_CausalAlign>:$causal,
+  OptionalAttr<Attn_CausalAlign>:$align,
   OptionalAttr<I64Attr>:$window_left,
   OptionalAttr<I64Attr>:$window_right,
   OptionalAttr<F64Attr>:$scale,
   OptionalAttr<F64Attr>:$softcap,
   DefaultValuedAttr<Attn_Normalization, "::mlir::attn::Normalization::softmax">:$normalization
 );
-defvar Attn_ModifierFormat = [{
-    (`kv_len` `(` $kv_len^ `:` type($kv_len) `)`)?
-    (`mask` `(` $mask^ `:` type($mask) `)`)?
-    (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
-    (`causal` `(` $causal^ `)`)?
-    (`window_left` `(` $window_left^ `)`)?
-    (`window_right` `(` $window_right^ `)`)?
-    (`scale` `(` $scale^ `)`)?
-    (`softcap` `(` $softcap^ `)`)?
-    (`norm` `(` $normalization^ `)`)?
+// The user's score and mask modifications (see docs/Semantics.md, "Score and
+// mask regions").
+defvar Attn_ModifierRegions = (region MaxSizedRegion<1>:$score_mod,
+                                      MaxSizedRegion<1>:$mask_mod);
+
+// Modifiers may be written in any order (each at most once); the printer
+// uses the order of the list below.
+defvar Attn_ModifierDirectiveArgs = [{
+    $kv_len, type($kv_len), $mask, type($mask), $bias, type($bias),
+    $alibi_slopes, type($alibi_slopes), $mod_inputs, type($mod_inputs),
+    $causal, $align, $window_left, $window_right, $scale, $softcap,
+    $normalization, $score_mod, $mask_mod
 }];
 
 //===----------------------------------------------------------------------===//
@@ -51,7 +56,7 @@ defvar Attn_ModifierFormat = [{
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_Op<"attention",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "scaled dot-product attention, stated completely";
   let description = [{
     Computes, for every batch `b`, query head `h`, query `i`:
@@ -80,6 +85,42 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `[B, Hq, Nq, Nk]` (numpy rules, always in this logical order); `alibi`
     gives one f32 slope per query head.
 
+    Without `causal`, `align(bottom_right)` places the window and ALiBi
+    distances on the bottom-right diagonal, `p(i) = i + kv_len[b] - Nq`
+    (FlashAttention's local attention with `Nq != Nk`); `align` must agree
+    with `causal` when both are given.
+
+    Modifiers may be written in any order, each at most once.
+
+    User variants: `score_mod` and `mask_mod` are single-block regions
+    evaluated per (batch `b`, query head `h`, query row `i`, key `j`), like
+    FlexAttention's `score_mod` and `mask_mod`. Their block arguments are
+    `b, h, i, j : index`, then (score only) the f32 logit `s` after scale,
+    soft cap, bias and ALiBi, then one argument per `mod_inputs` tensor (so
+    the regions use nothing from above). `score_mod` yields the new f32 logit;
+    `mask_mod` yields an `i1`, true = the key may be read, and-ed with the
+    structural masks before normalization. Only `arith` and `math` ops,
+    `tensor.extract` and `tensor.dim` may appear. Masks built from
+    comparisons of affine expressions of the indices (causal, windows,
+    prefix-LM, dilations) are classified per tile without evaluating them
+    per element; masks that read `mod_inputs` (document ids) are classified
+    per tile from the range of the values the tile reads.
+
+    ```mlir
+    // Document masking over packed sequences: a query reads keys of its own
+    // document only.
+    %out = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x8x?x64xf32>) v(%v : tensor<1x8x?x64xf32>)
+        mod_inputs(%doc : tensor<?xi32>)
+        mask_mod {
+        ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<?xi32>):
+          %di = tensor.extract %d[%i] : tensor<?xi32>
+          %dj = tensor.extract %d[%j] : tensor<?xi32>
+          %same = arith.cmpi eq, %di, %dj : i32
+          attn.yield %same : i1
+        } -> tensor<1x8x?x64xf32>
+    ```
+
     A row with no allowed key gives `out = 0` and `lse = -inf`. f16 and bf16
     inputs accumulate in f32. See `docs/Semantics.md` for the full contract.
 
@@ -102,12 +143,13 @@ def Attn_AttentionOp : Attn_Op<"attention",
   let results = (outs Attn_FloatTensor:$out,
                       Optional<RankedTensorOf<[F32]>>:$lse);
 
+  let regions = Attn_ModifierRegions;
+
   let assemblyFormat = !strconcat([{
     `q` `(` $query `:` type($query) `)`
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
-    (`layout` `(` $layout^ `)`)?
-  }], Attn_ModifierFormat, [{
+    custom<AttentionModifiers>($layout, }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);
 
@@ -126,6 +168,12 @@ def Attn_AttentionOp : Attn_Op<"attention",
     std::optional<double> getEffectiveScale();
     /// Logical [B, H, N, D] dimension index `logical` -> physical index.
     int64_t getPhysicalDim(int64_t logical);
+    /// Whether query positions are aligned bottom-right
+    /// (p(i) = i + kv_len - Nq): from `causal`, else from `align`.
+    bool isBottomRightAligned();
+    /// The entry blocks of the user's regions, or null when absent.
+    ::mlir::Block *getScoreModBlock();
+    ::mlir::Block *getMaskModBlock();
     /// Window bounds as the lowerings use them: unset, or at least 2^61
     /// (wider than any tensor, so unbounded; this keeps the bound arithmetic
     /// p + right + 1 from overflowing), give nullopt.
@@ -139,7 +187,7 @@ def Attn_AttentionOp : Attn_Op<"attention",
 //===----------------------------------------------------------------------===//
 
 def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "attention from token representations: project, split heads, "
                 "attend, merge heads, project out";
   let description = [{
@@ -180,6 +228,7 @@ def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
          ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads),
     Attn_ModifierAttrs);
   let results = (outs Attn_FloatTensor:$result);
+  let regions = Attn_ModifierRegions;
 
   let assemblyFormat = !strconcat([{
     `x` `(` $xq `:` type($xq) `)`
@@ -189,7 +238,7 @@ def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
     `wv` `(` $wv `:` type($wv) `)`
     `wo` `(` $wo `:` type($wo) `)`
     `heads` `(` $num_query_heads `,` $num_kv_heads `)`
-  }], Attn_ModifierFormat, [{
+    custom<Modifiers>(}], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($result)
   }]);
 
@@ -198,7 +247,27 @@ def Attn_ProjectedAttentionOp : Attn_Op<"projected_attention",
   let extraClassDeclaration = [{
     /// The value K and V are projected from: xkv, or xq for self-attention.
     ::mlir::Value getKvSource() { return getXkv() ? getXkv() : getXq(); }
+    bool isBottomRightAligned();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
+    HasParent<"AttentionOp, ProjectedAttentionOp">]> {
+  let summary = "the result of a score_mod or mask_mod region";
+  let description = [{
+    Ends a `score_mod` region with the new f32 logit, or a `mask_mod` region
+    with an `i1` (true = the key may be read).
+
+    ```mlir
+    attn.yield %allowed : i1
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,7 @@
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,9 @@ namespace attn {
 struct AttentionModifiers {
   /// Causal mask and its alignment; none means no causal mask.
   std::optional<CausalAlign> causal;
+  /// Alignment of query positions without a causal mask (places the window
+  /// and ALiBi); none means top-left, or the causal mask's.
+  std::optional<CausalAlign> align;
   /// Sliding window sides; an unset side is unbounded.
   std::optional<int64_t> windowLeft;
   std::optional<int64_t> windowRight;
@@ -56,6 +60,9 @@ struct AttentionModifiers {
   Value bias;
   /// `tensor<Hqxf32>` ALiBi slopes.
   Value alibiSlopes;
+  /// Tensors the score_mod / mask_mod regions read (the regions themselves
+  /// are added to the built op's regions by the caller).
+  SmallVector<Value> modInputs;
 };
 
 /// Everything `attn.attention` states besides q, k and v.

@@ -7,6 +7,9 @@
 #ifndef ATTN_IR_ATTNDIALECT_H
 #define ATTN_IR_ATTNDIALECT_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dialect.h"
 
 #include "attn/IR/AttnDialect.h.inc"

@@ -860,7 +860,7 @@ func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
 // Generic form: the layout enum is checked when the properties are built.
 func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
-  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -869,7 +869,7 @@ func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> 
 // Generic form: two optional results are one too many.
 func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
   return %0#0 : tensor<1x2x8x16xf32>
 }
 
@@ -878,7 +878,7 @@ func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // Generic form: the segment sizes must match the operands.
 func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}> : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -889,7 +889,7 @@ func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // -----
 
 func.func @causal_middle(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'causal' [top_left, bottom_right]}}
+  // expected-error @+2 {{expected top_left or bottom_right in causal(...); got 'middle'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) causal(middle) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
@@ -898,7 +898,7 @@ func.func @causal_middle(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // -----
 
 func.func @layout_bshd(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'layout' [bhnd, bnhd]}}
+  // expected-error @+2 {{expected bhnd or bnhd in layout(...); got 'bshd'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) layout(bshd) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
@@ -907,7 +907,7 @@ func.func @layout_bshd(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // -----
 
 func.func @norm_relu(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{expected string or keyword containing one of the following enum values for attribute 'normalization' [softmax, sigmoid]}}
+  // expected-error @+2 {{expected softmax or sigmoid in norm(...); got 'relu'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) norm(relu) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
@@ -934,13 +934,33 @@ func.func @window_float(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // -----
 
-// Modifiers are written in a fixed order: kv_len, mask, bias, alibi, causal,
-// window_left, window_right, scale, softcap, norm.
-func.func @modifier_order(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{expected '->'}}
+// Modifiers may come in any order (ops.mlir), but each only once.
+func.func @modifier_twice(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{modifier 'scale' is given twice}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
-      v(%q : tensor<1x2x8x16xf32>) scale(0.5) causal(top_left) -> tensor<1x2x8x16xf32>
+      v(%q : tensor<1x2x8x16xf32>) scale(0.5) causal(top_left) scale(0.25) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// A misspelt modifier is named, with the ones that exist.
+func.func @modifier_unknown(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{unknown modifier 'casual'; expected one of layout, kv_len, mask, bias, alibi, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) casual(top_left) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// projected_attention has no layout modifier.
+func.func @projected_layout(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
+  // expected-error @+3 {{unknown modifier 'layout'; expected one of kv_len, mask}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>)
+      wk(%w : tensor<64x64xf32>) wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
+      heads(4, 4) layout(bnhd) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
 }
 
 // -----
@@ -1112,4 +1132,144 @@ func.func @proj_expansion_overflow(%x: tensor<1x2147483648x4xf32>,
       wv(%wv : tensor<4x1xf32>) wo(%wo : tensor<1x4xf32>)
       heads(1, 1) -> tensor<1x2147483648x4xf32>
   return %0 : tensor<1x2147483648x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Score and mask regions, align
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @align_contradicts_causal(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op align(top_left) contradicts causal(bottom_right): the causal mask fixes the alignment}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) causal(bottom_right) align(top_left) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @align_bad(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+2 {{expected top_left or bottom_right in align(...); got 'center'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) align(center) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @mask_mod_args(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod must have block arguments (b, h, i, j : index) = (index, index, index, index); got (index, index, index)}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask_mod {
+      ^bb0(%b: index, %i: index, %j: index):
+        %t = arith.cmpi sle, %j, %i : index
+        attn.yield %t : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @score_mod_args(%q: tensor<1x2x8x16xf32>, %t: tensor<2xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op score_mod must have block arguments (b, h, i, j : index, s : f32, then one per mod_inputs tensor) = (index, index, index, index, f32, tensor<2xf32>); got (index, index, index, index, f32)}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mod_inputs(%t : tensor<2xf32>) score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32):
+        attn.yield %s : f32
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @mask_mod_yields_f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod must yield whether the key may be read (i1); got 'f32'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 1.0 : f32
+        attn.yield %c : f32
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @score_mod_yields_f16(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op score_mod must yield the new logit (f32); got 'f16'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32):
+        %x = arith.truncf %s : f32 to f16
+        attn.yield %x : f16
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @region_bad_op(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod may contain only arith and math ops, tensor.extract and tensor.dim; got 'scf.if'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi sle, %j, %i : index
+        // expected-note @+1 {{this op}}
+        %r = scf.if %t -> i1 {
+          scf.yield %t : i1
+        } else {
+          scf.yield %t : i1
+        }
+        attn.yield %r : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The regions are isolated: they read tensors through mod_inputs only.
+func.func @region_captures(%q: tensor<1x2x8x16xf32>, %doc: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        // expected-error @+1 {{using value defined outside the region}}
+        %di = tensor.extract %doc[%i] : tensor<8xi32>
+        %dj = tensor.extract %doc[%j] : tensor<8xi32>
+        %t = arith.cmpi eq, %di, %dj : i32
+        attn.yield %t : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @mod_inputs_unused(%q: tensor<1x2x8x16xf32>, %doc: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mod_inputs are read only by score_mod and mask_mod regions; this op has neither}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mod_inputs(%doc : tensor<8xi32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @yield_outside(%x: i1) {
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.projected_attention'}}
+  attn.yield %x : i1
+}
+
+// -----
+
+func.func @mod_region_two_blocks(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op region #1 ('mask_mod') failed to verify constraint: region with at most 1 blocks}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi sle, %j, %i : index
+        cf.br ^bb1
+      ^bb1:
+        attn.yield %t : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
 }
