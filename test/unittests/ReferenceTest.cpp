@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -821,6 +822,606 @@ TEST(ReferenceProjection, CrossAttentionGqaMatchesComposition) {
   EXPECT_NE(projectedAttention(spec, Hq, Hkv, xq, xkv, wq, wk, wv, badWo,
                                nullptr, nullptr, nullptr, nullptr, r),
             "");
+}
+
+//===----------------------------------------------------------------------===//
+// score_mod / mask_mod regions
+//===----------------------------------------------------------------------===//
+
+/// Builds region programs the way the bridge translates MLIR: block
+/// arguments first, then one instruction per op.
+struct ProgramBuilder {
+  RegionProgram p;
+  const ScalarType index = ScalarType::index(), i1 = ScalarType::i1(),
+                   f32 = ScalarType::f32(), i32 = ScalarType::integer(32);
+
+  int op(Opcode o, ScalarType t, std::vector<int> operands, int pred = 0) {
+    Instr in;
+    in.op = o;
+    in.type = t;
+    in.operands = std::move(operands);
+    in.predicate = pred;
+    return p.add(in);
+  }
+  int arg(int n) {
+    Instr in;
+    in.op = Opcode::Arg;
+    in.arg = n;
+    in.type = n == 4 ? f32 : index;
+    return p.add(in);
+  }
+  int b() { return arg(0); }
+  int h() { return arg(1); }
+  int i() { return arg(2); }
+  int j() { return arg(3); }
+  int s() { return arg(4); }
+  int cint(int64_t v, ScalarType t) {
+    Instr in;
+    in.op = Opcode::Constant;
+    in.type = t;
+    in.ivalue = v;
+    return p.add(in);
+  }
+  int cf(double v, ScalarType t = ScalarType::f32()) {
+    Instr in;
+    in.op = Opcode::Constant;
+    in.type = t;
+    in.fvalue = v;
+    return p.add(in);
+  }
+  int cmpi(CmpIPred pred, int a, int b) {
+    return op(Opcode::CmpI, i1, {a, b}, static_cast<int>(pred));
+  }
+  int extract(int input, ScalarType t, std::vector<int> indices) {
+    Instr in;
+    in.op = Opcode::Extract;
+    in.type = t;
+    in.input = input;
+    in.operands = std::move(indices);
+    return p.add(in);
+  }
+  RegionProgram yield(int v) {
+    p.result = v;
+    return p;
+  }
+};
+
+/// Random q, k, v of [B, H, N, D] for region-versus-builtin comparisons.
+struct Random {
+  Tensor q, k, v;
+  Random(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk,
+         uint64_t seed, double amplitude = 1.0)
+      : q(randomTensor({b, hq, nq, 4}, seed)),
+        k(randomTensor({b, hkv, nk, 4}, seed + 1)),
+        v(randomTensor({b, hkv, nk, 3}, seed + 2)) {
+    for (double &x : q.data)
+      x *= amplitude;
+    for (double &x : k.data)
+      x *= amplitude;
+  }
+  Inputs inputs() const {
+    Inputs in;
+    in.q = &q;
+    in.k = &k;
+    in.v = &v;
+    return in;
+  }
+};
+
+void expectSame(const Outputs &a, const Outputs &b, double tol = kTol) {
+  expectNear(a.out, b.out, tol);
+  ASSERT_EQ(a.lse.data.size(), b.lse.data.size());
+  for (size_t x = 0; x < a.lse.data.size(); ++x) {
+    if (std::isinf(b.lse.data[x]))
+      EXPECT_EQ(a.lse.data[x], b.lse.data[x]) << "lse at " << x;
+    else
+      EXPECT_NEAR(a.lse.data[x], b.lse.data[x], tol) << "lse at " << x;
+  }
+}
+
+/// mask_mod j <= i.
+RegionProgram causalMaskMod() {
+  ProgramBuilder pb;
+  int i = pb.i(), j = pb.j();
+  return pb.yield(pb.cmpi(CmpIPred::sle, j, i));
+}
+
+TEST(ReferenceRegions, MaskModCausalEqualsCausalTopLeft) {
+  // Nq = 5 < Nk = 7: top-left causal, row 0 reads key 0 only.
+  Random r(2, 2, 1, 5, 7, 100);
+  RegionProgram mm = causalMaskMod();
+  Inputs in = r.inputs();
+  in.maskMod = &mm;
+  Spec causal;
+  causal.causal = Causal::TopLeft;
+  expectSame(run(Spec{}, in), run(causal, r.inputs()));
+  // And with the uniform trick, by hand: query 1 reads keys 0 and 1.
+  Uniform u(1, 1, 3, 4);
+  Inputs ui = u.inputs();
+  ui.maskMod = &mm;
+  Outputs o = run(Spec{}, ui);
+  expectRow(row(o, 0, 0, 0), {1, 0, 0, 0});
+  expectRow(row(o, 0, 0, 1), {0.5, 0.5, 0, 0});
+  // mask_mod reduces the allowed pairs: 2 * 2 * (1+2+3+4+5) = 60.
+  EXPECT_EQ(countAllowedPairs(Spec{}, in), 60);
+  EXPECT_EQ(countAllowedPairs(causal, r.inputs()), 60);
+  EXPECT_EQ(attentionFlops(Spec{}, in), 60 * (2.0 * 4 + 2.0 * 3));
+}
+
+TEST(ReferenceRegions, DocumentMaskEqualsDenseMask) {
+  // Three packed documents of lengths 2, 3, 1 (self-attention, N = 6).
+  const int64_t N = 6;
+  Tensor doc = makeTensor({N}, {0, 0, 1, 1, 1, 2});
+  ProgramBuilder pb;
+  int i = pb.i(), j = pb.j();
+  int di = pb.extract(0, pb.i32, {i}), dj = pb.extract(0, pb.i32, {j});
+  RegionProgram mm = pb.yield(pb.cmpi(CmpIPred::eq, di, dj));
+  Tensor dense = makeTensor({N, N}, std::vector<double>(N * N, 0.0));
+  for (int64_t a = 0; a < N; ++a)
+    for (int64_t c = 0; c < N; ++c)
+      dense.data[a * N + c] = doc.data[a] == doc.data[c] ? 1.0 : 0.0;
+
+  Random r(2, 4, 2, N, N, 110);
+  Inputs in = r.inputs();
+  in.maskMod = &mm;
+  in.modInputs = {&doc};
+  Inputs want = r.inputs();
+  want.mask = &dense;
+  expectSame(run(Spec{}, in), run(Spec{}, want));
+  Spec causal;
+  causal.causal = Causal::TopLeft;
+  expectSame(run(causal, in), run(causal, want));
+  // By hand: query 3 (document 1) reads keys 2, 3, 4 (causal: 2, 3).
+  Uniform u(1, 1, N, N);
+  Inputs ui = u.inputs();
+  ui.maskMod = &mm;
+  ui.modInputs = {&doc};
+  expectRow(row(run(Spec{}, ui), 0, 0, 3),
+            {0, 0, 1. / 3, 1. / 3, 1. / 3, 0});
+  expectRow(row(run(causal, ui), 0, 0, 3), {0, 0, 0.5, 0.5, 0, 0});
+  // Pairs per head: 2*2 + 3*3 + 1 = 14; B * Hq = 8.
+  EXPECT_EQ(countAllowedPairs(Spec{}, in), 8 * 14);
+  EXPECT_EQ(countAllowedPairs(Spec{}, want, /*countMaskContent=*/true),
+            8 * 14);
+}
+
+TEST(ReferenceRegions, ScoreModTanhEqualsSoftcap) {
+  const double cap = 2.5;
+  ProgramBuilder pb;
+  int s = pb.s(), c = pb.cf(cap);
+  int t = pb.op(Opcode::Tanh, pb.f32, {pb.op(Opcode::DivF, pb.f32, {s, c})});
+  RegionProgram sm = pb.yield(pb.op(Opcode::MulF, pb.f32, {t, c}));
+  Random r(1, 2, 2, 4, 6, 120, /*amplitude=*/4.0);
+  Inputs in = r.inputs();
+  in.scoreMod = &sm;
+  Spec capped;
+  capped.softcap = cap;
+  expectSame(run(Spec{}, in), run(capped, r.inputs()));
+  // The soft cap changes the result (the test can fail).
+  Outputs plain = run(Spec{}, r.inputs());
+  Outputs mod = run(Spec{}, in);
+  double diff = 0;
+  for (size_t x = 0; x < plain.out.data.size(); ++x)
+    diff = std::max(diff, std::fabs(plain.out.data[x] - mod.out.data[x]));
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST(ReferenceRegions, ScoreModRelativeTableEqualsBias) {
+  // s += table[h, clamp(j - i + maxd, 0, 2 maxd)], table [Hq, 2 maxd + 1].
+  const int64_t Hq = 3, Nq = 4, Nk = 7, maxd = 2, W = 2 * maxd + 1;
+  Tensor table = randomTensor({Hq, W}, 130);
+  ProgramBuilder pb;
+  int h = pb.h(), i = pb.i(), j = pb.j(), s = pb.s();
+  int rel = pb.op(Opcode::AddI, pb.index,
+                  {pb.op(Opcode::SubI, pb.index, {j, i}), pb.cint(maxd, pb.index)});
+  int lo = pb.op(Opcode::MaxSI, pb.index, {rel, pb.cint(0, pb.index)});
+  int at = pb.op(Opcode::MinSI, pb.index, {lo, pb.cint(W - 1, pb.index)});
+  int t = pb.extract(0, pb.f32, {h, at});
+  RegionProgram sm = pb.yield(pb.op(Opcode::AddF, pb.f32, {s, t}));
+
+  Tensor bias = makeTensor({1, Hq, Nq, Nk}, std::vector<double>(Hq * Nq * Nk));
+  for (int64_t y = 0; y < Hq; ++y)
+    for (int64_t a = 0; a < Nq; ++a)
+      for (int64_t c = 0; c < Nk; ++c)
+        bias.data[(y * Nq + a) * Nk + c] =
+            table.data[y * W + std::clamp<int64_t>(c - a + maxd, 0, W - 1)];
+  Random r(2, Hq, 1, Nq, Nk, 131);
+  Inputs in = r.inputs();
+  in.scoreMod = &sm;
+  in.modInputs = {&table};
+  Inputs want = r.inputs();
+  want.bias = &bias;
+  Spec causal;
+  causal.causal = Causal::BottomRight;
+  expectSame(run(Spec{}, in), run(Spec{}, want));
+  expectSame(run(causal, in), run(causal, want));
+}
+
+TEST(ReferenceRegions, AlignBottomRightWindowEqualsDenseMask) {
+  // No causal mask, align(bottom_right), window left 1, right 0, Nq = 3,
+  // Nk = 6, kvLen = [6, 4]: p(i) = i + kvLen - 3.
+  const int64_t B = 2, Nq = 3, Nk = 6;
+  std::vector<int64_t> kvLen = {6, 4};
+  Spec spec;
+  spec.align = Align::BottomRight;
+  spec.windowLeft = 1;
+  spec.windowRight = 0;
+  Tensor dense = makeTensor({B, 1, Nq, Nk}, std::vector<double>(B * Nq * Nk));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < Nq; ++i)
+      for (int64_t j = 0; j < Nk; ++j) {
+        int64_t p = i + kvLen[b] - Nq;
+        dense.data[(b * Nq + i) * Nk + j] =
+            (j < kvLen[b] && p - j <= 1 && j - p <= 0) ? 1.0 : 0.0;
+      }
+  Random r(B, 2, 1, Nq, Nk, 140);
+  Inputs in = r.inputs();
+  in.kvLen = &kvLen;
+  Inputs want = r.inputs();
+  want.kvLen = &kvLen;
+  want.mask = &dense;
+  expectSame(run(spec, in), run(Spec{}, want));
+  // By hand: batch 1, query 0 has p = 1: keys 0 and 1.
+  Uniform u(B, 1, Nq, Nk);
+  Inputs ui = u.inputs();
+  ui.kvLen = &kvLen;
+  Outputs o = run(spec, ui);
+  expectRow(row(o, 1, 0, 0), {0.5, 0.5, 0, 0, 0, 0});
+  expectRow(row(o, 0, 0, 2), {0, 0, 0, 0, 0.5, 0.5});
+  // Top-left (the default) differs: batch 1, query 0 reads key 0 only.
+  Spec topLeft = spec;
+  topLeft.align.reset();
+  expectRow(row(run(topLeft, ui), 1, 0, 0), {1, 0, 0, 0, 0, 0});
+  // The same as a mask_mod: (p - j) in [0, 1] with p = i + kvLen[b] - Nq,
+  // kvLen read from a mod_inputs tensor.
+  Tensor lens = makeTensor({B}, {6, 4});
+  ProgramBuilder pb;
+  int b = pb.b(), i = pb.i(), j = pb.j();
+  int len = pb.op(Opcode::IndexCast, pb.index, {pb.extract(0, pb.i32, {b})});
+  int p = pb.op(Opcode::SubI, pb.index,
+                {pb.op(Opcode::AddI, pb.index, {i, len}), pb.cint(Nq, pb.index)});
+  int dist = pb.op(Opcode::SubI, pb.index, {p, j});
+  int ok = pb.op(Opcode::AndI, pb.i1,
+                 {pb.cmpi(CmpIPred::sge, dist, pb.cint(0, pb.index)),
+                  pb.cmpi(CmpIPred::sle, dist, pb.cint(1, pb.index))});
+  RegionProgram mm = pb.yield(ok);
+  Inputs viaMod = r.inputs();
+  viaMod.kvLen = &kvLen;
+  viaMod.maskMod = &mm;
+  viaMod.modInputs = {&lens};
+  expectSame(run(Spec{}, viaMod), run(spec, in));
+}
+
+TEST(ReferenceRegions, OutOfBoundsExtractIsAnError) {
+  // A document tensor of 8 ids read at i and j for N = 9.
+  Tensor doc = makeTensor({8}, std::vector<double>(8, 0.0));
+  ProgramBuilder pb;
+  int i = pb.i(), j = pb.j();
+  int di = pb.extract(0, pb.i32, {i}), dj = pb.extract(0, pb.i32, {j});
+  RegionProgram mm = pb.yield(pb.cmpi(CmpIPred::eq, di, dj));
+  Random r(1, 1, 1, 9, 9, 150);
+  Inputs in = r.inputs();
+  in.maskMod = &mm;
+  in.modInputs = {&doc};
+  Outputs o;
+  // (b, h, i, j) = (0, 0, 0, 8) is the first pair reading outside.
+  EXPECT_EQ(attention(Spec{}, in, o),
+            "mask_mod reads mod_inputs #0 at [8] outside its shape [8] at "
+            "(b, h, i, j) = (0, 0, 0, 8)");
+  // Even where every other mask would hide the key (regions are evaluated on
+  // the whole domain).
+  Spec causal;
+  causal.causal = Causal::TopLeft;
+  EXPECT_NE(attention(causal, in, o), "");
+  EXPECT_EQ(countAllowedPairs(Spec{}, in), -1);
+  EXPECT_EQ(attentionFlops(Spec{}, in), -1.0);
+  // The same read in score_mod, and a negative index.
+  ProgramBuilder sb;
+  int h = sb.h(), s = sb.s();
+  int shifted = sb.op(Opcode::SubI, sb.index, {h, sb.cint(1, sb.index)});
+  int t = sb.extract(0, sb.f32, {shifted});
+  RegionProgram sm = sb.yield(sb.op(Opcode::AddF, sb.f32, {s, t}));
+  Tensor table = makeTensor({1}, {0.5});
+  Inputs si = r.inputs();
+  si.scoreMod = &sm;
+  si.modInputs = {&table};
+  EXPECT_EQ(attention(Spec{}, si, o),
+            "score_mod reads mod_inputs #0 at [-1] outside its shape [1] at "
+            "(b, h, i, j) = (0, 0, 0, 0)");
+  // A missing mod_inputs tensor and a wrong rank are errors too.
+  si.modInputs = {};
+  EXPECT_NE(attention(Spec{}, si, o).find("mod_inputs #0 is not given"),
+            std::string::npos);
+  Tensor matrix = makeTensor({1, 1}, {0.5});
+  si.modInputs = {&matrix};
+  EXPECT_NE(attention(Spec{}, si, o).find("has rank 2, read with 1 indices"),
+            std::string::npos);
+}
+
+/// Evaluates a program at (0, 0, 0, 0) with s = 0.
+double eval(const RegionProgram &p, std::string *err = nullptr,
+            const std::vector<const Tensor *> &inputs = {}) {
+  const int64_t idx[4] = {0, 0, 0, 0};
+  double r = NAN;
+  std::string e = evaluateRegion(p, "score_mod", idx, 0.0, inputs, r);
+  if (err)
+    *err = e;
+  else
+    EXPECT_EQ(e, "");
+  return r;
+}
+
+TEST(ReferenceRegions, IntegerWrapAtI32) {
+  ProgramBuilder pb;
+  const ScalarType i32 = pb.i32, f32 = pb.f32;
+  // INT32_MAX + 1 wraps to INT32_MIN.
+  int big = pb.cint(2147483647, i32);
+  int wrapped = pb.op(Opcode::AddI, i32, {big, pb.cint(1, i32)});
+  RegionProgram p = pb.p;
+  p.result = p.add(Opcode::SIToFP, f32, {wrapped});
+  EXPECT_EQ(eval(p), -2147483648.0);
+  // The unsigned view of the same bits, and the 64-bit index sum that does
+  // not wrap.
+  RegionProgram u = pb.p;
+  u.result = u.add(Opcode::UIToFP, f32, {wrapped});
+  EXPECT_EQ(eval(u), 2147483648.0);
+  RegionProgram x = pb.p;
+  int wide = x.add(Opcode::ExtSI, ScalarType::index(), {big});
+  int oneIdx = x.add(Opcode::Constant, ScalarType::index());
+  x.instrs[oneIdx].ivalue = 1;
+  int sum = x.add(Opcode::AddI, ScalarType::index(), {wide, oneIdx});
+  x.result = x.add(Opcode::SIToFP, f32, {sum});
+  EXPECT_EQ(eval(x), 2147483648.0);
+  // 65536 * 65536 wraps to 0 at i32; (-7) / 2 and floor/ceil division;
+  // trunci; shifts; i1 true extends to 1 (extui) or -1 (extsi).
+  auto unary = [&](Opcode o, ScalarType t, int64_t a, ScalarType at) {
+    RegionProgram q;
+    int ca = q.add(Opcode::Constant, at);
+    q.instrs[ca].ivalue = a;
+    int r = q.add(o, t, {ca});
+    q.result = q.add(Opcode::SIToFP, ScalarType::f32(), {r});
+    return eval(q);
+  };
+  auto binary = [&](Opcode o, int64_t a, int64_t b, std::string *err = nullptr) {
+    RegionProgram q;
+    int ca = q.add(Opcode::Constant, i32);
+    q.instrs[ca].ivalue = a;
+    int cb = q.add(Opcode::Constant, i32);
+    q.instrs[cb].ivalue = b;
+    int r = q.add(o, i32, {ca, cb});
+    q.result = q.add(Opcode::SIToFP, ScalarType::f32(), {r});
+    return eval(q, err);
+  };
+  EXPECT_EQ(binary(Opcode::MulI, 65536, 65536), 0.0);
+  EXPECT_EQ(binary(Opcode::MulI, 65537, 65537), 131073.0);
+  EXPECT_EQ(binary(Opcode::DivSI, -7, 2), -3.0);
+  EXPECT_EQ(binary(Opcode::RemSI, -7, 2), -1.0);
+  EXPECT_EQ(binary(Opcode::FloorDivSI, -7, 2), -4.0);
+  EXPECT_EQ(binary(Opcode::CeilDivSI, 7, 2), 4.0);
+  EXPECT_EQ(binary(Opcode::DivUI, -2, 2), 2147483647.0);
+  EXPECT_EQ(binary(Opcode::ShLI, 1, 31), -2147483648.0);
+  EXPECT_EQ(binary(Opcode::ShRUI, -1, 28), 15.0);
+  EXPECT_EQ(binary(Opcode::ShRSI, -16, 2), -4.0);
+  EXPECT_EQ(binary(Opcode::MaxUI, -1, 3), -1.0);
+  EXPECT_EQ(binary(Opcode::MinSI, -1, 3), -1.0);
+  EXPECT_EQ(unary(Opcode::TruncI, ScalarType::integer(8), 300, i32), 44.0);
+  EXPECT_EQ(unary(Opcode::TruncI, ScalarType::integer(8), 200, i32), -56.0);
+  EXPECT_EQ(unary(Opcode::ExtUI, i32, 1, ScalarType::i1()), 1.0);
+  EXPECT_EQ(unary(Opcode::ExtSI, i32, 1, ScalarType::i1()), -1.0);
+  EXPECT_EQ(unary(Opcode::AbsI, i32, -2147483648, i32), -2147483648.0);
+  // Undefined operations are errors, not values.
+  std::string err;
+  binary(Opcode::DivSI, 5, 0, &err);
+  EXPECT_NE(err.find("division by zero"), std::string::npos) << err;
+  binary(Opcode::DivSI, -2147483648, -1, &err);
+  EXPECT_NE(err.find("overflows"), std::string::npos) << err;
+  binary(Opcode::ShLI, 1, 32, &err);
+  EXPECT_NE(err.find("shift by 32 of an i32"), std::string::npos) << err;
+}
+
+TEST(ReferenceRegions, FloatOpsAndCasts) {
+  auto unaryF = [](Opcode o, ScalarType t, double a,
+                   ScalarType at = ScalarType::f32()) {
+    RegionProgram q;
+    int ca = q.add(Opcode::Constant, at);
+    q.instrs[ca].fvalue = a;
+    q.result = q.add(o, t, {ca});
+    return eval(q);
+  };
+  const ScalarType f32 = ScalarType::f32(), f16{ScalarKind::F16, 0},
+                   bf16{ScalarKind::BF16, 0}, f64{ScalarKind::F64, 0};
+  // truncf rounds to f16 / bf16 like roundToF16 / roundToBF16.
+  double x = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -20);
+  EXPECT_EQ(unaryF(Opcode::TruncF, f16, x, f64), roundToF16(float(x)));
+  EXPECT_EQ(unaryF(Opcode::TruncF, f16, x, f64), 1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(unaryF(Opcode::TruncF, bf16, 3.14159265, f64), 3.140625);
+  EXPECT_EQ(unaryF(Opcode::Round, f32, -2.5), -3.0);
+  EXPECT_EQ(unaryF(Opcode::RoundEven, f32, -2.5), -2.0);
+  EXPECT_EQ(unaryF(Opcode::Rsqrt, f32, 4.0), 0.5);
+  EXPECT_EQ(unaryF(Opcode::Floor, f32, -0.5), -1.0);
+  // fptosi: truncation, and out of range is an error.
+  RegionProgram q;
+  int c = q.add(Opcode::Constant, f32);
+  q.instrs[c].fvalue = -3.75;
+  int t = q.add(Opcode::FPToSI, ScalarType::integer(8), {c});
+  q.result = q.add(Opcode::SIToFP, f32, {t});
+  EXPECT_EQ(eval(q), -3.0);
+  q.instrs[c].fvalue = 200.0;
+  std::string err;
+  eval(q, &err);
+  EXPECT_NE(err.find("out of range"), std::string::npos) << err;
+  // cmpf: ordered versus unordered with NaN; maximumf propagates NaN,
+  // maxnumf does not.
+  auto cmp = [](CmpFPred p, double a, double b) {
+    RegionProgram r;
+    int ca = r.add(Opcode::Constant, ScalarType::f32());
+    r.instrs[ca].fvalue = a;
+    int cb = r.add(Opcode::Constant, ScalarType::f32());
+    r.instrs[cb].fvalue = b;
+    r.result = r.add(Opcode::CmpF, ScalarType::i1(), {ca, cb});
+    r.instrs[r.result].predicate = static_cast<int>(p);
+    return eval(r);
+  };
+  EXPECT_EQ(cmp(CmpFPred::olt, NAN, 1.0), 0.0);
+  EXPECT_EQ(cmp(CmpFPred::ult, NAN, 1.0), 1.0);
+  EXPECT_EQ(cmp(CmpFPred::une, 1.0, 1.0), 0.0);
+  EXPECT_EQ(cmp(CmpFPred::one, 1.0, 2.0), 1.0);
+  EXPECT_EQ(cmp(CmpFPred::uno, 1.0, NAN), 1.0);
+  EXPECT_EQ(cmp(CmpFPred::AlwaysTrue, NAN, NAN), 1.0);
+  auto bin = [](Opcode o, double a, double b) {
+    RegionProgram r;
+    int ca = r.add(Opcode::Constant, ScalarType::f32());
+    r.instrs[ca].fvalue = a;
+    int cb = r.add(Opcode::Constant, ScalarType::f32());
+    r.instrs[cb].fvalue = b;
+    r.result = r.add(o, ScalarType::f32(), {ca, cb});
+    return eval(r);
+  };
+  EXPECT_TRUE(std::isnan(bin(Opcode::MaximumF, NAN, 1.0)));
+  EXPECT_EQ(bin(Opcode::MaxNumF, NAN, 1.0), 1.0);
+  EXPECT_TRUE(std::signbit(bin(Opcode::MinimumF, 0.0, -0.0)));
+  EXPECT_EQ(bin(Opcode::RemF, -7.5, 2.0), -1.5);
+  EXPECT_EQ(bin(Opcode::CopySign, 3.0, -0.0), -3.0);
+}
+
+TEST(ReferenceRegions, MinusInfFromScoreModActsLikeAMask) {
+  // score_mod: j > i ? -inf : s equals causal(top_left).
+  ProgramBuilder pb;
+  int i = pb.i(), j = pb.j(), s = pb.s();
+  int future = pb.cmpi(CmpIPred::sgt, j, i);
+  int ninf = pb.cf(-kInf);
+  RegionProgram sm =
+      pb.yield(pb.op(Opcode::Select, pb.f32, {future, ninf, s}));
+  Random r(1, 2, 1, 4, 6, 160);
+  Inputs in = r.inputs();
+  in.scoreMod = &sm;
+  Spec causal;
+  causal.causal = Causal::TopLeft;
+  expectSame(run(Spec{}, in), run(causal, r.inputs()));
+  // A row whose logits are all -inf (head 1 everywhere): out 0, lse -inf.
+  ProgramBuilder hb;
+  int h = hb.h(), hs = hb.s();
+  int one = hb.cmpi(CmpIPred::eq, h, hb.cint(1, hb.index));
+  RegionProgram allInf =
+      hb.yield(hb.op(Opcode::Select, hb.f32, {one, hb.cf(-kInf), hs}));
+  Inputs hi = r.inputs();
+  hi.scoreMod = &allInf;
+  Outputs o = run(Spec{}, hi);
+  Outputs plain = run(Spec{}, r.inputs());
+  for (int64_t q = 0; q < 4; ++q) {
+    EXPECT_EQ(o.lse.data[(0 * 2 + 1) * 4 + q], -kInf);
+    EXPECT_NEAR(o.lse.data[q], plain.lse.data[q], kTol);
+    for (int64_t x = 0; x < 3; ++x)
+      EXPECT_EQ(at(o.out, 0, 1, q, x), 0.0);
+  }
+  // Sigmoid: weight 0 for a -inf logit, a fully -inf row gives 0.
+  Spec sig;
+  sig.norm = Norm::Sigmoid;
+  Outputs so = run(sig, hi);
+  for (int64_t x = 0; x < 3; ++x)
+    EXPECT_EQ(at(so.out, 0, 1, 2, x), 0.0);
+  // -inf from score_mod is data, not a mask: FLOPs still count the pair.
+  EXPECT_EQ(countAllowedPairs(Spec{}, hi), 2 * 4 * 6);
+}
+
+TEST(ReferenceRegions, ScoreModSeesLogitAfterBiasAndAlibi) {
+  // The identity score_mod changes nothing; s * 0 makes every row uniform
+  // whatever the bias (so bias is applied before, not after, the region).
+  ProgramBuilder pb;
+  RegionProgram identity = pb.yield(pb.s());
+  ProgramBuilder zb;
+  int zs = zb.s();
+  RegionProgram times0 =
+      zb.yield(zb.op(Opcode::MulF, zb.f32, {zs, zb.cf(0.0)}));
+  Random r(1, 2, 1, 3, 5, 170);
+  Tensor bias = randomTensor({1, 2, 3, 5}, 171);
+  std::vector<double> slopes = {0.5, 0.25};
+  Inputs in = r.inputs();
+  in.bias = &bias;
+  in.alibiSlopes = &slopes;
+  Spec capped;
+  capped.softcap = 3.0;
+  Inputs withId = in;
+  withId.scoreMod = &identity;
+  expectSame(run(capped, withId), run(capped, in));
+  Uniform u(1, 1, 2, 4);
+  Tensor ubias = randomTensor({1, 1, 2, 4}, 172);
+  Inputs ui = u.inputs();
+  ui.bias = &ubias;
+  ui.scoreMod = &times0;
+  expectRow(row(run(Spec{}, ui), 0, 0, 1), {0.25, 0.25, 0.25, 0.25});
+}
+
+TEST(ReferenceRegions, ProjectedAttentionTakesRegions) {
+  // Projected self-attention with a document mask_mod equals the dense mask.
+  const int64_t B = 2, N = 5, D = 4, Hq = 2, Hkv = 1, Dh = 3;
+  Tensor x = randomTensor({B, N, D}, 180);
+  Tensor wq = randomTensor({D, Hq * Dh}, 181);
+  Tensor wk = randomTensor({D, Hkv * Dh}, 182);
+  Tensor wv = randomTensor({D, Hkv * Dh}, 183);
+  Tensor wo = randomTensor({Hq * Dh, D}, 184);
+  Tensor doc = makeTensor({N}, {0, 0, 0, 1, 1});
+  ProgramBuilder pb;
+  int i = pb.i(), j = pb.j();
+  RegionProgram mm = pb.yield(pb.cmpi(CmpIPred::eq, pb.extract(0, pb.i32, {i}),
+                                      pb.extract(0, pb.i32, {j})));
+  Tensor dense = makeTensor({N, N}, std::vector<double>(N * N));
+  for (int64_t a = 0; a < N; ++a)
+    for (int64_t c = 0; c < N; ++c)
+      dense.data[a * N + c] = doc.data[a] == doc.data[c];
+  Inputs mods;
+  mods.maskMod = &mm;
+  mods.modInputs = {&doc};
+  Tensor got, want;
+  ASSERT_EQ(projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, mods, got),
+            "");
+  ASSERT_EQ(projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, nullptr,
+                               &dense, nullptr, nullptr, want),
+            "");
+  expectNear(got, want, kTol);
+  // An error in the region comes back from the projected form too.
+  Tensor shortDoc = makeTensor({3}, {0, 0, 0});
+  mods.modInputs = {&shortDoc};
+  EXPECT_NE(projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, mods, got)
+                .find("outside its shape [3]"),
+            std::string::npos);
+}
+
+TEST(ReferenceRegions, MalformedProgramsAreErrors) {
+  Random r(1, 1, 1, 2, 2, 190);
+  Outputs o;
+  // mask_mod yielding a float, score_mod yielding an integer.
+  ProgramBuilder a;
+  RegionProgram floatMask = a.yield(a.cf(1.0));
+  Inputs in = r.inputs();
+  in.maskMod = &floatMask;
+  EXPECT_EQ(attention(Spec{}, in, o), "mask_mod must yield an i1");
+  ProgramBuilder b;
+  RegionProgram intScore = b.yield(b.i());
+  in = r.inputs();
+  in.scoreMod = &intScore;
+  EXPECT_EQ(attention(Spec{}, in, o),
+            "score_mod must yield a float (the new logit)");
+  // No result; an operand that is not an earlier instruction.
+  RegionProgram none;
+  in.scoreMod = &none;
+  EXPECT_EQ(attention(Spec{}, in, o), "score_mod has no result");
+  RegionProgram forward;
+  forward.add(Opcode::AddF, ScalarType::f32(), {1, 1});
+  forward.result = forward.add(Opcode::Arg, ScalarType::f32());
+  forward.instrs[1].arg = 4;
+  in.scoreMod = &forward;
+  EXPECT_NE(attention(Spec{}, in, o).find("not an earlier instruction"),
+            std::string::npos);
+  // mask_mod reading the logit.
+  RegionProgram logit;
+  logit.add(Opcode::Arg, ScalarType::f32());
+  logit.instrs[0].arg = 4;
+  logit.result = logit.add(Opcode::IsNaN, ScalarType::i1(), {0});
+  in = r.inputs();
+  in.maskMod = &logit;
+  EXPECT_NE(attention(Spec{}, in, o).find("only score_mod has"),
+            std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

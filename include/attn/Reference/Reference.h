@@ -24,9 +24,17 @@
 //  - Norm::Sigmoid: weight = sigmoid(logit) for allowed keys, 0 otherwise, no
 //    row sum. A fully masked row gives out = 0. lse is not defined for it and
 //    is filled with NaN (shape [B, Hq, Nq] as for softmax).
-//  - attentionFlops counts the pairs allowed by kvLen, the causal mask and the
-//    sliding window. The boolean mask tensor's content is ignored unless
-//    `countMaskContent` is true.
+//  - attentionFlops counts the pairs allowed by kvLen, the causal mask, the
+//    sliding window and mask_mod. The boolean mask tensor's content is
+//    ignored unless `countMaskContent` is true.
+//  - score_mod and mask_mod (RegionProgram) are evaluated for every
+//    (b, h, i, j) of the logical [B, Hq, Nq, Nk] domain, whatever the other
+//    masks say: a region has no control flow, so a read outside a mod_inputs
+//    tensor (or any other undefined operation: division by zero, a shift by
+//    the bit width or more, an out-of-range float-to-integer conversion) is
+//    reported as an error wherever in the domain it happens. score_mod
+//    receives the logit in double; f32 arithmetic in a region is carried out
+//    in double, f16 and bf16 results are rounded to their type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +78,107 @@ struct Spec {
   Norm norm = Norm::Softmax;
 };
 
+//===----------------------------------------------------------------------===//
+// score_mod / mask_mod programs
+//===----------------------------------------------------------------------===//
+
+/// The scalar type of a region value: an integer of `bits` bits (index is 64,
+/// i1 is 1) or a float kind.
+enum class ScalarKind { Int, F16, BF16, F32, F64 };
+struct ScalarType {
+  ScalarKind kind = ScalarKind::Int;
+  unsigned bits = 64; // Int only: 1..64
+  bool isFloat() const { return kind != ScalarKind::Int; }
+  static ScalarType integer(unsigned bits) { return {ScalarKind::Int, bits}; }
+  static ScalarType index() { return {ScalarKind::Int, 64}; }
+  static ScalarType i1() { return {ScalarKind::Int, 1}; }
+  static ScalarType f32() { return {ScalarKind::F32, 0}; }
+};
+
+/// The operations a region may contain (arith, math, tensor.extract,
+/// tensor.dim), plus the block arguments.
+enum class Opcode {
+  // Values without operands.
+  Arg,      // block argument `arg`: 0..3 = b, h, i, j (index), 4 = s (f32)
+  Constant, // `ivalue` (Int) or `fvalue` (float)
+  // Integer arithmetic (wraps at the type's width).
+  AddI, SubI, MulI, DivSI, DivUI, RemSI, RemUI, FloorDivSI, CeilDivSI,
+  CeilDivUI, MinSI, MaxSI, MinUI, MaxUI, AndI, OrI, XOrI, ShLI, ShRSI, ShRUI,
+  AbsI, CmpI, Select,
+  // Casts. ExtSI/ExtUI/TruncI/IndexCast/IndexCastUI between integers.
+  ExtSI, ExtUI, TruncI, IndexCast, IndexCastUI, SIToFP, UIToFP, FPToSI,
+  FPToUI, ExtF, TruncF, Bitcast,
+  // Float arithmetic.
+  AddF, SubF, MulF, DivF, RemF, NegF, MaximumF, MinimumF, MaxNumF, MinNumF,
+  CmpF, AbsF, CopySign, PowF, FPowI, Fma,
+  // Unary math.
+  Tanh, Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Cbrt, Floor,
+  Ceil, Round, RoundEven, Trunc, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
+  Asinh, Acosh, Atanh, Erf, Erfc, Atan2, IsNaN, IsInf, IsFinite,
+  // Integer math.
+  IPowI, CountLeadingZeros, CountTrailingZeros, CtPop,
+  // Tensors.
+  Extract, // mod_inputs[`input`][operands...]
+  Dim,     // the size of dimension operands[0] of mod_inputs[`input`]
+};
+
+/// arith.cmpi predicates (names as in MLIR).
+enum class CmpIPred { eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
+/// arith.cmpf predicates (names as in MLIR).
+enum class CmpFPred {
+  AlwaysFalse, oeq, ogt, oge, olt, ole, one, ord, ueq, ugt, uge, ult, ule,
+  une, uno, AlwaysTrue
+};
+
+/// One instruction; its value is referred to by its position in
+/// RegionProgram::instrs. Operands refer to earlier instructions.
+struct Instr {
+  Opcode op = Opcode::Constant;
+  ScalarType type;           // the result's type
+  std::vector<int> operands; // Select: cond, true, false; Fma: a, b, c
+  int arg = 0;               // Arg: block argument number
+  int input = 0;             // Extract / Dim: mod_inputs number
+  int predicate = 0;         // CmpI: CmpIPred, CmpF: CmpFPred
+  int64_t ivalue = 0;        // Int constants (any width, sign-extended)
+  double fvalue = 0.0;       // float constants
+  /// The MLIR op it came from (for error messages); optional.
+  std::string name;
+};
+
+/// A score_mod or mask_mod region as a straight-line program. The value of
+/// instruction `result` is the region's result: the new logit (float) for
+/// score_mod, an i1 for mask_mod.
+struct RegionProgram {
+  std::vector<Instr> instrs;
+  int result = -1;
+
+  /// Appends an instruction and returns its value number.
+  int add(Instr in) {
+    instrs.push_back(std::move(in));
+    return static_cast<int>(instrs.size()) - 1;
+  }
+  int add(Opcode op, ScalarType type, std::vector<int> operands = {}) {
+    Instr in;
+    in.op = op;
+    in.type = type;
+    in.operands = std::move(operands);
+    return add(std::move(in));
+  }
+};
+
+/// Evaluates `program` for (b, h, i, j) = idx and logit `s` (ignored by
+/// mask_mod) over `modInputs`. Sets `result` (the float value, or 0/1 for an
+/// i1) and returns "", or returns a one-line error that starts with `what`
+/// ("score_mod reads mod_inputs #0 at [9] outside its shape [8] ...").
+std::string evaluateRegion(const RegionProgram &program, const char *what,
+                           const int64_t idx[4], double s,
+                           const std::vector<const Tensor *> &modInputs,
+                           double &result);
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
 struct Inputs {
   /// Rank 4, in `Spec::layout` physical order.
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
@@ -82,6 +191,12 @@ struct Inputs {
   const Tensor *bias = nullptr;
   /// [Hq]; s -= slope[h] * |j - p(i)|. Optional.
   const std::vector<double> *alibiSlopes = nullptr;
+  /// The user's regions (optional): the logit after bias/ALiBi is replaced
+  /// by scoreMod(b, h, i, j, s, modInputs...); a key is allowed only where
+  /// maskMod(b, h, i, j, modInputs...) is true.
+  const RegionProgram *scoreMod = nullptr, *maskMod = nullptr;
+  /// The tensors the regions read (integers stored exactly as doubles).
+  std::vector<const Tensor *> modInputs;
 };
 
 struct Outputs {
@@ -106,10 +221,19 @@ std::string projectedAttention(
     const Tensor &wo, const std::vector<int64_t> *kvLen, const Tensor *mask,
     const Tensor *bias, const std::vector<double> *alibi, Tensor &result);
 
+/// The same, with every modifier (kvLen, mask, bias, alibiSlopes, scoreMod,
+/// maskMod, modInputs) taken from `mods`; its q, k and v are ignored.
+std::string projectedAttention(const Spec &spec, int64_t hq, int64_t hkv,
+                               const Tensor &xq, const Tensor &xkv,
+                               const Tensor &wq, const Tensor &wk,
+                               const Tensor &wv, const Tensor &wo,
+                               const Inputs &mods, Tensor &result);
+
 /// FLOPs the contract needs: (2*Dqk + 2*Dv) per allowed (query, key) pair per
-/// query head. Allowed pairs are those permitted by kvLen, the causal mask and
-/// the sliding window; the boolean mask tensor's content is counted only when
-/// `countMaskContent` is true. Returns -1 when the inputs are inconsistent.
+/// query head. Allowed pairs are those permitted by kvLen, the causal mask,
+/// the sliding window and mask_mod; the boolean mask tensor's content is
+/// counted only when `countMaskContent` is true. Returns -1 when the inputs
+/// are inconsistent (or a region fails).
 double attentionFlops(const Spec &spec, const Inputs &inputs,
                       bool countMaskContent = false);
 
