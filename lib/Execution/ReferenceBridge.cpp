@@ -8,6 +8,10 @@
 
 #include "attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -29,6 +33,311 @@ static ::attn::ref::Tensor toRef(const HostTensor &t) {
   return r;
 }
 
+//===----------------------------------------------------------------------===//
+// Regions -> RegionProgram
+//===----------------------------------------------------------------------===//
+
+namespace ref = ::attn::ref;
+
+static llvm::Expected<ref::ScalarType> scalarType(Type t, StringRef region,
+                                                  Operation *op) {
+  if (isa<IndexType>(t))
+    return ref::ScalarType::index();
+  if (auto i = dyn_cast<IntegerType>(t))
+    if (i.getWidth() >= 1 && i.getWidth() <= 64)
+      return ref::ScalarType::integer(i.getWidth());
+  if (t.isF16())
+    return ref::ScalarType{ref::ScalarKind::F16, 0};
+  if (t.isBF16())
+    return ref::ScalarType{ref::ScalarKind::BF16, 0};
+  if (t.isF32())
+    return ref::ScalarType::f32();
+  if (t.isF64())
+    return ref::ScalarType{ref::ScalarKind::F64, 0};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "the reference cannot evaluate " << region << ": values of type " << t;
+  if (op)
+    os << " ('" << op->getName() << "')";
+  os << " (supported: index, i1..i64, f16, bf16, f32, f64)";
+  return makeError(os.str());
+}
+
+/// The opcodes of the ops a region may hold, by op name (arith.constant,
+/// arith.cmpi/cmpf, tensor.extract/dim and attn.yield are handled apart).
+static const llvm::StringMap<ref::Opcode> &opcodeTable() {
+  using O = ref::Opcode;
+  static const llvm::StringMap<O> table = {
+      {"arith.addi", O::AddI},
+      {"arith.subi", O::SubI},
+      {"arith.muli", O::MulI},
+      {"arith.divsi", O::DivSI},
+      {"arith.divui", O::DivUI},
+      {"arith.remsi", O::RemSI},
+      {"arith.remui", O::RemUI},
+      {"arith.floordivsi", O::FloorDivSI},
+      {"arith.ceildivsi", O::CeilDivSI},
+      {"arith.ceildivui", O::CeilDivUI},
+      {"arith.minsi", O::MinSI},
+      {"arith.maxsi", O::MaxSI},
+      {"arith.minui", O::MinUI},
+      {"arith.maxui", O::MaxUI},
+      {"arith.andi", O::AndI},
+      {"arith.ori", O::OrI},
+      {"arith.xori", O::XOrI},
+      {"arith.shli", O::ShLI},
+      {"arith.shrsi", O::ShRSI},
+      {"arith.shrui", O::ShRUI},
+      {"arith.select", O::Select},
+      {"arith.extsi", O::ExtSI},
+      {"arith.extui", O::ExtUI},
+      {"arith.trunci", O::TruncI},
+      {"arith.index_cast", O::IndexCast},
+      {"arith.index_castui", O::IndexCastUI},
+      {"arith.sitofp", O::SIToFP},
+      {"arith.uitofp", O::UIToFP},
+      {"arith.fptosi", O::FPToSI},
+      {"arith.fptoui", O::FPToUI},
+      {"arith.extf", O::ExtF},
+      {"arith.truncf", O::TruncF},
+      {"arith.bitcast", O::Bitcast},
+      {"arith.addf", O::AddF},
+      {"arith.subf", O::SubF},
+      {"arith.mulf", O::MulF},
+      {"arith.divf", O::DivF},
+      {"arith.remf", O::RemF},
+      {"arith.negf", O::NegF},
+      {"arith.maximumf", O::MaximumF},
+      {"arith.minimumf", O::MinimumF},
+      {"arith.maxnumf", O::MaxNumF},
+      {"arith.minnumf", O::MinNumF},
+      {"math.absi", O::AbsI},
+      {"math.absf", O::AbsF},
+      {"math.copysign", O::CopySign},
+      {"math.powf", O::PowF},
+      {"math.fpowi", O::FPowI},
+      {"math.ipowi", O::IPowI},
+      {"math.fma", O::Fma},
+      {"math.tanh", O::Tanh},
+      {"math.exp", O::Exp},
+      {"math.exp2", O::Exp2},
+      {"math.expm1", O::ExpM1},
+      {"math.log", O::Log},
+      {"math.log2", O::Log2},
+      {"math.log10", O::Log10},
+      {"math.log1p", O::Log1p},
+      {"math.sqrt", O::Sqrt},
+      {"math.rsqrt", O::Rsqrt},
+      {"math.cbrt", O::Cbrt},
+      {"math.floor", O::Floor},
+      {"math.ceil", O::Ceil},
+      {"math.round", O::Round},
+      {"math.roundeven", O::RoundEven},
+      {"math.trunc", O::Trunc},
+      {"math.sin", O::Sin},
+      {"math.cos", O::Cos},
+      {"math.tan", O::Tan},
+      {"math.asin", O::Asin},
+      {"math.acos", O::Acos},
+      {"math.atan", O::Atan},
+      {"math.atan2", O::Atan2},
+      {"math.sinh", O::Sinh},
+      {"math.cosh", O::Cosh},
+      {"math.asinh", O::Asinh},
+      {"math.acosh", O::Acosh},
+      {"math.atanh", O::Atanh},
+      {"math.erf", O::Erf},
+      {"math.erfc", O::Erfc},
+      {"math.isnan", O::IsNaN},
+      {"math.isinf", O::IsInf},
+      {"math.isfinite", O::IsFinite},
+      {"math.ctlz", O::CountLeadingZeros},
+      {"math.cttz", O::CountTrailingZeros},
+      {"math.ctpop", O::CtPop},
+  };
+  return table;
+}
+
+static ref::CmpIPred cmpIPred(arith::CmpIPredicate p) {
+  switch (p) {
+  case arith::CmpIPredicate::eq:
+    return ref::CmpIPred::eq;
+  case arith::CmpIPredicate::ne:
+    return ref::CmpIPred::ne;
+  case arith::CmpIPredicate::slt:
+    return ref::CmpIPred::slt;
+  case arith::CmpIPredicate::sle:
+    return ref::CmpIPred::sle;
+  case arith::CmpIPredicate::sgt:
+    return ref::CmpIPred::sgt;
+  case arith::CmpIPredicate::sge:
+    return ref::CmpIPred::sge;
+  case arith::CmpIPredicate::ult:
+    return ref::CmpIPred::ult;
+  case arith::CmpIPredicate::ule:
+    return ref::CmpIPred::ule;
+  case arith::CmpIPredicate::ugt:
+    return ref::CmpIPred::ugt;
+  case arith::CmpIPredicate::uge:
+    return ref::CmpIPred::uge;
+  }
+  return ref::CmpIPred::eq;
+}
+
+static ref::CmpFPred cmpFPred(arith::CmpFPredicate p) {
+  using P = arith::CmpFPredicate;
+  switch (p) {
+  case P::AlwaysFalse:
+    return ref::CmpFPred::AlwaysFalse;
+  case P::OEQ:
+    return ref::CmpFPred::oeq;
+  case P::OGT:
+    return ref::CmpFPred::ogt;
+  case P::OGE:
+    return ref::CmpFPred::oge;
+  case P::OLT:
+    return ref::CmpFPred::olt;
+  case P::OLE:
+    return ref::CmpFPred::ole;
+  case P::ONE:
+    return ref::CmpFPred::one;
+  case P::ORD:
+    return ref::CmpFPred::ord;
+  case P::UEQ:
+    return ref::CmpFPred::ueq;
+  case P::UGT:
+    return ref::CmpFPred::ugt;
+  case P::UGE:
+    return ref::CmpFPred::uge;
+  case P::ULT:
+    return ref::CmpFPred::ult;
+  case P::ULE:
+    return ref::CmpFPred::ule;
+  case P::UNE:
+    return ref::CmpFPred::une;
+  case P::UNO:
+    return ref::CmpFPred::uno;
+  case P::AlwaysTrue:
+    return ref::CmpFPred::AlwaysTrue;
+  }
+  return ref::CmpFPred::AlwaysFalse;
+}
+
+llvm::Expected<ref::RegionProgram>
+mlir::attn::translateRegion(Block &block, bool isScore, StringRef name) {
+  ref::RegionProgram prog;
+  llvm::DenseMap<Value, int> values;
+  const unsigned numScalarArgs = isScore ? 5 : 4;
+  auto fail = [&](Operation *op, const llvm::Twine &msg) {
+    std::string text =
+        ("the reference cannot evaluate " + name + ": " + msg).str();
+    if (op)
+      text += " ('" + op->getName().getStringRef().str() + "')";
+    return makeError(text);
+  };
+  if (block.getNumArguments() < numScalarArgs)
+    return fail(nullptr, "it has " + llvm::Twine(block.getNumArguments()) +
+                             " block arguments, expected at least " +
+                             llvm::Twine(numScalarArgs));
+  for (unsigned a = 0; a < numScalarArgs; ++a) {
+    BlockArgument arg = block.getArgument(a);
+    auto type = scalarType(arg.getType(), name, nullptr);
+    if (!type)
+      return type.takeError();
+    ref::Instr in;
+    in.op = ref::Opcode::Arg;
+    in.arg = static_cast<int>(a);
+    in.type = *type;
+    values[arg] = prog.add(in);
+  }
+  // The mod_inputs number of a tensor block argument.
+  auto inputOf = [&](Value v, Operation *op) -> llvm::Expected<int> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &block || arg.getArgNumber() < numScalarArgs)
+      return fail(op, "it reads a tensor that is not one of its mod_inputs "
+                      "block arguments");
+    return static_cast<int>(arg.getArgNumber() - numScalarArgs);
+  };
+  auto operandsOf = [&](ValueRange range, Operation *op,
+                        std::vector<int> &out) -> llvm::Error {
+    for (Value v : range) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return fail(op, "an operand is not a scalar defined in the region");
+      out.push_back(it->second);
+    }
+    return llvm::Error::success();
+  };
+
+  for (Operation &op : block) {
+    if (auto yield = dyn_cast<YieldOp>(op)) {
+      auto it = values.find(yield.getValue());
+      if (it == values.end())
+        return fail(&op, "it yields a value not defined in the region");
+      prog.result = it->second;
+      break;
+    }
+    if (op.getNumResults() != 1)
+      return fail(&op, "ops with " + llvm::Twine(op.getNumResults()) +
+                           " results are not supported");
+    auto type = scalarType(op.getResult(0).getType(), name, &op);
+    if (!type)
+      return type.takeError();
+    ref::Instr in;
+    in.type = *type;
+    in.name = op.getName().getStringRef().str();
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      in.op = ref::Opcode::Constant;
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        in.ivalue = i.getValue().getSExtValue();
+      else if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        in.fvalue = f.getValueAsDouble();
+      else
+        return fail(&op, "only integer and float constants are supported");
+    } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      in.op = ref::Opcode::CmpI;
+      in.predicate = static_cast<int>(cmpIPred(cmp.getPredicate()));
+    } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      in.op = ref::Opcode::CmpF;
+      in.predicate = static_cast<int>(cmpFPred(cmp.getPredicate()));
+    } else if (auto ex = dyn_cast<tensor::ExtractOp>(op)) {
+      in.op = ref::Opcode::Extract;
+      auto input = inputOf(ex.getTensor(), &op);
+      if (!input)
+        return input.takeError();
+      in.input = *input;
+      if (llvm::Error err = operandsOf(ex.getIndices(), &op, in.operands))
+        return std::move(err);
+      values[ex.getResult()] = prog.add(std::move(in));
+      continue;
+    } else if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      in.op = ref::Opcode::Dim;
+      auto input = inputOf(dim.getSource(), &op);
+      if (!input)
+        return input.takeError();
+      in.input = *input;
+      if (llvm::Error err = operandsOf(dim.getIndex(), &op, in.operands))
+        return std::move(err);
+      values[dim.getResult()] = prog.add(std::move(in));
+      continue;
+    } else {
+      auto it = opcodeTable().find(op.getName().getStringRef());
+      if (it == opcodeTable().end())
+        return fail(&op, "the op is not supported");
+      in.op = it->second;
+    }
+    for (Type t : op.getOperandTypes())
+      if (auto st = scalarType(t, name, &op); !st)
+        return st.takeError();
+    if (llvm::Error err = operandsOf(op.getOperands(), &op, in.operands))
+      return std::move(err);
+    values[op.getResult(0)] = prog.add(std::move(in));
+  }
+  if (prog.result < 0)
+    return fail(nullptr, "it does not end with attn.yield");
+  return prog;
+}
+
 namespace {
 /// Host tensors bound to one op's operands, converted for the reference.
 struct Bound {
@@ -36,6 +345,7 @@ struct Bound {
   std::vector<std::unique_ptr<::attn::ref::Tensor>> keep;
   std::vector<int64_t> kvLen;
   std::vector<double> slopes;
+  ref::RegionProgram scoreMod, maskMod;
 
   llvm::Expected<const HostTensor *> lookup(Value v) {
     auto arg = dyn_cast<BlockArgument>(v);
@@ -56,6 +366,9 @@ struct Bound {
 };
 } // namespace
 
+/// The entry block of an optional region, or null.
+static Block *firstBlock(Region &r) { return r.empty() ? nullptr : &r.front(); }
+
 template <typename OpTy> static ::attn::ref::Spec specOf(OpTy op) {
   ::attn::ref::Spec spec;
   if (auto causal = op.getCausal())
@@ -69,6 +382,10 @@ template <typename OpTy> static ::attn::ref::Spec specOf(OpTy op) {
     spec.scale = scale.getValueAsDouble();
   if (auto cap = op.getSoftcapAttr())
     spec.softcap = cap.getValueAsDouble();
+  if (auto align = op.getAlign())
+    spec.align = *align == CausalAlign::top_left
+                     ? ::attn::ref::Align::TopLeft
+                     : ::attn::ref::Align::BottomRight;
   spec.norm = op.getNormalization() == Normalization::softmax
                   ? ::attn::ref::Norm::Softmax
                   : ::attn::ref::Norm::Sigmoid;
@@ -102,6 +419,26 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
   if (!bias)
     return bias.takeError();
   in.bias = *bias;
+  for (Value v : op.getModInputs()) {
+    auto t = bound.tensor(v);
+    if (!t)
+      return t.takeError();
+    in.modInputs.push_back(*t);
+  }
+  if (Block *block = firstBlock(op.getScoreMod())) {
+    auto prog = translateRegion(*block, /*isScore=*/true, "score_mod");
+    if (!prog)
+      return prog.takeError();
+    bound.scoreMod = std::move(*prog);
+    in.scoreMod = &bound.scoreMod;
+  }
+  if (Block *block = firstBlock(op.getMaskMod())) {
+    auto prog = translateRegion(*block, /*isScore=*/false, "mask_mod");
+    if (!prog)
+      return prog.takeError();
+    bound.maskMod = std::move(*prog);
+    in.maskMod = &bound.maskMod;
+  }
   return llvm::Error::success();
 }
 
@@ -163,8 +500,7 @@ llvm::Error mlir::attn::runReference(Operation *op,
     ::attn::ref::Tensor result;
     std::string msg = ::attn::ref::projectedAttention(
         spec, proj.getNumQueryHeads(), proj.getNumKvHeads(), **xq, **xkv, *w[0],
-        *w[1], *w[2], *w[3], in.kvLen, in.mask, in.bias, in.alibiSlopes,
-        result);
+        *w[1], *w[2], *w[3], in, result);
     if (!msg.empty())
       return makeError("reference: " + msg);
     if (flops) {

@@ -9,6 +9,7 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Support/Npy.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -92,6 +93,36 @@ Operation *mlir::attn::findAttnOp(func::FuncOp fn) {
   return found;
 }
 
+/// The entry block of an optional region, or null.
+static Block *firstBlock(Region &r) { return r.empty() ? nullptr : &r.front(); }
+
+/// Names the dimensions of mod_inputs #`input` from the regions' reads: a
+/// dimension indexed directly by the block argument b, h, i or j is B, Hq, Nq
+/// or Nk (the first such read wins); the others stay unnamed.
+static std::vector<std::string> modInputDimNames(Block *score, Block *mask,
+                                                 size_t input, int64_t rank) {
+  std::vector<std::string> names(rank);
+  static const char *const kIndexNames[] = {"B", "Hq", "Nq", "Nk"};
+  for (auto [block, numScalars] :
+       {std::pair<Block *, unsigned>{score, 5}, {mask, 4}}) {
+    if (!block || block->getNumArguments() <= numScalars + input)
+      continue;
+    Value tensor = block->getArgument(numScalars + input);
+    for (Operation *user : tensor.getUsers()) {
+      auto extract = dyn_cast<tensor::ExtractOp>(user);
+      if (!extract || extract.getTensor() != tensor)
+        continue;
+      for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
+        auto arg = dyn_cast<BlockArgument>(index);
+        if (d < names.size() && names[d].empty() && arg &&
+            arg.getOwner() == block && arg.getArgNumber() < 4)
+          names[d] = kIndexNames[arg.getArgNumber()];
+      }
+    }
+  }
+  return names;
+}
+
 std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
   std::vector<ArgRole> roles(fn.getNumArguments());
   auto assign = [&](Value v, StringRef name, std::vector<std::string> dims) {
@@ -113,6 +144,11 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
     if (o.getBias())
       assign(o.getBias(), "bias", broadcast(o.getBias()));
     assign(o.getAlibiSlopes(), "alibi", {"Hq"});
+    for (auto [k, v] : llvm::enumerate(o.getModInputs()))
+      assign(v, "mod_input" + std::to_string(k),
+             modInputDimNames(firstBlock(o.getScoreMod()),
+                              firstBlock(o.getMaskMod()), k,
+                              cast<RankedTensorType>(v.getType()).getRank()));
   };
   if (auto a = dyn_cast_or_null<AttentionOp>(op)) {
     auto order = [&](std::vector<std::string> logical) {
@@ -300,6 +336,12 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
     }
   }
 
+  // A projected self-attention reads its keys from x: Nk is Nq (mask, bias
+  // and mod_inputs dimensions may be named Nk).
+  if (auto p = dyn_cast_or_null<ProjectedAttentionOp>(spec.attnOp))
+    if (!p.getXkv() && !known.count("Nk") && known.count("Nq"))
+      known["Nk"] = known.lookup("Nq");
+
   // Resolve every argument's shape.
   binding.shapes.resize(numArgs);
   binding.kinds.resize(numArgs);
@@ -428,10 +470,64 @@ llvm::Error mlir::attn::checkMemory(const SpecInfo &spec,
 // Random inputs
 //===----------------------------------------------------------------------===//
 
+/// Sorted segment ids 0, 0, 1, 1, 1, 2, ...: 1 to 8 documents (at most one
+/// per element) of random lengths.
+static void segmentIds(HostTensor &t, std::mt19937_64 &rng) {
+  int64_t n = t.numElements();
+  if (n == 0)
+    return;
+  std::uniform_int_distribution<int64_t> docs(1, std::min<int64_t>(n, 8));
+  int64_t numDocs = docs(rng);
+  // numDocs - 1 distinct cut points in 1 .. n-1.
+  std::vector<int64_t> cuts;
+  for (int64_t c = 1; c < n; ++c)
+    cuts.push_back(c);
+  for (int64_t c = 0; c < numDocs - 1; ++c) {
+    std::uniform_int_distribution<int64_t> pick(
+        c, static_cast<int64_t>(cuts.size()) - 1);
+    std::swap(cuts[c], cuts[pick(rng)]);
+  }
+  cuts.resize(numDocs - 1);
+  std::sort(cuts.begin(), cuts.end());
+  int64_t id = 0;
+  size_t next = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (next < cuts.size() && i == cuts[next]) {
+      ++id;
+      ++next;
+    }
+    t.set(i, static_cast<double>(id));
+  }
+}
+
+static bool isIntegerKind(ElementKind kind) {
+  return kind == ElementKind::I8 || kind == ElementKind::I32 ||
+         kind == ElementKind::I64;
+}
+
 void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
                             const llvm::StringMap<int64_t> &known,
                             std::mt19937_64 &rng) {
   int64_t n = t.numElements();
+  if (StringRef(role.name).starts_with("mod_input") && isIntegerKind(t.kind)) {
+    // A rank-1 integer tensor as long as the queries or the keys holds
+    // segment (document) ids; other integer tensors get values usable as
+    // indices into themselves: [0, smallest dimension).
+    int64_t nq = known.lookup("Nq");
+    int64_t nk = known.count("Nk") ? known.lookup("Nk") : nq;
+    if (t.shape.size() == 1 && n > 0 && (n == nq || n == nk)) {
+      segmentIds(t, rng);
+      return;
+    }
+    int64_t bound = 1;
+    if (!t.shape.empty())
+      bound = *std::min_element(t.shape.begin(), t.shape.end());
+    std::uniform_int_distribution<int64_t> d(0,
+                                             std::max<int64_t>(bound, 1) - 1);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(d(rng)));
+    return;
+  }
   if (role.name == "kv_len") {
     // Keys: k's (or kv_source's) rows; a projected self-attention reads its
     // keys from x, whose rows are the queries'.

@@ -335,8 +335,8 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
                 (*in.alibiSlopes)[h] * static_cast<double>(std::llabs(j - pos));
           if (in.scoreMod) {
             const int64_t idx[4] = {b, h, i, j};
-            if (std::string err = evaluateRegion(*in.scoreMod, "score_mod",
-                                                 idx, s, in.modInputs, s);
+            if (std::string err = evaluateRegion(*in.scoreMod, "score_mod", idx,
+                                                 s, in.modInputs, s);
                 !err.empty())
               return err;
           }
@@ -435,10 +435,12 @@ std::string attn::ref::projectedAttention(
                             result);
 }
 
-std::string attn::ref::projectedAttention(
-    const Spec &spec, int64_t hq, int64_t hkv, const Tensor &xq,
-    const Tensor &xkv, const Tensor &wq, const Tensor &wk, const Tensor &wv,
-    const Tensor &wo, const Inputs &mods, Tensor &result) {
+std::string attn::ref::projectedAttention(const Spec &spec, int64_t hq,
+                                          int64_t hkv, const Tensor &xq,
+                                          const Tensor &xkv, const Tensor &wq,
+                                          const Tensor &wk, const Tensor &wv,
+                                          const Tensor &wo, const Inputs &mods,
+                                          Tensor &result) {
   for (auto [name, t] : {std::pair<const char *, const Tensor *>{"xq", &xq},
                          {"xkv", &xkv},
                          {"wq", &wq},
@@ -1203,9 +1205,8 @@ std::string attn::ref::evaluateRegion(
       break;
     case Opcode::RoundEven: {
       double x = F(0);
-      setF(std::isfinite(x)
-               ? std::copysign(roundHalfEven(std::fabs(x)), x)
-               : x);
+      setF(std::isfinite(x) ? std::copysign(roundHalfEven(std::fabs(x)), x)
+                            : x);
       break;
     }
     case Opcode::Trunc:

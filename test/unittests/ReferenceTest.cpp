@@ -976,13 +976,11 @@ TEST(ReferenceRegions, DocumentMaskEqualsDenseMask) {
   Inputs ui = u.inputs();
   ui.maskMod = &mm;
   ui.modInputs = {&doc};
-  expectRow(row(run(Spec{}, ui), 0, 0, 3),
-            {0, 0, 1. / 3, 1. / 3, 1. / 3, 0});
+  expectRow(row(run(Spec{}, ui), 0, 0, 3), {0, 0, 1. / 3, 1. / 3, 1. / 3, 0});
   expectRow(row(run(causal, ui), 0, 0, 3), {0, 0, 0.5, 0.5, 0, 0});
   // Pairs per head: 2*2 + 3*3 + 1 = 14; B * Hq = 8.
   EXPECT_EQ(countAllowedPairs(Spec{}, in), 8 * 14);
-  EXPECT_EQ(countAllowedPairs(Spec{}, want, /*countMaskContent=*/true),
-            8 * 14);
+  EXPECT_EQ(countAllowedPairs(Spec{}, want, /*countMaskContent=*/true), 8 * 14);
 }
 
 TEST(ReferenceRegions, ScoreModTanhEqualsSoftcap) {
@@ -1012,8 +1010,9 @@ TEST(ReferenceRegions, ScoreModRelativeTableEqualsBias) {
   Tensor table = randomTensor({Hq, W}, 130);
   ProgramBuilder pb;
   int h = pb.h(), i = pb.i(), j = pb.j(), s = pb.s();
-  int rel = pb.op(Opcode::AddI, pb.index,
-                  {pb.op(Opcode::SubI, pb.index, {j, i}), pb.cint(maxd, pb.index)});
+  int rel =
+      pb.op(Opcode::AddI, pb.index,
+            {pb.op(Opcode::SubI, pb.index, {j, i}), pb.cint(maxd, pb.index)});
   int lo = pb.op(Opcode::MaxSI, pb.index, {rel, pb.cint(0, pb.index)});
   int at = pb.op(Opcode::MinSI, pb.index, {lo, pb.cint(W - 1, pb.index)});
   int t = pb.extract(0, pb.f32, {h, at});
@@ -1078,8 +1077,9 @@ TEST(ReferenceRegions, AlignBottomRightWindowEqualsDenseMask) {
   ProgramBuilder pb;
   int b = pb.b(), i = pb.i(), j = pb.j();
   int len = pb.op(Opcode::IndexCast, pb.index, {pb.extract(0, pb.i32, {b})});
-  int p = pb.op(Opcode::SubI, pb.index,
-                {pb.op(Opcode::AddI, pb.index, {i, len}), pb.cint(Nq, pb.index)});
+  int p =
+      pb.op(Opcode::SubI, pb.index,
+            {pb.op(Opcode::AddI, pb.index, {i, len}), pb.cint(Nq, pb.index)});
   int dist = pb.op(Opcode::SubI, pb.index, {p, j});
   int ok = pb.op(Opcode::AndI, pb.i1,
                  {pb.cmpi(CmpIPred::sge, dist, pb.cint(0, pb.index)),
@@ -1182,7 +1182,8 @@ TEST(ReferenceRegions, IntegerWrapAtI32) {
     q.result = q.add(Opcode::SIToFP, ScalarType::f32(), {r});
     return eval(q);
   };
-  auto binary = [&](Opcode o, int64_t a, int64_t b, std::string *err = nullptr) {
+  auto binary = [&](Opcode o, int64_t a, int64_t b,
+                    std::string *err = nullptr) {
     RegionProgram q;
     int ca = q.add(Opcode::Constant, i32);
     q.instrs[ca].ivalue = a;
@@ -1290,8 +1291,7 @@ TEST(ReferenceRegions, MinusInfFromScoreModActsLikeAMask) {
   int i = pb.i(), j = pb.j(), s = pb.s();
   int future = pb.cmpi(CmpIPred::sgt, j, i);
   int ninf = pb.cf(-kInf);
-  RegionProgram sm =
-      pb.yield(pb.op(Opcode::Select, pb.f32, {future, ninf, s}));
+  RegionProgram sm = pb.yield(pb.op(Opcode::Select, pb.f32, {future, ninf, s}));
   Random r(1, 2, 1, 4, 6, 160);
   Inputs in = r.inputs();
   in.scoreMod = &sm;
@@ -1373,8 +1373,8 @@ TEST(ReferenceRegions, ProjectedAttentionTakesRegions) {
   mods.maskMod = &mm;
   mods.modInputs = {&doc};
   Tensor got, want;
-  ASSERT_EQ(projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, mods, got),
-            "");
+  ASSERT_EQ(
+      projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, mods, got), "");
   ASSERT_EQ(projectedAttention(Spec{}, Hq, Hkv, x, x, wq, wk, wv, wo, nullptr,
                                &dense, nullptr, nullptr, want),
             "");

@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reads an attn op's attributes into the reference's Spec and feeds it the
-// host tensors bound to the op's operands. Only the spec is translated here;
-// the arithmetic is the reference's own (lib/Reference), which shares no code
-// with the compiler.
+// Reads an attn op's attributes into the reference's Spec, translates its
+// score_mod / mask_mod regions into the reference's RegionPrograms (op by op,
+// no evaluation here) and feeds it the host tensors bound to the op's
+// operands. The arithmetic is the reference's own (lib/Reference), which
+// shares no code with the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Reference/Reference.h"
 
+#include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"
 
@@ -28,6 +30,13 @@ namespace attn {
 /// host tensor bound to argument i. `outs` receives one tensor per result.
 llvm::Error runReference(Operation *op, llvm::ArrayRef<const HostTensor *> args,
                          std::vector<::attn::ref::Tensor> &outs, double *flops);
+
+/// Translates a score_mod (`isScore`) or mask_mod region's block into the
+/// reference's MLIR-free program, op by op. An op or type the reference does
+/// not know is an error naming it; `name` ("score_mod", "mask_mod") starts
+/// the message.
+llvm::Expected<::attn::ref::RegionProgram>
+translateRegion(Block &block, bool isScore, llvm::StringRef name);
 
 /// Element-wise comparison of a computed output against the reference.
 struct Comparison {

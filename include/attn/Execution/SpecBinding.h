@@ -36,9 +36,12 @@ namespace attn {
 
 /// The role an entry argument plays for the attn op that reads it (`q`, `k`,
 /// `v`, `kv_len`, `mask`, `bias`, `alibi`, `x`, `kv_source`, `wq`, `wk`, `wv`,
-/// `wo`; empty when the op does not read it directly), and the logical size
-/// name of each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D; empty when
-/// the dimension has no name).
+/// `wo`, `mod_input0`, `mod_input1`, ... for the op's mod_inputs in order;
+/// empty when the op does not read it directly), and the logical size name of
+/// each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D; empty when the
+/// dimension has no name). A mod_inputs dimension is named after the block
+/// argument (b, h, i, j -> B, Hq, Nq, Nk) that indexes it directly in a
+/// tensor.extract of the regions.
 struct ArgRole {
   std::string name = "";
   std::vector<std::string> dimNames;
@@ -127,7 +130,11 @@ llvm::Error checkMemory(const SpecInfo &spec, const SpecBinding &binding,
 
 /// Fills `t` with deterministic pseudo-random data suited to its role:
 /// kv_len in [0, Nk], ALiBi's geometric slopes, 80% true masks, small
-/// integers, or uniform [-1, 1).
+/// integers, or uniform [-1, 1). Integer mod_inputs: a rank-1 tensor of
+/// length Nq or Nk gets sorted segment ids (1 to 8 documents of random
+/// lengths, for document masks), others values in [0, their smallest
+/// dimension) (usable as indices); float and i1 mod_inputs are filled like
+/// other tensors of their type.
 void randomFill(HostTensor &t, const ArgRole &role,
                 const llvm::StringMap<int64_t> &sizes, std::mt19937_64 &rng);
 
