@@ -201,6 +201,18 @@ std::vector<std::string> sweepForms() {
 
 enum class DType { F32, F16, BF16 };
 enum class CausalKind { None, TopLeft, BottomRight };
+/// The user's regions the sweep writes (FlexAttention-style variants).
+enum class MaskModKind {
+  None,
+  Document, // ids[i] == ids[j] over random segment ids (mod_inputs)
+  PrefixLM, // j < prefix or j <= i
+  Dilated,  // i - j in [0, w] and (i - j) % d == 0
+};
+enum class ScoreModKind {
+  None,
+  RelativeBias, // s + table[h, clamp(j - i + maxd, 0, 2 maxd)] (mod_inputs)
+  TanhCap,      // cap * tanh(s / cap)
+};
 
 const char *dtypeName(DType t) {
   switch (t) {
@@ -261,6 +273,16 @@ struct Config {
   /// at a random subset of its occurrences (mixed static and dynamic types).
   std::map<std::string, int> dyn;
   double amplitude = 1.0; // range of q and k values
+
+  // score_mod / mask_mod regions and align() without causal.
+  MaskModKind maskMod = MaskModKind::None;
+  bool docI64 = false;                 // document ids as i64 (else i32)
+  int64_t prefix = 0;                  // PrefixLM
+  int64_t dilWindow = 0, dilation = 1; // Dilated
+  ScoreModKind scoreMod = ScoreModKind::None;
+  int64_t maxDist = 1; // RelativeBias: table [Hq, 2 maxDist + 1]
+  double modCap = 1.0; // TanhCap
+  bool alignBottomRight = false;
 };
 
 using Rng = std::mt19937_64;
@@ -541,6 +563,60 @@ const std::vector<Scenario> &scenarios() {
       {"projected_cross", [](Rng &r, Config &c) { makeProjected(r, c, true); }},
       {"projected_dynamic",
        [](Rng &r, Config &c) { makeProjected(r, c, chance(r, 0.5), true); }},
+      // User variants: score_mod / mask_mod regions, align() without causal.
+      {"document_mask",
+       [](Rng &r, Config &c) {
+         if (chance(r, 0.25))
+           makeProjected(r, c, false);
+         c.Nk = c.Nq;
+         c.maskMod = MaskModKind::Document;
+         c.docI64 = chance(r, 0.5);
+         if (chance(r, 0.7))
+           c.dyn["Nq"] = 1;
+         c.lse = !c.sigmoid && !c.projected;
+       }},
+      {"prefix_lm",
+       [](Rng &r, Config &c) {
+         c.causal = CausalKind::None;
+         c.maskMod = MaskModKind::PrefixLM;
+         c.prefix = uniformInt(r, 0, c.Nk);
+       }},
+      {"dilated_window",
+       [](Rng &r, Config &c) {
+         c.causal = CausalKind::None;
+         c.maskMod = MaskModKind::Dilated;
+         c.dilWindow = pick<int64_t>(r, {0, 2, 4, 8, 16});
+         c.dilation = pick<int64_t>(r, {1, 2, 3});
+       }},
+      {"relative_bias",
+       [](Rng &r, Config &c) {
+         c.scoreMod = ScoreModKind::RelativeBias;
+         c.maxDist = pick<int64_t>(r, {1, 2, 4, 8});
+       }},
+      {"tanh_softcap_mod",
+       [](Rng &r, Config &c) {
+         c.scoreMod = ScoreModKind::TanhCap;
+         c.modCap = pick(r, {1.0, 2.5, 10.0});
+         c.amplitude = 4.0;
+         if (chance(r, 0.4)) {
+           c.causal = CausalKind::None;
+           c.maskMod = MaskModKind::PrefixLM;
+           c.prefix = uniformInt(r, 0, c.Nk);
+         }
+       }},
+      {"align_bottom_right_window",
+       [](Rng &r, Config &c) {
+         c.causal = CausalKind::None;
+         c.alignBottomRight = true;
+         c.Nq = pick<int64_t>(r, {1, 3, 7, 13});
+         c.Nk = pick<int64_t>(r, {17, 37, 65});
+         if (chance(r, 0.2))
+           std::swap(c.Nq, c.Nk);
+         c.kvLen = true;
+         c.kvLenI64 = chance(r, 0.5);
+         randomWindow(r, c, static_cast<int>(uniformInt(r, 0, 2)));
+         c.lse = !c.sigmoid;
+       }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -571,9 +647,14 @@ Config makeConfig(uint64_t seed, int index) {
     c.B = std::max<int64_t>(c.B, 2);
   // -inf biases only where nothing else masks, and never on a whole row:
   // the contract leaves a row whose allowed logits are all -inf open.
-  if (c.biasNegInf && (c.kvLen || c.maskRank || c.causal != CausalKind::None ||
-                       c.windowLeft || c.windowRight || c.biasBcast[3]))
+  if (c.biasNegInf &&
+      (c.kvLen || c.maskRank || c.causal != CausalKind::None || c.windowLeft ||
+       c.windowRight || c.biasBcast[3] || c.maskMod != MaskModKind::None ||
+       c.scoreMod != ScoreModKind::None))
     c.biasNegInf = false;
+  // align() must agree with a causal mask.
+  if (c.alignBottomRight && c.causal == CausalKind::TopLeft)
+    c.causal = CausalKind::BottomRight;
   return c;
 }
 
@@ -677,6 +758,109 @@ private:
     if (c.alibi)
       addArg("alibi", {{c.Hq, c.projected ? nullptr : "Hq"}}, "f32",
              ElementKind::F32);
+    // mod_inputs, in this order.
+    if (c.maskMod == MaskModKind::Document)
+      addArg("doc", {{c.Nq, "Nq"}}, c.docI64 ? "i64" : "i32",
+             c.docI64 ? ElementKind::I64 : ElementKind::I32);
+    if (c.scoreMod == ScoreModKind::RelativeBias)
+      addArg(
+          "rel_table",
+          {{c.Hq, c.projected ? nullptr : "Hq"}, {2 * c.maxDist + 1, nullptr}},
+          "f32", ElementKind::F32);
+  }
+
+  std::vector<std::string> modInputNames() const {
+    std::vector<std::string> names;
+    for (const ArgInfo &a : spec.args)
+      if (a.name == "doc" || a.name == "rel_table")
+        names.push_back(a.name);
+    return names;
+  }
+
+  /// The entry block header of a region: b, h, i, j (and s), then one
+  /// argument per mod_inputs tensor. Values of the region are prefixed with
+  /// `p` so that they never clash with the function's.
+  std::string blockHeader(const std::string &p, bool score) {
+    std::string s = "    ^bb0(%" + p + "b: index, %" + p + "h: index, %" + p +
+                    "i: index, %" + p + "j: index";
+    if (score)
+      s += ", %" + p + "s: f32";
+    for (const std::string &n : modInputNames())
+      s += ", %" + p + n + ": " + argType(n);
+    return s + "):\n";
+  }
+
+  std::string maskModText() {
+    const std::string p = "m";
+    std::string s = " mask_mod {\n" + blockHeader(p, false);
+    auto line = [&](const std::string &l) { s += "      " + l + "\n"; };
+    auto cst = [&](const std::string &name, int64_t v) {
+      line("%" + name + " = arith.constant " + std::to_string(v) + " : index");
+    };
+    switch (c.maskMod) {
+    case MaskModKind::Document: {
+      std::string t = argType("doc"), elt = c.docI64 ? "i64" : "i32";
+      line("%m0 = tensor.extract %mdoc[%mi] : " + t);
+      line("%m1 = tensor.extract %mdoc[%mj] : " + t);
+      line("%m2 = arith.cmpi eq, %m0, %m1 : " + elt);
+      line("attn.yield %m2 : i1");
+      break;
+    }
+    case MaskModKind::PrefixLM:
+      cst("mp", c.prefix);
+      line("%m0 = arith.cmpi slt, %mj, %mp : index");
+      line("%m1 = arith.cmpi sle, %mj, %mi : index");
+      line("%m2 = arith.ori %m0, %m1 : i1");
+      line("attn.yield %m2 : i1");
+      break;
+    case MaskModKind::Dilated:
+      cst("mz", 0);
+      cst("mw", c.dilWindow);
+      cst("md", c.dilation);
+      line("%m0 = arith.subi %mi, %mj : index");
+      line("%m1 = arith.cmpi sge, %m0, %mz : index");
+      line("%m2 = arith.cmpi sle, %m0, %mw : index");
+      line("%m3 = arith.remsi %m0, %md : index");
+      line("%m4 = arith.cmpi eq, %m3, %mz : index");
+      line("%m5 = arith.andi %m1, %m2 : i1");
+      line("%m6 = arith.andi %m5, %m4 : i1");
+      line("attn.yield %m6 : i1");
+      break;
+    case MaskModKind::None:
+      break;
+    }
+    return s + "    }";
+  }
+
+  std::string scoreModText() {
+    std::string s = " score_mod {\n" + blockHeader("s", true);
+    auto line = [&](const std::string &l) { s += "      " + l + "\n"; };
+    switch (c.scoreMod) {
+    case ScoreModKind::RelativeBias:
+      line("%sm = arith.constant " + std::to_string(c.maxDist) + " : index");
+      line("%sz = arith.constant 0 : index");
+      line("%sw = arith.constant " + std::to_string(2 * c.maxDist) +
+           " : index");
+      line("%s0 = arith.subi %sj, %si : index");
+      line("%s1 = arith.addi %s0, %sm : index");
+      line("%s2 = arith.maxsi %s1, %sz : index");
+      line("%s3 = arith.minsi %s2, %sw : index");
+      line("%s4 = tensor.extract %srel_table[%sh, %s3] : " +
+           argType("rel_table"));
+      line("%s5 = arith.addf %ss, %s4 : f32");
+      line("attn.yield %s5 : f32");
+      break;
+    case ScoreModKind::TanhCap:
+      line("%sc = arith.constant " + fmtDouble(c.modCap) + " : f32");
+      line("%s0 = arith.divf %ss, %sc : f32");
+      line("%s1 = math.tanh %s0 : f32");
+      line("%s2 = arith.mulf %s1, %sc : f32");
+      line("attn.yield %s2 : f32");
+      break;
+    case ScoreModKind::None:
+      break;
+    }
+    return s + "    }";
   }
 
   std::string operand(const std::string &keyword, const std::string &name) {
@@ -706,6 +890,21 @@ private:
       s += " softcap(" + fmtDouble(*c.softcap) + ")";
     if (c.sigmoid)
       s += " norm(sigmoid)";
+    if (c.alignBottomRight)
+      s += " align(bottom_right)";
+    std::vector<std::string> mods = modInputNames();
+    if (!mods.empty()) {
+      std::string names, types;
+      for (size_t i = 0; i < mods.size(); ++i) {
+        names += (i ? ", %" : "%") + mods[i];
+        types += (i ? ", " : "") + argType(mods[i]);
+      }
+      s += " mod_inputs(" + names + " : " + types + ")";
+    }
+    if (c.scoreMod != ScoreModKind::None)
+      s += scoreModText();
+    if (c.maskMod != MaskModKind::None)
+      s += maskModText();
     return s;
   }
 
@@ -843,6 +1042,14 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
     } else if (a.name == "alibi") {
       for (int64_t h = 0; h < n; ++h)
         t.set(h, std::pow(2.0, -8.0 * (h + 1) / static_cast<double>(n)));
+    } else if (a.name == "doc") {
+      // Sorted segment ids (1 to 8 documents), as attn-run makes them.
+      llvm::StringMap<int64_t> sizes;
+      sizes["Nq"] = c.Nq;
+      sizes["Nk"] = c.Nk;
+      randomFill(t, ArgRole{"mod_input0", {"Nq"}}, sizes, rng);
+    } else if (a.name == "rel_table") {
+      fill(-2, 2);
     } else {
       ADD_FAILURE() << "no input rule for argument " << a.name;
     }
@@ -1229,10 +1436,41 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.projected && !c.dyn.empty(), "projected dynamic");
     note(c.projected && c.dyn.count("B") && c.dyn.count("Nq"),
          "projected dynamic B and Nq");
+    bool anyRegion =
+        c.maskMod != MaskModKind::None || c.scoreMod != ScoreModKind::None;
+    note(c.maskMod == MaskModKind::Document, "mask_mod: document mask");
+    note(c.maskMod == MaskModKind::Document && c.docI64,
+         "mask_mod: document ids i64");
+    note(c.maskMod == MaskModKind::Document && !c.docI64,
+         "mask_mod: document ids i32");
+    note(c.maskMod == MaskModKind::Document &&
+             spec.text.find("mod_inputs(%doc : tensor<?x") != std::string::npos,
+         "mask_mod: document ids of dynamic length");
+    note(c.maskMod == MaskModKind::PrefixLM, "mask_mod: prefix-LM");
+    note(c.maskMod == MaskModKind::Dilated, "mask_mod: dilated window");
+    note(c.scoreMod == ScoreModKind::RelativeBias,
+         "score_mod: relative position bias table");
+    note(c.scoreMod == ScoreModKind::TanhCap, "score_mod: tanh soft cap");
+    note(c.maskMod != MaskModKind::None && c.scoreMod != ScoreModKind::None,
+         "score_mod and mask_mod together");
+    note(anyRegion && c.projected, "regions on projected attention");
+    note(anyRegion && attn && c.Nq != c.Nk, "regions with Nq != Nk");
+    note(anyRegion && c.dtype != DType::F32, "regions with f16/bf16");
+    note(c.alignBottomRight && c.causal == CausalKind::None &&
+             (c.windowLeft || c.windowRight),
+         "align(bottom_right) window without causal");
+    note(c.alignBottomRight && c.causal == CausalKind::None && c.kvLen &&
+             c.Nq != c.Nk,
+         "align(bottom_right) with kv_len, Nq != Nk");
 
     // Data-dependent features, from the inputs and the reference.
     std::vector<HostTensor> inputs = makeInputs(c, spec);
     for (size_t a = 0; a < spec.args.size(); ++a) {
+      if (spec.args[a].name == "doc") {
+        int64_t n = inputs[a].numElements();
+        note(n > 0 && inputs[a].get(n - 1) > 0,
+             "document mask over several documents");
+      }
       if (spec.args[a].name != "kv_len")
         continue;
       bool zero = false, full = false;

@@ -12,10 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/SpecBinding.h"
+#include "attn/Execution/ReferenceBridge.h"
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -24,6 +27,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,7 +63,8 @@ func.func @p(%x: tensor<?x?x4xf32>, %wq: tensor<4x4xf32>,
 class SpecBindingTest : public ::testing::Test {
 protected:
   SpecBindingTest() {
-    ctx.loadDialect<AttnDialect, func::FuncDialect, arith::ArithDialect>();
+    ctx.loadDialect<AttnDialect, func::FuncDialect, arith::ArithDialect,
+                    math::MathDialect, tensor::TensorDialect>();
   }
 
   /// Parses `source` and introspects its only public function.
@@ -218,6 +225,372 @@ TEST_F(SpecBindingTest, ProjectedRoles) {
   EXPECT_EQ(bound.shapes[5], (std::vector<int64_t>{2}));
   EXPECT_EQ(bound.size("D"), 4);
   EXPECT_EQ(bound.kinds[5], ElementKind::I32);
+}
+
+//===----------------------------------------------------------------------===//
+// score_mod / mask_mod: roles and random inputs of mod_inputs
+//===----------------------------------------------------------------------===//
+
+/// Document mask (ids read at i and j) plus a per-head relative-position
+/// table read at [h, clamp(j - i + 2)] and a tensor of offsets read at a
+/// computed index (no dimension name).
+const char *kRegionSpec = R"mlir(
+func.func @r(%q: tensor<1x2x?x4xf32>, %k: tensor<1x1x?x4xf32>,
+             %v: tensor<1x1x?x4xf32>, %doc: tensor<?xi32>,
+             %table: tensor<2x5xf32>, %offs: tensor<3x?xi64>)
+    -> tensor<1x2x?x4xf32> {
+  %out = attn.attention q(%q : tensor<1x2x?x4xf32>) k(%k : tensor<1x1x?x4xf32>)
+      v(%v : tensor<1x1x?x4xf32>)
+      mod_inputs(%doc, %table, %offs : tensor<?xi32>, tensor<2x5xf32>, tensor<3x?xi64>)
+      score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32,
+           %d: tensor<?xi32>, %t: tensor<2x5xf32>, %o: tensor<3x?xi64>):
+        %c0 = arith.constant 0 : index
+        %c2 = arith.constant 2 : index
+        %c4 = arith.constant 4 : index
+        %r = arith.subi %j, %i : index
+        %r2 = arith.addi %r, %c2 : index
+        %lo = arith.maxsi %r2, %c0 : index
+        %at = arith.minsi %lo, %c4 : index
+        %x = tensor.extract %t[%h, %at] : tensor<2x5xf32>
+        %y = arith.addf %s, %x : f32
+        attn.yield %y : f32
+      }
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index,
+           %d: tensor<?xi32>, %t: tensor<2x5xf32>, %o: tensor<3x?xi64>):
+        %di = tensor.extract %d[%i] : tensor<?xi32>
+        %dj = tensor.extract %d[%j] : tensor<?xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        %c0 = arith.constant 0 : index
+        %off = tensor.extract %o[%c0, %c0] : tensor<3x?xi64>
+        %pos = arith.cmpi sge, %off, %off : i64
+        %ok = arith.andi %same, %pos : i1
+        attn.yield %ok : i1
+      } -> tensor<1x2x?x4xf32>
+  return %out : tensor<1x2x?x4xf32>
+}
+)mlir";
+
+TEST_F(SpecBindingTest, ModInputRoles) {
+  SpecInfo spec = parse(kRegionSpec);
+  ASSERT_EQ(spec.numArgs(), 6u);
+  EXPECT_EQ(spec.roles[3].name, "mod_input0");
+  EXPECT_EQ(spec.roles[4].name, "mod_input1");
+  EXPECT_EQ(spec.roles[5].name, "mod_input2");
+  // Named from the regions' reads: %d[%i] (and %d[%j]) -> Nq (first read),
+  // %t[%h, ...] -> Hq, unnamed; %o[%c0, %c0] -> unnamed.
+  EXPECT_EQ(spec.roles[3].dimNames, (std::vector<std::string>{"Nq"}));
+  EXPECT_EQ(spec.roles[4].dimNames, (std::vector<std::string>{"Hq", ""}));
+  EXPECT_EQ(spec.roles[5].dimNames, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(spec.findArg("mod_input1"), 4);
+  EXPECT_EQ(spec.findArg("mod_input3"), -1);
+
+  // The document ids take Nq; the unnamed dynamic dimension needs --shape.
+  EXPECT_EQ(bind(spec, {"Nq=6", "Nk=6"}),
+            "dimension 1 of argument 5 is dynamic and has no name; give it "
+            "with --shape 5=AxBx...");
+  ASSERT_EQ(bind(spec, {"Nq=6", "Nk=6"}, {"mod_input2=3x2"}), "");
+  EXPECT_EQ(bound.shapes[3], (std::vector<int64_t>{6}));
+  EXPECT_EQ(bound.shapes[5], (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(bound.kinds[3], ElementKind::I32);
+  EXPECT_EQ(bound.kinds[5], ElementKind::I64);
+}
+
+TEST_F(SpecBindingTest, ModInputRandomFill) {
+  SpecInfo spec = parse(kRegionSpec);
+  ASSERT_EQ(bind(spec, {"Nq=40", "Nk=40"}, {"mod_input2=3x2"}), "");
+  std::set<int64_t> docCounts;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SpecBinding b = bound;
+    fillRandomInputs(spec, b, seed);
+    // Document ids: sorted, starting at 0, consecutive, 1 to 8 documents.
+    const HostTensor &doc = b.args[3];
+    ASSERT_EQ(doc.numElements(), 40);
+    EXPECT_EQ(doc.get(0), 0.0);
+    for (int64_t i = 1; i < 40; ++i) {
+      double step = doc.get(i) - doc.get(i - 1);
+      EXPECT_TRUE(step == 0.0 || step == 1.0) << "seed " << seed << " at " << i;
+    }
+    int64_t docs = static_cast<int64_t>(doc.get(39)) + 1;
+    EXPECT_GE(docs, 1);
+    EXPECT_LE(docs, 8);
+    docCounts.insert(docs);
+    // The float table: the usual uniform [-1, 1).
+    for (int64_t i = 0; i < b.args[4].numElements(); ++i) {
+      EXPECT_GE(b.args[4].get(i), -1.0);
+      EXPECT_LT(b.args[4].get(i), 1.0);
+    }
+    // Other integers: [0, smallest dimension) = [0, 2).
+    for (int64_t i = 0; i < b.args[5].numElements(); ++i) {
+      EXPECT_GE(b.args[5].get(i), 0.0);
+      EXPECT_LT(b.args[5].get(i), 2.0);
+    }
+  }
+  // Several document counts over the seeds, more than one document often.
+  EXPECT_GE(docCounts.size(), 4u);
+  EXPECT_GT(*docCounts.rbegin(), 1);
+
+  // A one-element sequence is a single document; an integer tensor whose
+  // length is neither Nq nor Nk is not made of document ids.
+  std::mt19937_64 rng(3);
+  HostTensor one;
+  one.resize(ElementKind::I32, {1});
+  llvm::StringMap<int64_t> sizes;
+  sizes["Nq"] = 1;
+  randomFill(one, ArgRole{"mod_input0", {"Nq"}}, sizes, rng);
+  EXPECT_EQ(one.get(0), 0.0);
+  HostTensor other;
+  other.resize(ElementKind::I64, {5});
+  sizes["Nq"] = 7;
+  randomFill(other, ArgRole{"mod_input0", {""}}, sizes, rng);
+  for (int64_t i = 0; i < 5; ++i)
+    EXPECT_LT(other.get(i), 5.0);
+  // Existing roles are unchanged: a non-mod integer tensor gets 0..8.
+  HostTensor plain;
+  plain.resize(ElementKind::I32, {64});
+  randomFill(plain, ArgRole{}, sizes, rng);
+  double maxValue = 0;
+  for (int64_t i = 0; i < 64; ++i)
+    maxValue = std::max(maxValue, plain.get(i));
+  EXPECT_GT(maxValue, 5.0);
+  EXPECT_LE(maxValue, 8.0);
+}
+
+TEST_F(SpecBindingTest, ProjectedSelfAttentionNkIsNq) {
+  // A projected self-attention mask_mod reading ids at j: the dimension is
+  // named Nk, which is Nq here.
+  SpecInfo spec = parse(R"mlir(
+func.func @p(%x: tensor<1x?x4xf32>, %wq: tensor<4x4xf32>,
+             %wk: tensor<4x2xf32>, %wv: tensor<4x2xf32>,
+             %wo: tensor<4x4xf32>, %ids: tensor<?xi64>) -> tensor<1x?x4xf32> {
+  %y = attn.projected_attention x(%x : tensor<1x?x4xf32>)
+      wq(%wq : tensor<4x4xf32>) wk(%wk : tensor<4x2xf32>)
+      wv(%wv : tensor<4x2xf32>) wo(%wo : tensor<4x4xf32>) heads(2, 1)
+      mod_inputs(%ids : tensor<?xi64>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<?xi64>):
+        %dj = tensor.extract %d[%j] : tensor<?xi64>
+        %c0 = arith.constant 0 : i64
+        %ok = arith.cmpi sge, %dj, %c0 : i64
+        attn.yield %ok : i1
+      } -> tensor<1x?x4xf32>
+  return %y : tensor<1x?x4xf32>
+}
+)mlir");
+  EXPECT_EQ(spec.roles[5].name, "mod_input0");
+  EXPECT_EQ(spec.roles[5].dimNames, (std::vector<std::string>{"Nk"}));
+  ASSERT_EQ(bind(spec, {"Nq=9"}), "");
+  EXPECT_EQ(bound.shapes[5], (std::vector<int64_t>{9}));
+}
+
+//===----------------------------------------------------------------------===//
+// The reference bridge: regions, mod_inputs and align
+//===----------------------------------------------------------------------===//
+
+/// Runs the reference on the only attn op of `source` with `args`.
+std::string runRef(MLIRContext &ctx, const char *source,
+                   const std::vector<HostTensor> &args,
+                   std::vector<::attn::ref::Tensor> &outs,
+                   double *flops = nullptr) {
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(source, &ctx);
+  if (!m)
+    return "parse error";
+  Operation *op = nullptr;
+  m->walk([&](Operation *o) {
+    if (isa<AttentionOp, ProjectedAttentionOp>(o))
+      op = o;
+  });
+  std::vector<const HostTensor *> ptrs;
+  for (const HostTensor &t : args)
+    ptrs.push_back(&t);
+  if (llvm::Error err = runReference(op, ptrs, outs, flops))
+    return llvm::toString(std::move(err));
+  return "";
+}
+
+HostTensor filled(ElementKind kind, std::vector<int64_t> shape,
+                  std::vector<double> values) {
+  HostTensor t;
+  t.resize(kind, shape);
+  for (size_t i = 0; i < values.size(); ++i)
+    t.set(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+HostTensor randomF32(std::vector<int64_t> shape, uint64_t seed) {
+  HostTensor t;
+  t.resize(ElementKind::F32, shape);
+  std::mt19937_64 rng(seed);
+  randomFill(t, ArgRole{}, {}, rng);
+  return t;
+}
+
+void expectClose(const std::vector<::attn::ref::Tensor> &a,
+                 const std::vector<::attn::ref::Tensor> &b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].shape, b[r].shape);
+    for (size_t i = 0; i < a[r].data.size(); ++i) {
+      if (std::isinf(b[r].data[i]))
+        EXPECT_EQ(a[r].data[i], b[r].data[i]);
+      else
+        EXPECT_NEAR(a[r].data[i], b[r].data[i], 1e-12)
+            << "result " << r << " at " << i;
+    }
+  }
+}
+
+const char *kDocMaskSpec = R"mlir(
+func.func @f(%q: tensor<1x2x6x4xf32>, %k: tensor<1x1x6x4xf32>,
+             %v: tensor<1x1x6x4xf32>, %doc: tensor<6xi32>)
+    -> (tensor<1x2x6x4xf32>, tensor<1x2x6xf32>) {
+  %out, %lse = attn.attention q(%q : tensor<1x2x6x4xf32>)
+      k(%k : tensor<1x1x6x4xf32>) v(%v : tensor<1x1x6x4xf32>)
+      mod_inputs(%doc : tensor<6xi32>) causal(top_left) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<6xi32>):
+        %di = tensor.extract %d[%i] : tensor<6xi32>
+        %dj = tensor.extract %d[%j] : tensor<6xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        attn.yield %same : i1
+      } score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32, %d: tensor<6xi32>):
+        %c = arith.constant 2.0 : f32
+        %x = arith.divf %s, %c : f32
+        %y = math.tanh %x : f32
+        %z = arith.mulf %y, %c : f32
+        attn.yield %z : f32
+      } -> tensor<1x2x6x4xf32>, tensor<1x2x6xf32>
+  return %out, %lse : tensor<1x2x6x4xf32>, tensor<1x2x6xf32>
+}
+)mlir";
+
+const char *kDenseMaskSpec = R"mlir(
+func.func @f(%q: tensor<1x2x6x4xf32>, %k: tensor<1x1x6x4xf32>,
+             %v: tensor<1x1x6x4xf32>, %mask: tensor<6x6xi1>)
+    -> (tensor<1x2x6x4xf32>, tensor<1x2x6xf32>) {
+  %out, %lse = attn.attention q(%q : tensor<1x2x6x4xf32>)
+      k(%k : tensor<1x1x6x4xf32>) v(%v : tensor<1x1x6x4xf32>)
+      mask(%mask : tensor<6x6xi1>) causal(top_left) softcap(2.0)
+      -> tensor<1x2x6x4xf32>, tensor<1x2x6xf32>
+  return %out, %lse : tensor<1x2x6x4xf32>, tensor<1x2x6xf32>
+}
+)mlir";
+
+TEST_F(SpecBindingTest, BridgeTranslatesRegions) {
+  std::vector<double> ids = {0, 0, 1, 1, 1, 2};
+  std::vector<double> dense;
+  for (double a : ids)
+    for (double b : ids)
+      dense.push_back(a == b);
+  HostTensor q = randomF32({1, 2, 6, 4}, 1), k = randomF32({1, 1, 6, 4}, 2),
+             v = randomF32({1, 1, 6, 4}, 3);
+  for (int64_t i = 0; i < q.numElements(); ++i)
+    q.set(i, 4 * q.get(i)); // large enough logits for the cap to matter
+  std::vector<::attn::ref::Tensor> got, want;
+  double flopsGot = 0, flopsWant = 0;
+  ASSERT_EQ(runRef(ctx, kDocMaskSpec,
+                   {q, k, v, filled(ElementKind::I32, {6}, ids)}, got,
+                   &flopsGot),
+            "");
+  ASSERT_EQ(runRef(ctx, kDenseMaskSpec,
+                   {q, k, v, filled(ElementKind::I1, {6, 6}, dense)}, want),
+            "");
+  expectClose(got, want);
+  // FLOPs count mask_mod (causal and document: 1+2+1+2+3+1 = 10 pairs per
+  // head, 2 heads, 2 * (4 + 4) per pair).
+  EXPECT_EQ(flopsGot, 10 * 2 * 16.0);
+  // Out-of-range ids in the mod_inputs tensor are fine; an index outside it
+  // is the reference's error.
+  std::string shortSpec = kDocMaskSpec;
+  for (size_t at; (at = shortSpec.find("tensor<6xi32>")) != std::string::npos;)
+    shortSpec.replace(at, 13, "tensor<5xi32>");
+  EXPECT_EQ(runRef(ctx, shortSpec.c_str(),
+                   {q, k, v, filled(ElementKind::I32, {5}, ids)}, got),
+            "reference: mask_mod reads mod_inputs #0 at [5] outside its shape "
+            "[5] at (b, h, i, j) = (0, 0, 0, 5)");
+}
+
+TEST_F(SpecBindingTest, BridgePassesAlign) {
+  // align(bottom_right) window without causal equals the dense mask.
+  const char *aligned = R"mlir(
+func.func @f(%q: tensor<2x1x3x2xf32>, %k: tensor<2x1x6x2xf32>,
+             %v: tensor<2x1x6x2xf32>, %len: tensor<2xi64>)
+    -> tensor<2x1x3x2xf32> {
+  %out = attn.attention q(%q : tensor<2x1x3x2xf32>) k(%k : tensor<2x1x6x2xf32>)
+      v(%v : tensor<2x1x6x2xf32>) kv_len(%len : tensor<2xi64>)
+      align(bottom_right) window_left(1) window_right(0) -> tensor<2x1x3x2xf32>
+  return %out : tensor<2x1x3x2xf32>
+}
+)mlir";
+  const char *masked = R"mlir(
+func.func @f(%q: tensor<2x1x3x2xf32>, %k: tensor<2x1x6x2xf32>,
+             %v: tensor<2x1x6x2xf32>, %len: tensor<2xi64>,
+             %m: tensor<2x1x3x6xi1>) -> tensor<2x1x3x2xf32> {
+  %out = attn.attention q(%q : tensor<2x1x3x2xf32>) k(%k : tensor<2x1x6x2xf32>)
+      v(%v : tensor<2x1x6x2xf32>) kv_len(%len : tensor<2xi64>)
+      mask(%m : tensor<2x1x3x6xi1>) -> tensor<2x1x3x2xf32>
+  return %out : tensor<2x1x3x2xf32>
+}
+)mlir";
+  std::vector<double> lens = {6, 4}, dense;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 6; ++j) {
+        double p = i + lens[b] - 3;
+        dense.push_back(p - j <= 1 && j - p <= 0);
+      }
+  HostTensor q = randomF32({2, 1, 3, 2}, 4), k = randomF32({2, 1, 6, 2}, 5),
+             v = randomF32({2, 1, 6, 2}, 6);
+  HostTensor len = filled(ElementKind::I64, {2}, lens);
+  std::vector<::attn::ref::Tensor> got, want, topLeft;
+  ASSERT_EQ(runRef(ctx, aligned, {q, k, v, len}, got), "");
+  ASSERT_EQ(runRef(ctx, masked,
+                   {q, k, v, len, filled(ElementKind::I1, {2, 1, 3, 6}, dense)},
+                   want),
+            "");
+  expectClose(got, want);
+  // Without align (top-left), the result differs.
+  std::string plain = aligned;
+  plain.replace(plain.find("align(bottom_right) "), 20, "");
+  ASSERT_EQ(runRef(ctx, plain.c_str(), {q, k, v, len}, topLeft), "");
+  double diff = 0;
+  for (size_t i = 0; i < got[0].data.size(); ++i)
+    diff = std::max(diff, std::fabs(got[0].data[i] - topLeft[0].data[i]));
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST_F(SpecBindingTest, BridgeNamesUnsupportedOps) {
+  const char *spec = R"mlir(
+func.func @f(%q: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %out = attn.attention q(%q : tensor<1x1x2x2xf32>) k(%q : tensor<1x1x2x2xf32>)
+      v(%q : tensor<1x1x2x2xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %sum, %carry = arith.addui_extended %i, %j : index, i1
+        attn.yield %carry : i1
+      } -> tensor<1x1x2x2xf32>
+  return %out : tensor<1x1x2x2xf32>
+}
+)mlir";
+  std::vector<::attn::ref::Tensor> outs;
+  EXPECT_EQ(runRef(ctx, spec, {randomF32({1, 1, 2, 2}, 7)}, outs),
+            "the reference cannot evaluate mask_mod: ops with 2 results are "
+            "not supported ('arith.addui_extended')");
+  const char *unknown = R"mlir(
+func.func @f(%q: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %out = attn.attention q(%q : tensor<1x1x2x2xf32>) k(%q : tensor<1x1x2x2xf32>)
+      v(%q : tensor<1x1x2x2xf32>) score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32):
+        %n = math.isnormal %s : f32
+        %z = arith.constant 0.0 : f32
+        %r = arith.select %n, %s, %z : f32
+        attn.yield %r : f32
+      } -> tensor<1x1x2x2xf32>
+  return %out : tensor<1x1x2x2xf32>
+}
+)mlir";
+  EXPECT_EQ(runRef(ctx, unknown, {randomF32({1, 1, 2, 2}, 8)}, outs),
+            "the reference cannot evaluate score_mod: the op is not supported "
+            "('math.isnormal')");
 }
 
 } // namespace
