@@ -493,12 +493,15 @@ TEST_F(SpecBindingTest, BridgeTranslatesRegions) {
                    &flopsGot),
             "");
   ASSERT_EQ(runRef(ctx, kDenseMaskSpec,
-                   {q, k, v, filled(ElementKind::I1, {6, 6}, dense)}, want),
+                   {q, k, v, filled(ElementKind::I1, {6, 6}, dense)}, want,
+                   &flopsWant),
             "");
   expectClose(got, want);
   // FLOPs count mask_mod (causal and document: 1+2+1+2+3+1 = 10 pairs per
   // head, 2 heads, 2 * (4 + 4) per pair).
   EXPECT_EQ(flopsGot, 10 * 2 * 16.0);
+  // (a mask tensor's content is not counted: causal alone, 21 pairs)
+  EXPECT_EQ(flopsWant, 21 * 2 * 16.0);
   // Out-of-range ids in the mod_inputs tensor are fine; an index outside it
   // is the reference's error.
   std::string shortSpec = kDocMaskSpec;
