@@ -64,8 +64,8 @@ static cl::list<std::string>
     shapes("shape",
            cl::desc("Shape of an argument: ARG=AxBxC where ARG is a "
                     "name (q, k, v, kv_len, mask, bias, alibi, x, "
-                    "kv_source, wq, wk, wv, wo) or an argument "
-                    "number"),
+                    "kv_source, wq, wk, wv, wo, mod_input0, mod_input1, "
+                    "...) or an argument number"),
            cl::cat(category));
 static cl::list<std::string>
     inputs("input", cl::desc("Read an argument from a .npy file: ARG=path"),
