@@ -108,8 +108,9 @@ static std::vector<std::string> modInputDimNames(Block *score, Block *mask,
     if (!block || block->getNumArguments() <= numScalars + input)
       continue;
     Value tensor = block->getArgument(numScalars + input);
-    for (Operation *user : tensor.getUsers()) {
-      auto extract = dyn_cast<tensor::ExtractOp>(user);
+    // In op order (a use list is in no particular order).
+    for (Operation &op : *block) {
+      auto extract = dyn_cast<tensor::ExtractOp>(op);
       if (!extract || extract.getTensor() != tensor)
         continue;
       for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
@@ -401,6 +402,23 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
           RankedTensorType::get(binding.shapes[a], type.getElementType()));
     }
     Operation *probeOp = findAttnOp(*probe);
+    // The regions take the mod_inputs as block arguments of the same types.
+    auto retypeRegions = [](auto op) {
+      for (auto [region, numScalars] :
+           {std::pair<Region *, unsigned>{&op.getScoreMod(), 5},
+            {&op.getMaskMod(), 4}}) {
+        Block *block = firstBlock(*region);
+        if (!block)
+          continue;
+        for (auto [k, v] : llvm::enumerate(op.getModInputs()))
+          if (numScalars + k < block->getNumArguments())
+            block->getArgument(numScalars + k).setType(v.getType());
+      }
+    };
+    if (auto a = dyn_cast<AttentionOp>(probeOp))
+      retypeRegions(a);
+    else if (auto p = dyn_cast<ProjectedAttentionOp>(probeOp))
+      retypeRegions(p);
     if (failed(mlir::verify(probeOp)))
       return makeError("the given sizes are inconsistent with the spec (see "
                        "the diagnostic above)");
