@@ -243,6 +243,7 @@ ElementKind dtypeKind(DType t) {
 struct Config {
   uint64_t sweepSeed = 0, caseSeed = 0;
   int index = 0;
+  int rep = 0; // index / number of scenarios: the repetition of the scenario
   std::string scenario;
 
   bool projected = false;   // attn.projected_attention instead of attention
@@ -512,6 +513,13 @@ const std::vector<Scenario> &scenarios() {
          randomBias(r, c, 4, pick(r, {DType::F32, DType::F16}));
          c.biasBcast[3] = false;
          c.biasNegInf = true;
+         // Nothing else masks (see makeConfig), so that the -inf entries
+         // are kept whatever the random base.
+         c.kvLen = false;
+         c.maskRank = 0;
+         c.causal = CausalKind::None;
+         c.windowLeft.reset();
+         c.windowRight.reset();
        }},
       {"alibi", [](Rng &r, Config &c) { c.alibi = true; }},
       {"softcap",
@@ -570,8 +578,10 @@ const std::vector<Scenario> &scenarios() {
            makeProjected(r, c, false);
          c.Nk = c.Nq;
          c.maskMod = MaskModKind::Document;
-         c.docI64 = chance(r, 0.5);
-         if (chance(r, 0.7))
+         // Alternate by repetition so that every sweep of at least four
+         // repetitions has i32 and i64 ids, of static and dynamic length.
+         c.docI64 = c.rep % 2 == 1;
+         if ((c.rep / 2) % 2 == 0)
            c.dyn["Nq"] = 1;
          c.lse = !c.sigmoid && !c.projected;
        }},
@@ -617,6 +627,27 @@ const std::vector<Scenario> &scenarios() {
          randomWindow(r, c, static_cast<int>(uniformInt(r, 0, 2)));
          c.lse = !c.sigmoid;
        }},
+      {"projected_regions",
+       [](Rng &r, Config &c) {
+         makeProjected(r, c, chance(r, 0.3));
+         if (!c.crossSource)
+           c.Nk = c.Nq;
+         c.causal = CausalKind::None;
+         c.maskMod = c.crossSource
+                         ? pick(r, {MaskModKind::PrefixLM, MaskModKind::Dilated})
+                         : pick(r, {MaskModKind::Document, MaskModKind::PrefixLM,
+                                    MaskModKind::Dilated});
+         c.docI64 = chance(r, 0.5);
+         c.prefix = uniformInt(r, 0, c.Nk);
+         c.dilWindow = pick<int64_t>(r, {2, 4, 8});
+         c.dilation = pick<int64_t>(r, {1, 2});
+         if (chance(r, 0.5)) {
+           c.scoreMod =
+               pick(r, {ScoreModKind::RelativeBias, ScoreModKind::TanhCap});
+           c.maxDist = pick<int64_t>(r, {1, 4});
+           c.modCap = pick(r, {2.5, 10.0});
+         }
+       }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -631,6 +662,7 @@ Config makeConfig(uint64_t seed, int index) {
   Rng rng(c.caseSeed);
   randomBase(rng, c);
   const Scenario &s = scenarios()[index % scenarios().size()];
+  c.rep = index / static_cast<int>(scenarios().size());
   c.scenario = s.name;
   s.apply(rng, c);
 
