@@ -762,7 +762,7 @@ bool floatOperands(Opcode op) {
   case Opcode::IsFinite:
     return true;
   default:
-    return Opcode::Tanh <= op && op <= Opcode::Erfc;
+    return Opcode::Tanh <= op && op <= Opcode::Erfc; // unary float math
   }
 }
 

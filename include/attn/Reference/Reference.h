@@ -155,7 +155,7 @@ enum class Opcode {
   PowF,
   FPowI,
   Fma,
-  // Unary math.
+  // Unary float math (Tanh .. Erfc is one range for the evaluator).
   Tanh,
   Exp,
   Exp2,
