@@ -22,52 +22,135 @@ using namespace mlir::attn;
 /// shared schedule (the rules the kernels emit as IR). Counts are per
 /// (batch, K/V head) pair summed over batch; prints one map per distinct
 /// kv_len.
-TileCounts mlir::attn::tileMap(AttentionOp op, int64_t batch, int64_t nq,
+/// The range of an integer host tensor's values over an inclusive index box
+/// (clamped to the tensor; nullopt when the box misses it).
+static std::optional<std::pair<int64_t, int64_t>>
+hostRange(const HostTensor &t,
+          llvm::ArrayRef<std::pair<int64_t, int64_t>> box) {
+  size_t rank = t.shape.size();
+  if (box.size() != rank)
+    return std::nullopt;
+  std::vector<int64_t> lo(rank), hi(rank), idx(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    lo[d] = std::max<int64_t>(box[d].first, 0);
+    hi[d] = std::min<int64_t>(box[d].second, t.shape[d] - 1);
+    if (lo[d] > hi[d])
+      return std::nullopt;
+  }
+  idx = lo;
+  int64_t mn = INT64_MAX, mx = INT64_MIN;
+  while (true) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < rank; ++d)
+      flat = flat * t.shape[d] + idx[d];
+    int64_t x = t.getInt(flat);
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+    size_t d = rank;
+    while (d > 0 && idx[d - 1] == hi[d - 1]) {
+      idx[d - 1] = lo[d - 1];
+      --d;
+    }
+    if (d == 0)
+      break;
+    ++idx[d - 1];
+  }
+  return std::make_pair(mn, mx);
+}
+
+TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
+                               int64_t batch, int64_t hkv, int64_t nq,
                                int64_t nk, llvm::ArrayRef<int64_t> kvLens,
                                int64_t tq, int64_t tk,
                                llvm::raw_ostream *print) {
   Schedule schedule(ScheduleSpec::forOp(op, {tq, tk}));
-  TileCounts total;
-  std::vector<int64_t> printed;
-  int64_t nqt = schedule.numQueryTiles(nq), nkt = schedule.numKeyTiles(nk);
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t kvl = kvLens.empty() ? nk : std::clamp<int64_t>(kvLens[b], 0, nk);
-    bool show = print && !llvm::is_contained(printed, kvl);
-    if (show) {
-      printed.push_back(kvl);
-      *print << "tile map (batch " << b << ", kv_len " << kvl << ", " << nqt
-             << " query tiles x " << nkt << " key tiles of " << tq << "x" << tk
-             << "):\n";
-    }
-    for (int64_t qt = 0; qt < nqt; ++qt) {
-      std::string row;
-      for (int64_t kt = 0; kt < nkt; ++kt) {
-        switch (schedule.classify(qt, kt, nq, nk, kvl)) {
-        case TileKind::Skipped:
-          ++total.skipped;
-          row += '.';
-          break;
-        case TileKind::Boundary:
-          ++total.boundary;
-          row += '+';
-          break;
-        case TileKind::Full:
-          ++total.full;
-          row += '#';
-          break;
-        }
-      }
-      if (show && nkt <= 128)
-        *print << "  " << row << "\n";
-    }
+  if (Block *mask = op.getMaskModBlock()) {
+    // The kernel's own classification of the mask region, evaluated on the
+    // host data of the mod_inputs (same MaskBounds code, HostArith).
+    int64_t hq = op.getNumQueryHeads();
+    int64_t groups = hq != ShapedType::kDynamic ? hq / hkv : 1;
+    if (hq == ShapedType::kDynamic && isa<BlockArgument>(op.getQuery()))
+      groups = args[cast<BlockArgument>(op.getQuery()).getArgNumber()]
+                   .shape[op.getPhysicalDim(1)] /
+               hkv;
+    std::vector<const HostTensor *> inputs;
+    for (Value v : op.getModInputs())
+      inputs.push_back(isa<BlockArgument>(v)
+                           ? &args[cast<BlockArgument>(v).getArgNumber()]
+                           : nullptr);
+    schedule.setMaskRegion(
+        mask, groups,
+        [inputs](unsigned input,
+                 llvm::ArrayRef<std::pair<int64_t, int64_t>> box)
+            -> std::optional<std::pair<int64_t, int64_t>> {
+          const HostTensor *t = inputs[input];
+          if (!t ||
+              (t->kind != ElementKind::I8 && t->kind != ElementKind::I32 &&
+               t->kind != ElementKind::I64))
+            return std::nullopt;
+          // The kernel scans at most 2^14 elements (FusedLowering's
+          // tensorRange) and treats larger boxes as unknown.
+          int64_t volume = 1;
+          for (size_t d = 0; d < box.size() && d < t->shape.size(); ++d)
+            volume *=
+                std::clamp<int64_t>(std::min(box[d].second, t->shape[d] - 1) -
+                                        std::max<int64_t>(box[d].first, 0) + 1,
+                                    0, (1 << 14) + 1);
+          if (volume > (1 << 14))
+            return std::nullopt;
+          return hostRange(*t, box);
+        });
   }
+  // Without a mask region every K/V head has the same tiles: one is
+  // classified and counted for all.
+  bool perHead = schedule.hasMaskRegion();
+  TileCounts total;
+  std::vector<std::pair<int64_t, int64_t>> printed;
+  int64_t nqt = schedule.numQueryTiles(nq), nkt = schedule.numKeyTiles(nk);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t g = 0; g < (perHead ? hkv : 1); ++g) {
+      int64_t kvl = kvLens.empty() ? nk : std::clamp<int64_t>(kvLens[b], 0, nk);
+      // Printed once per kv_len (and per batch entry with a mask region,
+      // which may read per-batch data).
+      std::pair<int64_t, int64_t> key = {perHead ? b : 0, kvl};
+      bool show = print && g == 0 && !llvm::is_contained(printed, key);
+      if (show) {
+        printed.push_back(key);
+        *print << "tile map (batch " << b << ", kv_len " << kvl << ", " << nqt
+               << " query tiles x " << nkt << " key tiles of " << tq << "x"
+               << tk << "):\n";
+      }
+      int64_t weight = perHead ? 1 : hkv;
+      for (int64_t qt = 0; qt < nqt; ++qt) {
+        std::string row;
+        for (int64_t kt = 0; kt < nkt; ++kt) {
+          switch (schedule.classify(qt, kt, nq, nk, kvl, b, g)) {
+          case TileKind::Skipped:
+            total.skipped += weight;
+            row += '.';
+            break;
+          case TileKind::Boundary:
+            total.boundary += weight;
+            row += '+';
+            break;
+          case TileKind::Full:
+            total.full += weight;
+            row += '#';
+            break;
+          }
+        }
+        if (show && nkt <= 128)
+          *print << "  " << row << "\n";
+      }
+    }
   int64_t all = total.full + total.boundary + total.skipped;
   if (print && all > 0)
     *print << llvm::format(
         "tiles: %lld full, %lld boundary, %lld skipped of %lld per K/V head "
         "(%.1f%% skipped)\n",
-        (long long)total.full, (long long)total.boundary,
-        (long long)total.skipped, (long long)all, 100.0 * total.skipped / all);
+        (long long)(total.full / hkv), (long long)(total.boundary / hkv),
+        (long long)(total.skipped / hkv), (long long)(all / hkv),
+        100.0 * total.skipped / all);
   return total;
 }
 

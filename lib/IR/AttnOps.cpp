@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -248,10 +249,9 @@ struct ModifierSlots {
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "layout",    "kv_len",       "mask",        "bias",  "alibi",
-    "mod_inputs", "causal",      "align",       "window_left",
-    "window_right", "scale",     "softcap",     "norm",  "score_mod",
-    "mask_mod"};
+    "layout",     "kv_len",  "mask",  "bias",        "alibi",
+    "mod_inputs", "causal",  "align", "window_left", "window_right",
+    "scale",      "softcap", "norm",  "score_mod",   "mask_mod"};
 
 static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
   llvm::SmallDenseSet<StringRef, 16> seen;
@@ -272,8 +272,8 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
       return failure();
     std::optional<CausalAlign> a = symbolizeCausalAlign(kw);
     if (!a)
-      return p.emitError(loc) << "expected top_left or bottom_right in "
-                              << what << "(...); got '" << kw << "'";
+      return p.emitError(loc) << "expected top_left or bottom_right in " << what
+                              << "(...); got '" << kw << "'";
     attr = CausalAlignAttr::get(ctx, *a);
     return p.parseRParen();
   };
@@ -291,15 +291,15 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
         (kw == "layout" && !s.layout)) {
       std::string expected;
       llvm::raw_string_ostream os(expected);
-      llvm::interleaveComma(
-          llvm::make_filter_range(kModifierNames,
-                                  [&](StringRef n) {
-                                    return s.layout || n != "layout";
-                                  }),
-          os);
-      return p.emitError(loc) << "unknown modifier '" << kw
-                              << "'; expected one of " << expected
-                              << ", or '->'";
+      llvm::interleaveComma(llvm::make_filter_range(kModifierNames,
+                                                    [&](StringRef n) {
+                                                      return s.layout ||
+                                                             n != "layout";
+                                                    }),
+                            os);
+      return p.emitError(loc)
+             << "unknown modifier '" << kw << "'; expected one of " << expected
+             << ", or '->'";
     }
     if (!seen.insert(kw).second)
       return p.emitError(loc) << "modifier '" << kw << "' is given twice";
@@ -385,10 +385,11 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
     p << " causal(" << stringifyCausalAlign(causal.getValue()) << ")";
   if (align)
     p << " align(" << stringifyCausalAlign(align.getValue()) << ")";
-  for (auto [kw, a] : {std::pair<StringRef, Attribute>{"window_left", windowLeft},
-                       {"window_right", windowRight},
-                       {"scale", scale},
-                       {"softcap", softcap}}) {
+  for (auto [kw, a] :
+       {std::pair<StringRef, Attribute>{"window_left", windowLeft},
+        {"window_right", windowRight},
+        {"scale", scale},
+        {"softcap", softcap}}) {
     if (!a)
       continue;
     p << " " << kw << "(";
@@ -429,8 +430,8 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
       FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
       Region &scoreMod, Region &maskMod
 #define ATTN_MODIFIER_PRINT_ARGS                                               \
-  kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft,              \
-      windowRight, scale, softcap, norm, scoreMod, maskMod
+  kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft, windowRight, \
+      scale, softcap, norm, scoreMod, maskMod
 
 static ParseResult parseAttentionModifiers(OpAsmParser &p, LayoutAttr &layout,
                                            ATTN_MODIFIER_PARSE_PARAMS) {
@@ -475,7 +476,23 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
     os << ")";
     return s;
   };
-  if (block.getArgumentTypes() != TypeRange(expected))
+  // The tensors may be more static on one side than on the other (a spec
+  // specialized to concrete sizes keeps its regions).
+  auto compatibleArgs = [&] {
+    if (block.getNumArguments() != expected.size())
+      return false;
+    for (auto [got, want] : llvm::zip(block.getArgumentTypes(), expected)) {
+      if (got == want)
+        continue;
+      auto g = dyn_cast<RankedTensorType>(got);
+      auto w = dyn_cast<RankedTensorType>(want);
+      if (!g || !w || g.getElementType() != w.getElementType() ||
+          failed(verifyCompatibleShape(g, w)))
+        return false;
+    }
+    return true;
+  };
+  if (!compatibleArgs())
     return op->emitOpError()
            << name << " must have block arguments (b, h, i, j : index"
            << (isScore ? ", s : f32" : "")
@@ -500,18 +517,18 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
     return op->emitOpError() << name << " must end with attn.yield";
   Type want = isScore ? Type(Float32Type::get(ctx)) : IntegerType::get(ctx, 1);
   if (yield.getValue().getType() != want)
-    return op->emitOpError()
-           << name << " must yield " << (isScore ? "the new logit (f32)"
-                                                 : "whether the key may be "
-                                                   "read (i1)")
-           << "; got " << yield.getValue().getType();
+    return op->emitOpError() << name << " must yield "
+                             << (isScore ? "the new logit (f32)"
+                                         : "whether the key may be "
+                                           "read (i1)")
+                             << "; got " << yield.getValue().getType();
   return success();
 }
 
 template <typename OpTy> static LogicalResult verifyModRegions(OpTy op) {
   ValueRange inputs = op.getModInputs();
-  if (failed(verifyModRegion(op, op.getScoreMod(), "score_mod", true,
-                             inputs)) ||
+  if (failed(
+          verifyModRegion(op, op.getScoreMod(), "score_mod", true, inputs)) ||
       failed(verifyModRegion(op, op.getMaskMod(), "mask_mod", false, inputs)))
     return failure();
   if (!inputs.empty() && op.getScoreMod().empty() && op.getMaskMod().empty())
@@ -521,9 +538,9 @@ template <typename OpTy> static LogicalResult verifyModRegions(OpTy op) {
   for (auto [i, v] : llvm::enumerate(inputs)) {
     Type elt = cast<RankedTensorType>(v.getType()).getElementType();
     if (!elt.isIntOrIndexOrFloat())
-      return op.emitOpError() << "mod_inputs #" << i
-                              << " must hold integers or floats; got "
-                              << v.getType();
+      return op.emitOpError()
+             << "mod_inputs #" << i << " must hold integers or floats; got "
+             << v.getType();
   }
   if (auto causal = op.getCausal(), align = op.getAlign();
       causal && align && *causal != *align)
@@ -541,7 +558,9 @@ template <typename OpTy> static bool bottomRightAligned(OpTy op) {
   return a && *a == CausalAlign::bottom_right;
 }
 
-static Block *blockOrNull(Region &r) { return r.empty() ? nullptr : &r.front(); }
+static Block *blockOrNull(Region &r) {
+  return r.empty() ? nullptr : &r.front();
+}
 
 //===----------------------------------------------------------------------===//
 // AttentionOp

@@ -6,6 +6,7 @@
 
 #include "attn/Schedule/Schedule.h"
 
+#include "attn/Schedule/MaskBounds.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -16,9 +17,8 @@ using namespace mlir::attn;
 ScheduleSpec ScheduleSpec::forOp(AttentionOp op, TileSizes tiles,
                                  int64_t splits) {
   ScheduleSpec s;
-  auto causal = op.getCausal();
-  s.causal = causal.has_value();
-  s.bottomRight = causal && *causal == CausalAlign::bottom_right;
+  s.causal = op.getCausal().has_value();
+  s.bottomRight = op.isBottomRightAligned();
   s.windowLeft = op.getEffectiveWindowLeft();
   s.windowRight = op.getEffectiveWindowRight();
   s.tiles = tiles;
@@ -56,7 +56,8 @@ std::pair<int64_t, int64_t> Schedule::keyTileRange(int64_t qt, int64_t nq,
 }
 
 TileKind Schedule::classify(int64_t qt, int64_t kt, int64_t nq, int64_t nk,
-                            int64_t kvLen) const {
+                            int64_t kvLen, int64_t batch,
+                            int64_t kvHead) const {
   auto [ktLo, ktHi] = keyTileRange(qt, nq, kvLen);
   if (kt < ktLo || kt >= ktHi)
     return TileKind::Skipped;
@@ -64,8 +65,24 @@ TileKind Schedule::classify(int64_t qt, int64_t kt, int64_t nq, int64_t nk,
   TileRules<HostArith> rules(spec, a);
   auto [q0, qs] = rules.queryTile(qt, nq);
   auto [k0, ks] = rules.keyTile(kt, nk);
-  return rules.isFull(q0, qs, k0, ks, kvLen, nq) ? TileKind::Full
-                                                 : TileKind::Boundary;
+  bool full = rules.isFull(q0, qs, k0, ks, kvLen, nq);
+  if (maskMod.block) {
+    auto range = [&](unsigned input,
+                     llvm::ArrayRef<std::pair<int64_t, int64_t>> box)
+        -> std::optional<std::pair<int64_t, int64_t>> {
+      if (!maskMod.range)
+        return std::nullopt;
+      return maskMod.range(input, box);
+    };
+    MaskBounds<HostArith> bounds(*maskMod.block, a, range);
+    int64_t h0 = kvHead * maskMod.groups;
+    auto t = bounds.classify({batch, batch, h0, h0 + maskMod.groups - 1, q0,
+                              q0 + qs - 1, k0, k0 + ks - 1});
+    if (!t.mayTrue)
+      return TileKind::Skipped;
+    full = full && !t.mayFalse;
+  }
+  return full ? TileKind::Full : TileKind::Boundary;
 }
 
 std::pair<int64_t, int64_t> Schedule::rowKeys(int64_t i, int64_t nq,
@@ -107,8 +124,10 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,
     int64_t group = 1;
     if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && hkv > 0)
       group = std::max<int64_t>(hq / hkv, 1);
+    // A mask_mod usually cuts the score matrix too (documents, prefixes,
+    // bands): square tiles as well.
     bool banded = op.getCausal() || op.getEffectiveWindowLeft() ||
-                  op.getEffectiveWindowRight();
+                  op.getEffectiveWindowRight() || op.getMaskModBlock();
     int64_t rows = std::clamp<int64_t>(256 / group, 32, 256);
     int64_t keys = 128;
     if (banded)

@@ -181,3 +181,34 @@ func.func @static_source_dynamic_result(%x: tensor<2x5x64xf32>,
       heads(4, 4) -> tensor<?x?x64xf32>
   return %0 : tensor<?x?x64xf32>
 }
+
+// -----
+
+// The user's regions and the tensors they read move to the expanded op
+// unchanged (b, query head h, row i and key j mean the same there).
+// CHECK-LABEL: func.func @regions_move
+// CHECK-SAME: %[[POS:[a-zA-Z0-9_]+]]: tensor<5xi32>
+// CHECK: attn.attention {{.*}} layout(bnhd) mod_inputs(%[[POS]] : tensor<5xi32>) causal(top_left) score_mod {
+// CHECK: math.tanh
+// CHECK: } mask_mod {
+// CHECK: tensor.extract
+// CHECK-NOT: attn.projected_attention
+func.func @regions_move(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>,
+                        %pos: tensor<5xi32>) -> tensor<2x5x64xf32> {
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>)
+      wk(%w : tensor<64x64xf32>) wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
+      heads(4, 4) causal(top_left) mod_inputs(%pos : tensor<5xi32>)
+      score_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %s: f32, %p: tensor<5xi32>):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      }
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %p: tensor<5xi32>):
+        %pi = tensor.extract %p[%i] : tensor<5xi32>
+        %pj = tensor.extract %p[%j] : tensor<5xi32>
+        %ok = arith.cmpi sge, %pi, %pj : i32
+        attn.yield %ok : i1
+      } -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}

@@ -210,8 +210,12 @@ static int runMain(MLIRContext &context) {
       return fail(target.takeError());
     TileSizes tiles =
         chooseTileSizes(attention, *target, form == "decode", tileQ, tileK);
-    predicted = tileMap(attention, batch, nq, nk, kvLens, tiles.q, tiles.k,
-                        printTileMap ? &llvm::outs() : nullptr);
+    int64_t hkv = attention.getNumKvHeads();
+    if (hkv == ShapedType::kDynamic)
+      hkv = known.lookup("Hkv");
+    predicted =
+        tileMap(attention, hostArgs, batch, hkv, nq, nk, kvLens, tiles.q,
+                tiles.k, printTileMap ? &llvm::outs() : nullptr);
   }
 
   JitOptions jitOpts;
@@ -295,11 +299,8 @@ static int runMain(MLIRContext &context) {
       peakHeap / 1048576.0, outputBytes / 1048576.0,
       std::max<int64_t>(peakHeap - outputBytes, 0) / 1048576.0);
   if (countTiles) {
-    int64_t hkv = attention.getNumKvHeads();
-    if (hkv == ShapedType::kDynamic)
-      hkv = known.lookup("Hkv");
-    int64_t wantVisited = hkv * (predicted.full + predicted.boundary);
-    int64_t wantBoundary = hkv * predicted.boundary;
+    int64_t wantVisited = predicted.full + predicted.boundary;
+    int64_t wantBoundary = predicted.boundary;
     bool match = visited == wantVisited && boundaryVisited == wantBoundary;
     llvm::outs() << "counted tiles: " << visited << " computed, "
                  << boundaryVisited << " with mask arithmetic; tile map "

@@ -35,6 +35,7 @@ LogitContext buildLogitContext(OpBuilder &b, Location loc, AttentionOp op);
 /// Per-element inputs of one logit.
 struct LogitOperands {
   Value raw;     // f32 raw dot product q.k
+  Value b, h;    // index: batch entry and query head (read by the regions)
   Value i, j;    // index: query row and key column
   Value kvLen;   // index: valid key count of this batch entry (clamped)
   Value bias;    // bias element (any float), or null
@@ -57,10 +58,19 @@ Value buildStructuralAllowed(OpBuilder &b, Location loc,
 Value buildLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
                  const LogitOperands &in);
 
-/// The logit of a key known to be structurally readable (a full tile):
-/// scale, soft cap, bias, ALiBi, and only the boolean mask tensor if any.
+/// The logit of a key known to be readable by the structural masks and by
+/// the op's mask_mod (a full tile): scale, soft cap, bias, ALiBi, score_mod,
+/// and only the boolean mask tensor if any.
 Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
                          const LogitOperands &in);
+
+/// Inlines the single block of a score_mod or mask_mod region at the
+/// builder's insertion point with its block arguments bound to `args` (the
+/// indices, the logit for score_mod) followed by the op's mod_inputs, and
+/// returns the yielded value. Every tensor.extract of the region is
+/// preceded by a bounds check that aborts with a message naming the region.
+Value inlineModRegion(OpBuilder &b, Location loc, Operation *op, Block &region,
+                      StringRef name, ValueRange args);
 
 /// Emits `cf.assert`s for every size relation the verifier could not check
 /// because a size is dynamic (batch, heads, Dqk, Nk, mask/bias broadcast,

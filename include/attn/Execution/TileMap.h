@@ -25,7 +25,8 @@ namespace mlir {
 namespace attn {
 
 /// Key tiles of the fused form: computed without mask arithmetic (full), with
-/// it (boundary), or never visited (skipped).
+/// it (boundary), or never visited (skipped); summed over every batch entry
+/// and K/V head.
 struct TileCounts {
   int64_t full = 0, boundary = 0, skipped = 0;
 };
@@ -35,7 +36,8 @@ struct TileCounts {
 /// are per (batch, K/V head) pair summed over batch. With `print`, writes one
 /// map per distinct kv_len ('#' full, '+' boundary, '.' skipped) and a
 /// summary line to it.
-TileCounts tileMap(AttentionOp op, int64_t batch, int64_t nq, int64_t nk,
+TileCounts tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
+                   int64_t batch, int64_t hkv, int64_t nq, int64_t nk,
                    llvm::ArrayRef<int64_t> kvLens, int64_t tq, int64_t tk,
                    llvm::raw_ostream *print);
 

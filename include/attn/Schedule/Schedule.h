@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -88,7 +89,11 @@ struct HostArith {
   Value ceilDiv(Value x, Value y) { return -floorDiv(-x, y); }
   Bool slt(Value x, Value y) { return x < y; }
   Bool sle(Value x, Value y) { return x <= y; }
+  Bool eq(Value x, Value y) { return x == y; }
   Bool both(Bool x, Bool y) { return x && y; }
+  Bool either(Bool x, Bool y) { return x || y; }
+  Bool negate(Bool x) { return !x; }
+  Bool cb(bool v) { return v; }
   Value select(Bool c, Value x, Value y) { return c ? x : y; }
 };
 
@@ -118,6 +123,11 @@ struct IRArith {
   }
   Bool both(Bool x, Bool y) { return arith::AndIOp::create(b, loc, x, y); }
   Bool andI(Bool x, Bool y) { return both(x, y); }
+  Bool either(Bool x, Bool y) { return arith::OrIOp::create(b, loc, x, y); }
+  Bool negate(Bool x) { return arith::XOrIOp::create(b, loc, x, cb(true)); }
+  Bool cb(bool v) {
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
+  }
   Bool eq(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
   }
@@ -226,9 +236,21 @@ public:
   /// them in the decode form, or all with split = -1).
   std::pair<int64_t, int64_t>
   keyTileRange(int64_t qt, int64_t nq, int64_t kvLen, int64_t split = -1) const;
-  /// How query tile `qt` treats key tile `kt`.
+  /// How query tile `qt` treats key tile `kt` (of batch entry `batch` and
+  /// K/V head `kvHead`, which only a mask_mod region may tell apart).
   TileKind classify(int64_t qt, int64_t kt, int64_t nq, int64_t nk,
-                    int64_t kvLen) const;
+                    int64_t kvLen, int64_t batch = 0, int64_t kvHead = 0) const;
+
+  /// The op's mask_mod region, classified per tile by MaskBounds: `groups`
+  /// query heads per K/V head, and the range of a mod_inputs tensor's
+  /// values over a box of indices (nullopt: unknown).
+  using HostTensorRange =
+      std::function<std::optional<std::pair<int64_t, int64_t>>(
+          unsigned input, llvm::ArrayRef<std::pair<int64_t, int64_t>> box)>;
+  void setMaskRegion(Block *block, int64_t groups, HostTensorRange range) {
+    maskMod = {block, groups, std::move(range)};
+  }
+  bool hasMaskRegion() const { return maskMod.block; }
   /// The keys [lo, hi) query row `i` may read.
   std::pair<int64_t, int64_t> rowKeys(int64_t i, int64_t nq,
                                       int64_t kvLen) const;
@@ -238,6 +260,11 @@ public:
 
 private:
   ScheduleSpec spec;
+  struct {
+    Block *block = nullptr;
+    int64_t groups = 1;
+    HostTensorRange range;
+  } maskMod;
 };
 
 /// The tile sizes of the fused (`decode` false) or split-KV form of `op` on

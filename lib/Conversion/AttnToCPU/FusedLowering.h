@@ -41,6 +41,7 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 #include "attn/Target/CpuTarget.h"
 
@@ -294,6 +295,27 @@ public:
   /// updated running state.
   State walkKeyTiles(OpBuilder &b, Location loc, const QueryTile &tile,
                      Value ktLo, Value ktHi, State init);
+
+  /// One key tile [k0, k0 + ks) of a query tile: scores, logits, and the
+  /// online-softmax update of `st`. `regionFull` (i1, or null without a
+  /// mask_mod): the mask region allows every pair of the tile.
+  State computeKeyTile(OpBuilder &b, Location loc, const QueryTile &tile,
+                       Value qTile, Value qF32, Value kt, Value k0, Value ks,
+                       State st, Value regionFull);
+
+  /// The mask_mod region's bounds over the tile of `tile`'s rows and keys
+  /// [k0, k0 + ks) (MaskBounds over IRArith).
+  MaskBounds<IRArith>::Truth classifyMaskRegion(OpBuilder &b, Location loc,
+                                                Block &region,
+                                                const QueryTile &tile,
+                                                Value k0, Value ks);
+
+  /// The range of an integer tensor's values over an index box (inclusive
+  /// ranges, clamped to the tensor), computed by a loop nest; the element
+  /// type's whole range for boxes outside the tensor or too large to scan.
+  std::optional<std::pair<Value, Value>>
+  tensorRange(OpBuilder &b, Location loc, Value t,
+              ArrayRef<std::pair<Value, Value>> box);
 
   /// A scratch tile of `sizes` whose dimension `keyDim` runs over the keys
   /// of one key tile: allocated at the static tile width and sliced, so

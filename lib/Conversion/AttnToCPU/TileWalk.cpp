@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <functional>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -38,160 +40,272 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
                                                  Value ktLo, Value ktHi,
                                                  State init) {
   IndexMath im{b, loc};
+  Value h0 = im.mul(tile.g, groups);
+  SmallVector<OpFoldResult> qOff = headRowOffsets(tile.b, h0, tile.q0);
+  SmallVector<OpFoldResult> qSz = headRowSizes(b, groups, tile.qs, dqk);
+  Value qTile = tensor::ExtractSliceOp::create(
+      b, loc, op.getQuery(), qOff, qSz,
+      SmallVector<OpFoldResult>(qSz.size(), b.getIndexAttr(1)));
+  // f16 / bf16 queries: converted to f32 once per query tile ([R, qs, Dqk])
+  // for the microkernel, which reads one scalar per row and step.
+  Value qF32 = elt == f32 ? Value() : convertQueryTile(b, loc, qTile, tile.qs);
+
+  Block *maskMod = op.getMaskModBlock();
+  auto loop = scf::ForOp::create(
+      b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
+      [&](OpBuilder &ob, Location ol, Value kt, ValueRange iter) {
+        // Plain values, not structured bindings: the lambdas below capture
+        // them (C++17, clang before 16).
+        Value k0, ks;
+        std::tie(k0, ks) = rulesAt(ob, ol)->keyTile(kt, nk);
+        State st{iter[0], iter[1], iter[2]};
+        if (!maskMod) {
+          State next = computeKeyTile(ob, ol, tile, qTile, qF32, kt, k0, ks, st,
+                                      Value());
+          scf::YieldOp::create(ob, ol, ValueRange{next.m, next.l, next.acc});
+          return;
+        }
+        // The mask_mod region over this tile: skipped when it allows no
+        // pair, full (no mask arithmetic) when it allows every pair and the
+        // structural masks do too.
+        MaskBounds<IRArith>::Truth truth =
+            classifyMaskRegion(ob, ol, *maskMod, tile, k0, ks);
+        auto ifOp = scf::IfOp::create(
+            ob, ol, truth.mayTrue,
+            [&](OpBuilder &tb, Location tl) {
+              IndexMath m{tb, tl};
+              State next = computeKeyTile(tb, tl, tile, qTile, qF32, kt, k0, ks,
+                                          st, m.negate(truth.mayFalse));
+              scf::YieldOp::create(tb, tl,
+                                   ValueRange{next.m, next.l, next.acc});
+            },
+            [&](OpBuilder &eb, Location el) {
+              scf::YieldOp::create(eb, el, ValueRange{st.m, st.l, st.acc});
+            });
+        scf::YieldOp::create(ob, ol, ifOp.getResults());
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+MaskBounds<IRArith>::Truth
+FusedLowering::classifyMaskRegion(OpBuilder &b, Location loc, Block &region,
+                                  const QueryTile &tile, Value k0, Value ks) {
+  IndexMath a{b, loc};
+  Value h0 = a.mul(tile.g, groups);
+  TileBox<IRArith> box{tile.b,  tile.b,
+                       h0,      a.sub(a.add(h0, groups), a.c(1)),
+                       tile.q0, a.sub(a.add(tile.q0, tile.qs), a.c(1)),
+                       k0,      a.sub(a.add(k0, ks), a.c(1))};
+  auto range = [&](unsigned input, ArrayRef<std::pair<Value, Value>> idx)
+      -> std::optional<std::pair<Value, Value>> {
+    return tensorRange(b, loc, op.getModInputs()[input], idx);
+  };
+  MaskBounds<IRArith> bounds(region, a, range);
+  return bounds.classify(box);
+}
+
+std::optional<std::pair<Value, Value>>
+FusedLowering::tensorRange(OpBuilder &b, Location loc, Value t,
+                           ArrayRef<std::pair<Value, Value>> box) {
+  auto type = cast<RankedTensorType>(t.getType());
+  auto intType = dyn_cast<IntegerType>(type.getElementType());
+  if (!intType || intType.getWidth() < 2 || intType.getWidth() > 64)
+    return std::nullopt;
+  IndexMath a{b, loc};
+  // The box clamped to the tensor; a box larger than kMaxSummary elements,
+  // or one entirely outside the tensor, gives the element type's whole
+  // range (the per-element code then decides, and reports an out-of-bounds
+  // read).
+  constexpr int64_t kMaxSummary = 1 << 14;
+  SmallVector<Value> lo, hi;
+  Value volume = a.c(1), ok = a.cb(true);
+  for (auto [d, r] : llvm::enumerate(box)) {
+    Value dim = tensor::DimOp::create(b, loc, t, d);
+    Value l = a.max(r.first, a.c(0));
+    Value h = a.min(r.second, a.sub(dim, a.c(1)));
+    ok = a.both(ok, a.sle(l, h));
+    // Extents are clamped to kMaxSummary + 1 so the product cannot overflow.
+    Value extent =
+        a.min(a.max(a.sub(a.add(h, a.c(1)), l), a.c(0)), a.c(kMaxSummary + 1));
+    volume = a.min(a.mul(volume, extent), a.c(kMaxSummary + 1));
+    lo.push_back(l);
+    hi.push_back(h);
+  }
+  ok = a.both(ok, a.sle(volume, a.c(kMaxSummary)));
+  unsigned w = intType.getWidth();
+  int64_t typeMin =
+      w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (w - 1));
+  int64_t typeMax = w == 64 ? std::numeric_limits<int64_t>::max()
+                            : (int64_t(1) << (w - 1)) - 1;
+  // Nested loops over the box (no iteration unless `ok`), keeping the
+  // smallest and largest value.
+  std::function<std::pair<Value, Value>(OpBuilder &, Location, unsigned,
+                                        SmallVector<Value>, Value, Value)>
+      nest = [&](OpBuilder &nb, Location nl, unsigned d, SmallVector<Value> idx,
+                 Value mn, Value mx) -> std::pair<Value, Value> {
+    IndexMath m{nb, nl};
+    if (d == box.size()) {
+      Value x = tensor::ExtractOp::create(nb, nl, t, idx);
+      Value xi = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), x);
+      return {m.min(mn, xi), m.max(mx, xi)};
+    }
+    Value ub = m.select(ok, m.add(hi[d], m.c(1)), lo[d]);
+    auto loop = scf::ForOp::create(
+        nb, nl, lo[d], ub, m.c(1), ValueRange{mn, mx},
+        [&](OpBuilder &lb, Location ll, Value iv, ValueRange it) {
+          SmallVector<Value> next = idx;
+          next.push_back(iv);
+          auto [a2, b2] = nest(lb, ll, d + 1, next, it[0], it[1]);
+          scf::YieldOp::create(lb, ll, ValueRange{a2, b2});
+        });
+    return {loop.getResult(0), loop.getResult(1)};
+  };
+  auto [mn, mx] = nest(b, loc, 0, {}, a.c(typeMax), a.c(typeMin));
+  return std::make_pair(a.select(ok, mn, a.c(typeMin)),
+                        a.select(ok, mx, a.c(typeMax)));
+}
+
+FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
+                                                   const QueryTile &tile,
+                                                   Value qTile, Value qF32,
+                                                   Value kt, Value k0, Value ks,
+                                                   State st, Value regionFull) {
+  IndexMath im{lb, l};
   Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs,
         kvLen = tile.kvLen;
   Value h0 = im.mul(gIdx, groups);
   auto sizes1 = [&](ArrayRef<OpFoldResult> s) {
-    return SmallVector<OpFoldResult>(s.size(), b.getIndexAttr(1));
+    return SmallVector<OpFoldResult>(s.size(), lb.getIndexAttr(1));
   };
-  SmallVector<OpFoldResult> qOff = headRowOffsets(bIdx, h0, q0);
-  SmallVector<OpFoldResult> qSz = headRowSizes(b, groups, qs, dqk);
-  Value qTile = tensor::ExtractSliceOp::create(b, loc, op.getQuery(), qOff, qSz,
-                                               sizes1(qSz));
-  // f16 / bf16 queries: converted to f32 once per query tile ([R, qs, Dqk])
-  // for the microkernel, which reads one scalar per row and step.
-  Value qF32 = elt == f32 ? Value() : convertQueryTile(b, loc, qTile, qs);
+  auto rules = rulesAt(lb, l);
+  SmallVector<OpFoldResult> kOff =
+      layout == Layout::bhnd
+          ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
+          : SmallVector<OpFoldResult>{bIdx, k0, gIdx, lb.getIndexAttr(0)};
+  auto kvSizes = [&](Value d) {
+    return layout == Layout::bhnd
+               ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),
+                                           lb.getIndexAttr(1), ks, d}
+               : SmallVector<OpFoldResult>{lb.getIndexAttr(1), ks,
+                                           lb.getIndexAttr(1), d};
+  };
+  SmallVector<OpFoldResult> kSz = kvSizes(dqk), vSz = kvSizes(dv);
+  Value kTile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,
+                                               sizes1(kSz));
+  Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff, vSz,
+                                               sizes1(vSz));
 
-  auto loop = scf::ForOp::create(
-      b, loc, ktLo, ktHi, im.c(1), ValueRange{init.m, init.l, init.acc},
-      [&](OpBuilder &lb, Location l, Value kt, ValueRange iter) {
-        auto rules = rulesAt(lb, l);
-        // Plain values, not structured bindings: the lambdas below capture
-        // them (C++17, clang before 16).
-        Value k0, ks;
-        std::tie(k0, ks) = rules->keyTile(kt, nk);
-        SmallVector<OpFoldResult> kOff =
-            layout == Layout::bhnd
-                ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
-                : SmallVector<OpFoldResult>{bIdx, k0, gIdx, lb.getIndexAttr(0)};
-        auto kvSizes = [&](Value d) {
-          return layout == Layout::bhnd
-                     ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),
-                                                 lb.getIndexAttr(1), ks, d}
-                     : SmallVector<OpFoldResult>{lb.getIndexAttr(1), ks,
-                                                 lb.getIndexAttr(1), d};
-        };
-        SmallVector<OpFoldResult> kSz = kvSizes(dqk), vSz = kvSizes(dv);
-        Value kTile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff,
-                                                     kSz, sizes1(kSz));
-        Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff,
-                                                     vSz, sizes1(vSz));
+  bool bhnd = layout == Layout::bhnd;
+  // Scratch tiles are sized by loop-invariant values (the query
+  // tile's rows, the static tile width) and sliced to this tile, so
+  // that --attn-hoist-loop-buffers allocates them once per query
+  // tile instead of once per key tile.
+  SmallVector<OpFoldResult> sShape = {groups, qs, ks};
+  Value sTile = scratchTile(lb, l, sShape, f32, 2);
+  // Tiles narrower than the register tile and few rows (decode): dot
+  // products over d on the K tile as it is, no packing.
+  auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
+    return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
+  };
+  // Whole register-tile columns: pack the K tile transposed (and
+  // converted to f32), kT[d, j], once (it is shared by the R query
+  // heads and every row of the query tile), then the vector
+  // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
+  auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
+    Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
+    int64_t d = staticSize(dqk);
+    if (!ShapedType::isDynamic(d) && d % lanes == 0) {
+      kT = packTransposed(fb, fl, kTile, kT, ks);
+    } else {
+      AffineMap kMap =
+          bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
+      kT = linalg::GenericOp::create(
+               fb, fl, kT.getType(), kTile, kT, {kMap, map(fb, 2, {0, 1})},
+               iters(2, 0),
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 linalg::YieldOp::create(nb, nl, ext(nb, nl, a[0]));
+               })
+               .getResult(0);
+    }
+    return microkernel(
+        fb, fl, sTile, qs, ks, dqk,
+        [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
+          if (qF32)
+            return Value(
+                tensor::ExtractOp::create(ab, al, qF32, ValueRange{r, i, d}));
+          return readQ(ab, al, qTile, r, i, d);
+        },
+        [&](OpBuilder &bb, Location bl, Value d, Value j0) {
+          Value pad =
+              arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
+          SmallVector<bool> inBounds = {true};
+          return Value(vector::TransferReadOp::create(
+              bb, bl, VectorType::get({nw}, f32), kT, ValueRange{d, j0}, pad,
+              inBounds));
+        },
+        /*zeroInit=*/true);
+  };
+  auto sType = RankedTensorType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, f32);
+  // The microkernel needs whole register-tile columns, and enough
+  // rows per head to fill a register tile: a few rows (decode's one
+  // query per head) share each K row better in the row-wise kernel.
+  IndexMath m{lb, l};
+  Value fitsQK = m.andI(divisible(lb, l, ks, nw), m.sle(m.c(mr), qs));
+  Value s = branch(lb, l, fitsQK,
+                   tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
+                                           ValueRange{groups, qs, ks}),
+                   packedQK, dotQK);
 
-        bool bhnd = layout == Layout::bhnd;
-        // Scratch tiles are sized by loop-invariant values (the query
-        // tile's rows, the static tile width) and sliced to this tile, so
-        // that --attn-hoist-loop-buffers allocates them once per query
-        // tile instead of once per key tile.
-        SmallVector<OpFoldResult> sShape = {groups, qs, ks};
-        Value sTile = scratchTile(lb, l, sShape, f32, 2);
-        // Tiles narrower than the register tile and few rows (decode): dot
-        // products over d on the K tile as it is, no packing.
-        auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-          return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
-        };
-        // Whole register-tile columns: pack the K tile transposed (and
-        // converted to f32), kT[d, j], once (it is shared by the R query
-        // heads and every row of the query tile), then the vector
-        // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
-        auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
-          Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
-          int64_t d = staticSize(dqk);
-          if (!ShapedType::isDynamic(d) && d % lanes == 0) {
-            kT = packTransposed(fb, fl, kTile, kT, ks);
-          } else {
-            AffineMap kMap =
-                bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
-            kT = linalg::GenericOp::create(
-                     fb, fl, kT.getType(), kTile, kT,
-                     {kMap, map(fb, 2, {0, 1})}, iters(2, 0),
-                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       linalg::YieldOp::create(nb, nl, ext(nb, nl, a[0]));
-                     })
-                     .getResult(0);
-          }
-          return microkernel(
-              fb, fl, sTile, qs, ks, dqk,
-              [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
-                if (qF32)
-                  return Value(tensor::ExtractOp::create(ab, al, qF32,
-                                                         ValueRange{r, i, d}));
-                return readQ(ab, al, qTile, r, i, d);
-              },
-              [&](OpBuilder &bb, Location bl, Value d, Value j0) {
-                Value pad =
-                    arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
-                SmallVector<bool> inBounds = {true};
-                return Value(vector::TransferReadOp::create(
-                    bb, bl, VectorType::get({nw}, f32), kT, ValueRange{d, j0},
-                    pad, inBounds));
-              },
-              /*zeroInit=*/true);
-        };
-        auto sType = RankedTensorType::get(
-            {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
-            f32);
-        // The microkernel needs whole register-tile columns, and enough
-        // rows per head to fill a register tile: a few rows (decode's one
-        // query per head) share each K row better in the row-wise kernel.
-        IndexMath m{lb, l};
-        Value fitsQK = m.andI(divisible(lb, l, ks, nw), m.sle(m.c(mr), qs));
-        Value s = branch(lb, l, fitsQK,
-                         tensor::EmptyOp::create(lb, l, sType.getShape(), f32,
-                                                 ValueRange{groups, qs, ks}),
-                         packedQK, dotQK);
+  // Logits: full tiles skip the structural mask arithmetic.
+  Value full = rules->isFull(q0, qs, k0, ks, kvLen, nq);
+  if (regionFull)
+    full = arith::AndIOp::create(lb, l, full, regionFull);
+  if (instrument) {
+    auto i64 = lb.getI64Type();
+    auto cast = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(lb, l, i64, v);
+    };
+    Value boundary = arith::XOrIOp::create(
+        lb, l, full, arith::ConstantOp::create(lb, l, lb.getBoolAttr(true)));
+    func::CallOp::create(
+        lb, l, kTileVisitFn, TypeRange{},
+        ValueRange{cast(bIdx), cast(gIdx), cast(tile.qt), cast(kt), boundary});
+  }
+  // With softmax and logits that are just `scale * q.k` plus the
+  // structural masks (no soft cap, bias, ALiBi or mask tensor), the
+  // score tile keeps its raw dot products: the vector softmax step
+  // applies the scale and, per row, the readable key interval as it
+  // reads them. Otherwise a logit generic writes the final logits
+  // (full tiles skip the structural mask arithmetic).
+  bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
+                      !op.getAlibiSlopes() && !op.getMask() &&
+                      !op.getScoreModBlock() && !op.getMaskModBlock();
+  RowLogits rowLogits;
+  if (vectorLogits) {
+    rowLogits.scale = lctx.scale;
+    rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
+                                            Value i) {
+      IndexMath rm{rb, rl};
+      auto rowRules = rulesAt(rb, rl);
+      auto [lo, hi] = rowRules->readableKeys(rm.add(q0, i), rm.c(1), kvLen, nq);
+      return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
+    };
+  } else {
+    auto ifOp = scf::IfOp::create(
+        lb, l, full,
+        [&](OpBuilder &tb, Location tl) {
+          scf::YieldOp::create(
+              tb, tl, logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(
+              eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
+        });
+    s = ifOp.getResult(0);
+  }
 
-        // Logits: full tiles skip the structural mask arithmetic.
-        Value full = rules->isFull(q0, qs, k0, ks, kvLen, nq);
-        if (instrument) {
-          auto i64 = lb.getI64Type();
-          auto cast = [&](Value v) -> Value {
-            return arith::IndexCastOp::create(lb, l, i64, v);
-          };
-          Value boundary = arith::XOrIOp::create(
-              lb, l, full,
-              arith::ConstantOp::create(lb, l, lb.getBoolAttr(true)));
-          func::CallOp::create(lb, l, kTileVisitFn, TypeRange{},
-                               ValueRange{cast(bIdx), cast(gIdx), cast(tile.qt),
-                                          cast(kt), boundary});
-        }
-        // With softmax and logits that are just `scale * q.k` plus the
-        // structural masks (no soft cap, bias, ALiBi or mask tensor), the
-        // score tile keeps its raw dot products: the vector softmax step
-        // applies the scale and, per row, the readable key interval as it
-        // reads them. Otherwise a logit generic writes the final logits
-        // (full tiles skip the structural mask arithmetic).
-        bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
-                            !op.getAlibiSlopes() && !op.getMask();
-        RowLogits rowLogits;
-        if (vectorLogits) {
-          rowLogits.scale = lctx.scale;
-          rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
-                                                  Value i) {
-            IndexMath rm{rb, rl};
-            auto rowRules = rulesAt(rb, rl);
-            auto [lo, hi] =
-                rowRules->readableKeys(rm.add(q0, i), rm.c(1), kvLen, nq);
-            return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
-          };
-        } else {
-          auto ifOp = scf::IfOp::create(
-              lb, l, full,
-              [&](OpBuilder &tb, Location tl) {
-                scf::YieldOp::create(
-                    tb, tl, logits(tb, tl, s, bIdx, h0, q0, k0, kvLen, false));
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(
-                    eb, el, logits(eb, el, s, bIdx, h0, q0, k0, kvLen, true));
-              });
-          s = ifOp.getResult(0);
-        }
-
-        State st{iter[0], iter[1], iter[2]};
-        State next = update(lb, l, st, s, vTile, qs, full, rowLogits);
-        scf::YieldOp::create(lb, l, ValueRange{next.m, next.l, next.acc});
-      });
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  return update(lb, l, st, s, vTile, qs, full, rowLogits);
 }
 
 Value FusedLowering::logits(OpBuilder &b, Location loc, Value s, Value bIdx,
@@ -208,6 +322,8 @@ Value FusedLowering::logits(OpBuilder &b, Location loc, Value s, Value bIdx,
                Value j = m.add(k0, linalg::IndexOp::create(nb, nl, 2));
                LogitOperands in;
                in.raw = a[0];
+               in.b = bIdx;
+               in.h = h;
                in.i = i;
                in.j = j;
                in.kvLen = kvLen;

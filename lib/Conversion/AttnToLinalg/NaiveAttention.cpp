@@ -308,22 +308,31 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
       maps.push_back(dims(5, {kG, kR}));
     }
     maps.push_back(id(5));
-    scores = linalg::GenericOp::create(
-                 b, loc, scores.getType(), ins, scores, maps, iters(5, 0),
-                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                   LogitOperands in;
-                   in.raw = a.back();
-                   in.i = linalg::IndexOp::create(nb, l, kI);
-                   in.j = linalg::IndexOp::create(nb, l, kJ);
-                   in.kvLen = kvLenArg >= 0
-                                  ? buildClampedKvLen(nb, l, lctx, a[kvLenArg])
-                                  : lctx.nk;
-                   in.maskBit = maskArg >= 0 ? a[maskArg] : Value();
-                   in.bias = biasArg >= 0 ? a[biasArg] : Value();
-                   in.slope = slopeArg >= 0 ? a[slopeArg] : Value();
-                   linalg::YieldOp::create(nb, l, buildLogit(nb, l, lctx, in));
-                 })
-                 .getResult(0);
+    Value groupsValue = getValueOrCreateConstantIndexOp(b, loc, sz.groups);
+    scores =
+        linalg::GenericOp::create(
+            b, loc, scores.getType(), ins, scores, maps, iters(5, 0),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              LogitOperands in;
+              in.raw = a.back();
+              in.b = linalg::IndexOp::create(nb, l, kB);
+              // Query head h = g * R + r.
+              in.h = arith::AddIOp::create(
+                  nb, l,
+                  arith::MulIOp::create(
+                      nb, l, linalg::IndexOp::create(nb, l, kG), groupsValue),
+                  linalg::IndexOp::create(nb, l, kR));
+              in.i = linalg::IndexOp::create(nb, l, kI);
+              in.j = linalg::IndexOp::create(nb, l, kJ);
+              in.kvLen = kvLenArg >= 0
+                             ? buildClampedKvLen(nb, l, lctx, a[kvLenArg])
+                             : lctx.nk;
+              in.maskBit = maskArg >= 0 ? a[maskArg] : Value();
+              in.bias = biasArg >= 0 ? a[biasArg] : Value();
+              in.slope = slopeArg >= 0 ? a[slopeArg] : Value();
+              linalg::YieldOp::create(nb, l, buildLogit(nb, l, lctx, in));
+            })
+            .getResult(0);
 
     // 3. Weights. softmax: row max m, P = exp(S - m), row sum l.
     //    sigmoid: P = sigmoid(S) (masked keys have S = -inf, so P = 0).

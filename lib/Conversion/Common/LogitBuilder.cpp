@@ -10,6 +10,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <limits>
 
@@ -157,9 +158,7 @@ Value mlir::attn::buildClampedKvLen(OpBuilder &b, Location loc,
 Value mlir::attn::buildQueryPosition(OpBuilder &b, Location loc,
                                      const LogitContext &ctx, Value i,
                                      Value kvLen) {
-  AttentionOp op = ctx.op;
-  auto causal = op.getCausal();
-  if (!causal || *causal != CausalAlign::bottom_right)
+  if (!AttentionOp(ctx.op).isBottomRightAligned())
     return i;
   // p(i) = i + kv_len - Nq: the queries are the newest kv_len positions.
   Value shifted = arith::AddIOp::create(b, loc, i, kvLen);
@@ -228,7 +227,45 @@ static Value buildModifiedScore(OpBuilder &b, Location loc,
     Value penalty = arith::MulFOp::create(b, loc, in.slope, df);
     s = arith::SubFOp::create(b, loc, s, penalty);
   }
+  // 3b. the user's score_mod, after the additive terms.
+  if (Block *mod = AttentionOp(ctx.op).getScoreModBlock())
+    s = inlineModRegion(b, loc, ctx.op, *mod, "score_mod",
+                        {in.b, in.h, in.i, in.j, s});
   return s;
+}
+
+Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
+                                  Block &region, StringRef name,
+                                  ValueRange args) {
+  IRMapping map;
+  unsigned n = args.size();
+  for (auto [arg, v] : llvm::zip(region.getArguments().take_front(n), args))
+    map.map(arg, v);
+  ValueRange inputs = cast<AttentionOp>(op).getModInputs();
+  for (auto [arg, v] : llvm::zip(region.getArguments().drop_front(n), inputs))
+    map.map(arg, v);
+  for (Operation &inner : region.without_terminator()) {
+    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+      // An index outside the tensor stops the program instead of reading
+      // out of bounds.
+      Value t = map.lookup(extract.getTensor());
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      for (auto [d, idx] : llvm::enumerate(extract.getIndices())) {
+        Value x = map.lookup(idx);
+        Value dim = tensor::DimOp::create(b, loc, t, d);
+        Value ok = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, zero, x),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, dim));
+        cf::AssertOp::create(
+            b, loc, ok,
+            ("attn: " + name + " reads a mod_inputs tensor out of bounds")
+                .str());
+      }
+    }
+    b.clone(inner, map);
+  }
+  return map.lookup(region.getTerminator()->getOperand(0));
 }
 
 static Value maskWithNegInf(OpBuilder &b, Location loc, Value allowed,
@@ -244,6 +281,11 @@ Value mlir::attn::buildLogit(OpBuilder &b, Location loc,
   Value allowed = buildStructuralAllowed(b, loc, ctx, in.i, in.j, in.kvLen);
   if (in.maskBit)
     allowed = arith::AndIOp::create(b, loc, allowed, in.maskBit);
+  if (Block *mod = AttentionOp(ctx.op).getMaskModBlock())
+    allowed =
+        arith::AndIOp::create(b, loc, allowed,
+                              inlineModRegion(b, loc, ctx.op, *mod, "mask_mod",
+                                              {in.b, in.h, in.i, in.j}));
   return maskWithNegInf(b, loc, allowed, s);
 }
 

@@ -73,3 +73,34 @@ func.func @bnhd_mask_lse(%q: tensor<1x5x4x8xf32>, %k: tensor<1x7x1x8xf32>,
       -> tensor<1x5x4x8xf32>, tensor<1x4x5xf32>
   return %o, %l : tensor<1x5x4x8xf32>, tensor<1x4x5xf32>
 }
+
+// -----
+
+// A mask region is evaluated per element inside the logit generic: query
+// head h = g * R + r from the (g, r) loops of the grouped score tensor, then
+// the region's own ops, and-ed with the structural mask (here j < Nk).
+// CHECK-LABEL: func.func @per_head_mask_region
+// CHECK: linalg.generic
+// CHECK:   %[[R:.+]] = linalg.index 2 : index
+// CHECK:   %[[G:.+]] = linalg.index 1 : index
+// CHECK:   %[[GR:.+]] = arith.muli %[[G]], %c2 : index
+// CHECK:   %[[H:.+]] = arith.addi %[[GR]], %[[R]] : index
+// CHECK:   %[[I:.+]] = linalg.index 3 : index
+// CHECK:   %[[J:.+]] = linalg.index 4 : index
+// CHECK:   %[[KV:.+]] = arith.cmpi slt, %[[J]], %c16 : index
+// CHECK:   %[[W:.+]] = arith.addi %[[H]], %[[I]] : index
+// CHECK:   %[[OK:.+]] = arith.cmpi sle, %[[J]], %[[W]] : index
+// CHECK:   %[[ALLOWED:.+]] = arith.andi %[[KV]], %[[OK]] : i1
+// CHECK:   arith.select %[[ALLOWED]]
+func.func @per_head_mask_region(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>,
+                                %v: tensor<1x2x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  %out = attn.attention q(%q : tensor<1x4x16x8xf32>)
+      k(%k : tensor<1x2x16x8xf32>) v(%v : tensor<1x2x16x8xf32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %w = arith.addi %h, %i : index
+        %ok = arith.cmpi sle, %j, %w : index
+        attn.yield %ok : i1
+      } -> tensor<1x4x16x8xf32>
+  return %out : tensor<1x4x16x8xf32>
+}

@@ -6,7 +6,8 @@ Usage: write_npy.py PATH DTYPE SHAPE VALUES
   DTYPE   f4, f8, f2, i4, i8, u1 or b1 (little-endian '<f4' etc., '|b1')
   SHAPE   sizes joined by 'x' (1x1x3x2), or 'scalar' for a rank-0 array
   VALUES  comma-separated numbers (true/false or 1/0 for b1), or 'zeros';
-          a single value is repeated to fill the shape
+          a single value is repeated to fill the shape; VALUE*N stands for
+          N copies of VALUE (document ids: 0*100,1*200,2*212)
 
 The header is the one NumPy writes for format version 1.0: the magic string,
 the version, a little-endian uint16 header length, and the header dict padded
@@ -38,7 +39,10 @@ def main(argv):
     if values_text == "zeros":
         values = [0] * count
     else:
-        values = values_text.split(",")
+        values = []
+        for token in values_text.split(","):
+            value, _, repeat = token.partition("*")
+            values += [value] * (int(repeat) if repeat else 1)
         if len(values) == 1:
             values = values * count
     if len(values) != count:
