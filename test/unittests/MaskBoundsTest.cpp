@@ -58,8 +58,9 @@ std::vector<MaskCase> cases() {
                false, true,
                [](int64_t, int64_t, int64_t i, int64_t j,
                   const std::vector<int32_t> &) { return j <= i; }});
-  c.push_back({"window",
-               R"(%c5 = arith.constant 5 : index
+  c.push_back(
+      {"window",
+       R"(%c5 = arith.constant 5 : index
   %c3 = arith.constant 3 : index
   %d = arith.subi %i, %j : index
   %l = arith.cmpi sle, %d, %c5 : index
@@ -67,11 +68,9 @@ std::vector<MaskCase> cases() {
   %r = arith.cmpi sle, %e, %c3 : index
   %t = arith.andi %l, %r : i1
   attn.yield %t : i1)",
-               false, false,
-               [](int64_t, int64_t, int64_t i, int64_t j,
-                  const std::vector<int32_t> &) {
-                 return i - j <= 5 && j - i <= 3;
-               }});
+       false, false,
+       [](int64_t, int64_t, int64_t i, int64_t j,
+          const std::vector<int32_t> &) { return i - j <= 5 && j - i <= 3; }});
   c.push_back({"prefix_lm",
                R"(%c7 = arith.constant 7 : index
   %p = arith.cmpi slt, %j, %c7 : index
@@ -127,27 +126,24 @@ std::vector<MaskCase> cases() {
                true, false,
                [](int64_t, int64_t, int64_t i, int64_t j,
                   const std::vector<int32_t> &d) { return d[i] == d[j]; }});
-  c.push_back({"document_causal_select",
-               R"(%di = tensor.extract %d[%i] : tensor<?xi32>
+  c.push_back(
+      {"document_causal_select",
+       R"(%di = tensor.extract %d[%i] : tensor<?xi32>
   %dj = tensor.extract %d[%j] : tensor<?xi32>
   %s = arith.cmpi eq, %di, %dj : i32
   %c = arith.cmpi sle, %j, %i : index
   %f = arith.constant false
   %t = arith.select %c, %s, %f : i1
   attn.yield %t : i1)",
-               true, false,
-               [](int64_t, int64_t, int64_t i, int64_t j,
-                  const std::vector<int32_t> &d) {
-                 return j <= i && d[i] == d[j];
-               }});
+       true, false,
+       [](int64_t, int64_t, int64_t i, int64_t j,
+          const std::vector<int32_t> &d) { return j <= i && d[i] == d[j]; }});
   return c;
 }
 
 class MaskBoundsTest : public ::testing::Test {
 protected:
-  MaskBoundsTest() {
-    ctx.loadDialect<AttnDialect, func::FuncDialect>();
-  }
+  MaskBoundsTest() { ctx.loadDialect<AttnDialect, func::FuncDialect>(); }
 
   OwningOpRef<ModuleOp> parse(const MaskCase &c) {
     std::string doc = c.doc ? ", %d: tensor<?xi32>" : "";
@@ -206,8 +202,10 @@ TEST_F(MaskBoundsTest, SoundOnRandomBoxes) {
         }
         return std::make_pair(mn, mx);
       };
-      int64_t i0 = uniform(0, n - 1), i1 = uniform(i0, std::min(n - 1, i0 + 16));
-      int64_t j0 = uniform(0, n - 1), j1 = uniform(j0, std::min(n - 1, j0 + 16));
+      int64_t i0 = uniform(0, n - 1),
+              i1 = uniform(i0, std::min(n - 1, i0 + 16));
+      int64_t j0 = uniform(0, n - 1),
+              j1 = uniform(j0, std::min(n - 1, j0 + 16));
       int64_t h0 = uniform(0, 3), h1 = uniform(h0, 3);
       HostArith a;
       MaskBounds<HostArith> bounds(region, a, range);
@@ -227,8 +225,8 @@ TEST_F(MaskBoundsTest, SoundOnRandomBoxes) {
       // Soundness: a tile called empty has no allowed pair; one called full
       // has no denied pair.
       ASSERT_TRUE(t.mayTrue || !any) << "skipped an allowed pair, " << box;
-      ASSERT_TRUE(t.mayFalse || all) << "dropped the mask of a denied pair, "
-                                     << box;
+      ASSERT_TRUE(t.mayFalse || all)
+          << "dropped the mask of a denied pair, " << box;
       if (c.exact) {
         EXPECT_EQ(t.mayTrue, any) << box;
         EXPECT_EQ(t.mayFalse, !all) << box;
