@@ -158,14 +158,13 @@ def main():
              spec("wr", 1, 8, n, 64, region=WINDOW_REGION.replace("WINDOW", str(W))),
              [], f"mask_mod j <= i and i - j <= {W}"),
     ]
-    # 2. Documents: 8 packed documents of random lengths (seeded).
+    # 2. Documents: 8 packed documents, lengths N/8 +- 25% (seeded), the
+    #    last one taking the rest.
     N = a.docs_n
     rng = np.random.default_rng(7)
-    cuts = np.sort(rng.choice(np.arange(N // 32, N - N // 32), 7, replace=False))
-    doc = np.zeros(N, np.int32)
-    for c in cuts:
-        doc[c:] += 1
-    lengths = np.bincount(doc)
+    lengths = [int(N / 8 * rng.uniform(0.75, 1.25)) for _ in range(7)]
+    lengths.append(N - sum(lengths))
+    doc = np.repeat(np.arange(8, dtype=np.int32), lengths)
     np.save(os.path.join(a.work, "doc.npy"), doc)
     dense = doc[:, None] == doc[None, :]
     np.save(os.path.join(a.work, "mask.npy"), dense)
