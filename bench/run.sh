@@ -3,6 +3,9 @@
 #   bench/run.sh [--quick] [--threads 1,2] [--shapes prefill,decode,...]
 #                [--no-torch] [--keep] [--attn-run PATH]
 #                [--target-cpu NAME] [--target-features +a,-b] [--results DIR]
+#   bench/run.sh --variants [--threads 1,2] [--no-torch]
+#     user variants instead (bench/variants.py: mask regions against built-in
+#     and dense masks and SDPA; results in bench/results/variants.md)
 # Sets up what it needs, then runs bench/bench.py:
 #   - Debian packages (apt-get, only those missing): libopenblas-dev, g++,
 #     python3-venv;
@@ -27,17 +30,19 @@ root="$(dirname "$here")"
 build="${ATTN_BUILD_DIR:-$root/build}"
 
 keep=0
+variants=0
 attn_run=""
 no_torch=0
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
+    --variants) variants=1 ;;
     --attn-run) [ $# -ge 2 ] || { echo "run.sh: --attn-run needs a path" >&2; exit 2; }
                 attn_run="$2"; shift ;;
     --attn-run=*) attn_run="${1#--attn-run=}" ;;
     --no-torch) no_torch=1; args+=("$1") ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -98,6 +103,11 @@ else
 fi
 mkdir -p "$work/bin"
 cp "$attn_run" "$work/bin/attn-run"
+if [ "$variants" -eq 1 ]; then
+  "$venv/bin/python" "$here/variants.py" --attn-run "$work/bin/attn-run" \
+    --work "$work" "${args[@]+"${args[@]}"}"
+  exit 0
+fi
 cxx=(g++ -std=c++17 -O3 -march=native -ffast-math -fopenmp)
 "${cxx[@]}" -o "$work/bin/openblas_attention" "$here/openblas_attention.cpp" -lopenblas
 "${cxx[@]}" -o "$work/bin/machine_rates" "$here/machine_rates.cpp" -lopenblas

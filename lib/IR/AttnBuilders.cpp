@@ -119,8 +119,8 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
       builder, loc, outType, lseType, q, k, v, config.kvLen, config.mask,
       config.bias, config.alibiSlopes, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
-      attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
-      attrs.norm);
+      attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale,
+      attrs.softcap, attrs.norm);
 }
 
 Type mlir::attn::inferProjectedAttentionType(Value xq, Value xkv, Value wq,
@@ -147,6 +147,40 @@ ProjectedAttentionOp mlir::attn::buildProjectedAttention(
       modifiers.mask, modifiers.bias, modifiers.alibiSlopes,
       modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
       builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.align,
-      attrs.windowLeft,
-      attrs.windowRight, attrs.scale, attrs.softcap, attrs.norm);
+      attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
+      attrs.norm);
+}
+
+/// Creates region `index` of `op` (0: score_mod, 1: mask_mod) with its block
+/// arguments and fills it through `body`.
+static void buildModRegion(
+    OpBuilder &builder, Operation *op, unsigned index, bool isScore,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Location loc = op->getLoc();
+  Region &region = op->getRegion(index);
+  ValueRange inputs = isa<AttentionOp>(op)
+                          ? cast<AttentionOp>(op).getModInputs()
+                          : cast<ProjectedAttentionOp>(op).getModInputs();
+  SmallVector<Type> types(4, builder.getIndexType());
+  if (isScore)
+    types.push_back(builder.getF32Type());
+  llvm::append_range(types, inputs.getTypes());
+  SmallVector<Location> locs(types.size(), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  Block *block = builder.createBlock(&region, region.end(), types, locs);
+  builder.setInsertionPointToEnd(block);
+  Value result = body(builder, loc, block->getArguments());
+  YieldOp::create(builder, loc, result);
+}
+
+void mlir::attn::buildMaskMod(
+    OpBuilder &builder, Operation *op,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  buildModRegion(builder, op, 1, /*isScore=*/false, body);
+}
+
+void mlir::attn::buildScoreMod(
+    OpBuilder &builder, Operation *op,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  buildModRegion(builder, op, 0, /*isScore=*/true, body);
 }

@@ -298,6 +298,55 @@ TEST_F(BuilderTest, EveryModifier) {
     EXPECT_NE(text.find(part.str()), std::string::npos) << part.str();
 }
 
+// User regions from C++: a document mask reading ids through mod_inputs and
+// a score region, with align(bottom_right) and a window.
+TEST_F(BuilderTest, Regions) {
+  auto t = tensor({1, 2, kDyn, 16});
+  auto ids = tensor({kDyn}, builder.getI32Type());
+  SmallVector<Value> a = makeFunc({t, t, t, ids});
+  AttentionConfig cfg;
+  cfg.align = CausalAlign::bottom_right;
+  cfg.windowLeft = 8;
+  cfg.modInputs = {a[3]};
+  AttentionOp op = buildAttention(builder, loc, a[0], a[1], a[2], cfg);
+  buildMaskMod(builder, op, [](OpBuilder &b, Location l, ValueRange args) {
+    Value di = tensor::ExtractOp::create(b, l, args[4], args[2]);
+    Value dj = tensor::ExtractOp::create(b, l, args[4], args[3]);
+    return Value(arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, di, dj));
+  });
+  buildScoreMod(builder, op, [](OpBuilder &b, Location l, ValueRange args) {
+    return Value(arith::MulFOp::create(b, l, args[4], args[4]));
+  });
+  EXPECT_VERIFIES(op);
+  EXPECT_TRUE(op.isBottomRightAligned());
+  ASSERT_TRUE(op.getMaskModBlock());
+  EXPECT_EQ(op.getMaskModBlock()->getNumArguments(), 5u);
+  ASSERT_TRUE(op.getScoreModBlock());
+  EXPECT_EQ(op.getScoreModBlock()->getNumArguments(), 6u);
+  std::string text = print(op);
+  EXPECT_NE(text.find("mod_inputs("), std::string::npos) << text;
+  EXPECT_NE(text.find("align(bottom_right) window_left(8) score_mod {"),
+            std::string::npos)
+      << text;
+  // Round trip through the generic form.
+  returnValues(op->getResults());
+  std::string generic = print(*module, /*generic=*/true);
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(generic, &ctx);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(print(*parsed), print(*module));
+}
+
+// A region whose body yields the wrong type is reported by the verifier.
+TEST_F(BuilderTest, RejectsRegionYieldType) {
+  auto t = tensor({1, 2, 8, 16});
+  AttentionOp op = attention(t, t, t);
+  buildMaskMod(builder, op, [](OpBuilder &b, Location l, ValueRange args) {
+    return Value(arith::AddIOp::create(b, l, args[2], args[3]));
+  });
+  EXPECT_VERIFY_ERROR(op, "mask_mod must yield whether the key may be read "
+                          "(i1); got 'index'");
+}
+
 TEST_F(BuilderTest, SigmoidNoLse) {
   AttentionConfig cfg;
   cfg.norm = Normalization::sigmoid;

@@ -27,6 +27,7 @@
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -108,6 +109,21 @@ ProjectedAttentionOp buildProjectedAttention(OpBuilder &, Location, Value,
                                              Value, Value, Value, Value, Value,
                                              int64_t, int64_t,
                                              const AttentionConfig &) = delete;
+
+/// Builds the body of `op`'s mask_mod region (`op` is an attn.attention or
+/// attn.projected_attention whose mod_inputs are set): creates the block
+/// with the arguments the verifier expects (b, h, i, j : index, then one per
+/// mod_inputs tensor), calls `body` with them at its end and yields what it
+/// returns (an i1, true = the key may be read).
+void buildMaskMod(
+    OpBuilder &builder, Operation *op,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// The same for score_mod: arguments (b, h, i, j : index, s : f32, inputs),
+/// `body` returns the new f32 logit.
+void buildScoreMod(
+    OpBuilder &builder, Operation *op,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
 } // namespace attn
 } // namespace mlir
