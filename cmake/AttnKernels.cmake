@@ -56,6 +56,11 @@ function(attn_add_kernel_library name)
   target_include_directories(${name} PUBLIC "${dir}")
   target_link_libraries(${name} PUBLIC ${ATTN_RUNTIME_TARGET})
   if(NOT ARG_SEQUENTIAL)
+    if(NOT ATTN_OPENMP_LIBRARY)
+      message(FATAL_ERROR "attn_add_kernel_library(${name}): the kernels "
+        "run on OpenMP threads and need LLVM's libomp (Debian: "
+        "libomp-22-dev), or pass SEQUENTIAL")
+    endif()
     target_link_libraries(${name} PUBLIC "${ATTN_OPENMP_LIBRARY}")
   endif()
   target_link_libraries(${name} PUBLIC m)
