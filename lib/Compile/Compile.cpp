@@ -138,6 +138,12 @@ mlir::attn::kernelSignatures(ModuleOp module,
       for (auto [d, dimName] : llvm::enumerate(role.dimNames))
         if (d < t->dimNames.size())
           t->dimNames[d] = dimName;
+      // A mask or bias broadcasts along its static size-1 dimensions: those
+      // do not bind B, Hq, Nq or Nk.
+      if (role.name == "mask" || role.name == "bias")
+        for (auto [d, size] : llvm::enumerate(t->shape))
+          if (size == 1)
+            t->dimNames[d] = "";
       sig.tensors.push_back(std::move(*t));
     }
     sig.numInputs = fn.getNumArguments();

@@ -161,11 +161,16 @@ checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
                    shapeName(info.shape, info.ndim));
   if (t->ndim > 0 && !t->shape)
     return err(ATTN_STATUS_INVALID_ARGUMENT, "null shape");
+  int64_t bytes = elementBytes(info.dtype), total = bytes;
   for (int32_t d = 0; d < t->ndim; ++d) {
     int64_t size = t->shape[d];
     if (size < 0)
       return err(ATTN_STATUS_SHAPE_MISMATCH,
                  "negative size in dimension " + std::to_string(d));
+    if (__builtin_mul_overflow(total, size, &total))
+      return err(ATTN_STATUS_SHAPE_MISMATCH,
+                 "shape " + shapeName(t->shape, t->ndim) +
+                     " has more bytes than an int64_t counts");
     if (info.shape[d] >= 0 && info.shape[d] != size)
       return err(ATTN_STATUS_SHAPE_MISMATCH,
                  "shape " + shapeName(t->shape, t->ndim) + ", expected " +
@@ -186,7 +191,6 @@ checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
                      dimName + " = " + std::to_string(it->second.first) +
                      " of " + it->second.second);
   }
-  int64_t bytes = elementBytes(info.dtype);
   uintptr_t p = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
   if (!t->data && numElements(t) > 0)
     return err(ATTN_STATUS_INVALID_ARGUMENT, "null data");
@@ -249,6 +253,18 @@ attn_status_t checkAll(const attn_kernel_info_t *k, DLTensor *const *tensors,
   for (int32_t i = 0; i < n; ++i)
     if (attn_status_t s = checkTensor(k->tensors[i], tensors[i], names, quiet))
       return s;
+  // Grouped heads: each K/V head serves Hq / Hkv query heads.
+  auto hq = names.find("Hq"), hkv = names.find("Hkv");
+  if (hq != names.end() && hkv != names.end() &&
+      (hkv->second.first == 0 || hq->second.first % hkv->second.first))
+    return quiet ? ATTN_STATUS_SHAPE_MISMATCH
+                 : fail(ATTN_STATUS_SHAPE_MISMATCH,
+                        "Hq = %lld query heads (%s) are not a multiple of "
+                        "Hkv = %lld K/V heads (%s)",
+                        static_cast<long long>(hq->second.first),
+                        hq->second.second.c_str(),
+                        static_cast<long long>(hkv->second.first),
+                        hkv->second.second.c_str());
   return ATTN_STATUS_OK;
 }
 

@@ -1,6 +1,6 @@
 // RUN: attn-compile %attn_src_root/test/Consumers/c-kernel/kernels.mlir --emit=obj -o %t.o --prefix=my_
 // RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | FileCheck %s --match-full-lines
-// RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | count 11
+// RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | count 14
 // RUN: llvm-nm --undefined-only --format=just-symbols %t.o | FileCheck %s --check-prefix=UNDEF
 //
 // Only the prefixed ABI symbols are exported: 3 per kernel, `kernels` and
@@ -16,6 +16,9 @@
 // CHECK-DAG: my_dynamic
 // CHECK-DAG: my_dynamic_info
 // CHECK-DAG: my_dynamic_workspace_size
+// CHECK-DAG: my_heads
+// CHECK-DAG: my_heads_info
+// CHECK-DAG: my_heads_workspace_size
 // CHECK-DAG: my_kernels
 // CHECK-DAG: my_prefill
 // CHECK-DAG: my_prefill_info

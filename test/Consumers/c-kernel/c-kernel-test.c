@@ -58,13 +58,12 @@ static double at(View v, int64_t b, int64_t h, int64_t n, int64_t d) {
 }
 
 /* f64 attention: GQA (Hq/Hkv query heads per K/V head), causal top-left
-   (query i reads keys j <= i) or bottom-right with kv_len (query i of Nq
-   reads keys j <= kvLen - Nq + i, j < kvLen). Writes out[B,Hq,Nq,Dv] and
-   lse[B,Hq,Nq] (dense). */
+   (query i reads keys j <= i; mode 0), bottom-right with kv_len (query i of
+   Nq reads keys j <= kvLen - Nq + i, j < kvLen; mode 1) or every key
+   (mode 2). Writes out[B,Hq,Nq,Dv] and lse[B,Hq,Nq] (dense). */
 static void reference(View q, View k, View v, int64_t B, int64_t Hq,
-                      int64_t Hkv, int64_t Nq, int64_t Nk, int64_t D,
-                      int bottomRight, const int32_t *kvLen, double *out,
-                      double *lse) {
+                      int64_t Hkv, int64_t Nq, int64_t Nk, int64_t D, int mode,
+                      const int32_t *kvLen, double *out, double *lse) {
   double scale = 1.0 / sqrt((double)D);
   double *s = malloc(sizeof(double) * (size_t)Nk);
   for (int64_t b = 0; b < B; ++b)
@@ -72,7 +71,7 @@ static void reference(View q, View k, View v, int64_t B, int64_t Hq,
       int64_t g = h / (Hq / Hkv);
       int64_t len = kvLen ? kvLen[b] : Nk;
       for (int64_t i = 0; i < Nq; ++i) {
-        int64_t last = bottomRight ? len - Nq + i : i;
+        int64_t last = mode == 0 ? i : mode == 1 ? len - Nq + i : Nk - 1;
         double m = -INFINITY, sum = 0;
         for (int64_t j = 0; j < Nk; ++j) {
           s[j] = -INFINITY;
@@ -315,6 +314,49 @@ static void testDynamic(void) {
         "wrong output size accepted");
 }
 
+/* --- dynamic heads: q [2,Hq,4,8], k/v [2,Hkv,4,8], bool mask [1,1,4,4] */
+static void testHeads(void) {
+  enum { B = 2, HQ = 4, HKV = 2, N = 4, D = 8 };
+  static float q[B * HQ * N * D], k[B * HKV * N * D], v[B * HKV * N * D],
+      out[B * HQ * N * D];
+  static double ref[B * HQ * N * D];
+  uint8_t mask[N * N];
+  memset(mask, 1, sizeof(mask));
+  fillRandom(q, B * HQ * N * D);
+  fillRandom(k, B * HKV * N * D);
+  fillRandom(v, B * HKV * N * D);
+  reference(dense(q, HQ, N, D), dense(k, HKV, N, D), dense(v, HKV, N, D), B, HQ,
+            HKV, N, N, D, 2, NULL, ref, NULL);
+  int64_t qs[4] = {B, HQ, N, D}, ks[4] = {B, HKV, N, D}, ms[4] = {1, 1, N, N};
+  DLTensor tq = tensor(q, 4, qs, NULL, kDLFloat, 32);
+  DLTensor tk = tensor(k, 4, ks, NULL, kDLFloat, 32);
+  DLTensor tv = tensor(v, 4, ks, NULL, kDLFloat, 32);
+  DLTensor tm = tensor(mask, 4, ms, NULL, 6 /* kDLBool */, 8);
+  DLTensor to = tensor(out, 4, qs, NULL, kDLFloat, 32);
+  CHECK(test_heads(&tq, &tk, &tv, &tm, &to, NULL) == ATTN_STATUS_OK,
+        "heads: %s", attn_last_error());
+  double e = maxErr(ref, dense(out, HQ, N, D), B, HQ, N, D);
+  CHECK(e < tol, "heads: out max error %g", e);
+
+  /* 3 query heads over 2 K/V heads. */
+  int64_t q3[4] = {B, 3, N, D};
+  DLTensor bad = tensor(q, 4, q3, NULL, kDLFloat, 32);
+  DLTensor bado = tensor(out, 4, q3, NULL, kDLFloat, 32);
+  CHECK(test_heads(&bad, &tk, &tv, &tm, &bado, NULL) ==
+            ATTN_STATUS_SHAPE_MISMATCH,
+        "3 query heads over 2 K/V heads accepted");
+  CHECK(strstr(attn_last_error(), "not a multiple of Hkv = 2") != NULL,
+        "message: %s", attn_last_error());
+  /* Sizes whose byte count overflows. */
+  int64_t huge[4] = {B, (int64_t)1 << 61, N, D};
+  bad = tensor(q, 4, huge, NULL, kDLFloat, 32);
+  CHECK(test_heads(&bad, &tk, &tv, &tm, &to, NULL) ==
+            ATTN_STATUS_SHAPE_MISMATCH,
+        "overflowing shape accepted");
+  CHECK(strstr(attn_last_error(), "more bytes than") != NULL, "message: %s",
+        attn_last_error());
+}
+
 static void testErrors(void) {
   float out[PB * PHQ * PN * PD], lse[PB * PHQ * PN];
   DLTensor q = tensor(pq, 4, qShape, NULL, kDLFloat, 32);
@@ -411,7 +453,7 @@ static void testErrors(void) {
 
   int32_t count = 0;
   const attn_kernel_info_t *const *kernels = test_kernels(&count);
-  CHECK(count == 3 && kernels[0] == test_prefill_info(), "%d kernels", count);
+  CHECK(count == 4 && kernels[0] == test_prefill_info(), "%d kernels", count);
   CHECK(!strcmp(test_decode_info()->tensors[3].name, "kv_len") &&
             !strcmp(test_decode_info()->symbol, "test_decode"),
         "decode info");
@@ -467,6 +509,7 @@ int main(void) {
   testStrided();
   testDecode();
   testDynamic();
+  testHeads();
   testErrors();
   testThreads();
   if (failures) {

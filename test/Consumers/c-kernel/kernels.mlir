@@ -28,3 +28,13 @@ func.func @dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
       causal(bottom_right) -> tensor<1x2x?x8xf32>
   return %out : tensor<1x2x?x8xf32>
 }
+
+// Dynamic head counts and a boolean mask that broadcasts over B and Hq.
+func.func @heads(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
+                 %v: tensor<2x?x4x8xf32>, %mask: tensor<1x1x4x4xi1>)
+    -> tensor<2x?x4x8xf32> {
+  %out = attn.attention q(%q : tensor<2x?x4x8xf32>)
+      k(%k : tensor<2x?x4x8xf32>) v(%v : tensor<2x?x4x8xf32>)
+      mask(%mask : tensor<1x1x4x4xi1>) -> tensor<2x?x4x8xf32>
+  return %out : tensor<2x?x4x8xf32>
+}
