@@ -45,3 +45,8 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/AttnConfigVersion.cma
 install(FILES ${CMAKE_BINARY_DIR}/cmake/AttnConfig.cmake
   ${CMAKE_BINARY_DIR}/cmake/AttnConfigVersion.cmake
   DESTINATION ${ATTN_CMAKE_DIR} COMPONENT Runtime)
+
+# The Python package (ctypes; finds the libraries in ../../ relative to
+# itself, i.e. <prefix>/lib).
+install(DIRECTORY python/attn DESTINATION lib/python COMPONENT Runtime
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

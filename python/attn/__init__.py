@@ -40,13 +40,12 @@ class CompileError(RuntimeError):
 
 def library_dir():
     """Where libattn_runtime and libattn_compiler are: $ATTN_LIBRARY_DIR, or
-    ../../lib next to this package when it is installed or in the source
-    tree next to a build."""
+    <prefix>/lib for the installed package (<prefix>/lib/python/attn)."""
     env = os.environ.get("ATTN_LIBRARY_DIR")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, "..", "..", "lib"))
+    return os.path.normpath(os.path.join(here, "..", ".."))
 
 
 def _status_name(status):
