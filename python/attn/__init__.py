@@ -119,8 +119,12 @@ class Kernel:
             raise TypeError(f"{self.name} takes {self.num_inputs} inputs "
                             f"({', '.join(t['name'] for t in self.inputs)}),"
                             f" got {len(inputs)}")
-        outs = list(out) if out is not None else \
-            self.allocate_outputs(inputs[0])
+        if out is None:
+            outs = self.allocate_outputs(inputs[0])
+        elif hasattr(out, "__dlpack__"):
+            outs = [out]
+        else:
+            outs = list(out)
         call(self._owner._runtime, self._info, list(inputs) + outs,
              num_threads, workspace)
         return outs[0] if len(outs) == 1 else tuple(outs)

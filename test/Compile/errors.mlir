@@ -9,6 +9,7 @@
 // RUN: not attn-compile %S/Inputs/small.mlir --target-cpu=not-a-cpu -o %t.o 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not attn-compile %S/Inputs/small.mlir --form=tiled -o %t.o 2>&1 | FileCheck %s --check-prefix=FORM
 // RUN: not attn-compile %S/Inputs/small.mlir --entry=nope --emit=header 2>&1 | FileCheck %s --check-prefix=ENTRY
+// RUN: not attn-compile %S/Inputs/bad-name.mlir --emit=header 2>&1 | FileCheck %s --check-prefix=NAME
 // RUN: not attn-compile %S/Inputs/small.mlir --emit=shared --cc=no-such-cc -o %t.so 2>&1 | FileCheck %s --check-prefix=CC
 //
 // attn-compile's errors: located diagnostics for the spec, one line for bad
@@ -43,3 +44,5 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 // ENTRY: error: no function @nope with a body in the module
 
 // CC: attn-compile: error: cannot find the C compiler 'no-such-cc'
+
+// NAME: bad-name.mlir:3:1: error: function name 'kernels' cannot name a C kernel

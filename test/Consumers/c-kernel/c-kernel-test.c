@@ -306,6 +306,18 @@ static void testDynamic(void) {
         "Nk mismatch accepted");
   CHECK(strstr(attn_last_error(), "Nk") != NULL, "message: %s",
         attn_last_error());
+#ifndef __SANITIZE_ADDRESS__
+  /* A broadcast view (stride 0) of 2^42 query rows: its dense copy (2^48
+     bytes, beyond any address space) cannot be allocated. (AddressSanitizer
+     aborts on such a request instead of failing it.) */
+  int64_t hugeShape[4] = {1, H, (int64_t)1 << 42, D},
+          zeroStrides[4] = {0, 0, 0, 1};
+  DLTensor huge = tensor(q, 4, hugeShape, zeroStrides, kDLFloat, 32);
+  DLTensor hugeOut = tensor(out, 4, hugeShape, NULL, kDLFloat, 32);
+  CHECK(test_dynamic(&huge, &tk, &tv, &hugeOut, NULL) ==
+            ATTN_STATUS_OUT_OF_MEMORY,
+        "a 2^48-byte workspace: %s", attn_last_error());
+#endif
   /* An output of the wrong size (checked against what the kernel
      computed). */
   int64_t os[4] = {1, H, NQ - 1, D};
