@@ -16,6 +16,9 @@
  * non-contiguous tensor is copied into (or, for outputs, out of) a
  * workspace, which the caller may provide (see *_workspace_size).
  *
+ * Booleans (masks) are one byte per element: DLPack's kDLBool (code 6, 8
+ * bits) or kDLUInt with 8 bits.
+ *
  * Every call returns an attn_status_t; on failure attn_last_error() (one
  * message per calling thread) says what was wrong, naming the argument and
  * what was expected. Nothing is printed, nothing exits.
