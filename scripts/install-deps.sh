@@ -7,6 +7,7 @@ PKGS=(
   mlir-22-tools libmlir-22-dev llvm-22-dev llvm-22-tools
   libomp-22-dev
   cmake ninja-build g++ libgtest-dev python3
+  libdlpack-dev python3-numpy
 )
 
 missing=()

@@ -10,7 +10,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
+                   "Consumers"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
@@ -21,7 +22,7 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc"]
+tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A C compiler for the ahead-of-time tests (test/Target/aot-*.mlir): they link

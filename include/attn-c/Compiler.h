@@ -1,0 +1,171 @@
+/*===- attn-c/Compiler.h - C API of the attn compiler -------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the attn project.                                                  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * The compiler as a C library (libattn_compiler), in the style of MLIR's C
+ * API: opaque handles passed by value, `Create` functions return handles the
+ * caller owns and passes to the matching `Destroy`, results are
+ * AttnLogicalResult, strings are AttnStringRef (not null-terminated unless
+ * said) or come through an AttnStringCallback. Errors never print and never
+ * abort: they go to the context's diagnostic callback (none set: they are
+ * dropped, and attnContextGetLastError still returns the last one).
+ *
+ * A kernel the JIT compiles has the same C ABI (attn-c/Kernel.h) as the
+ * symbol attn-compile emits ahead of time.
+ */
+
+#ifndef ATTN_C_COMPILER_H
+#define ATTN_C_COMPILER_H
+
+#include "attn-c/Kernel.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEFINE_ATTN_HANDLE(name)                                               \
+  typedef struct name {                                                        \
+    void *ptr;                                                                 \
+  } name
+
+/* An MLIR context with the attn dialect, every upstream dialect, and the
+   diagnostic callback. Not thread-safe: one thread at a time per context. */
+DEFINE_ATTN_HANDLE(AttnContext);
+/* A parsed spec (an MLIR module), owned by the caller. */
+DEFINE_ATTN_HANDLE(AttnModule);
+/* JIT-compiled kernels; their code lives until attnJitLibraryDestroy. */
+DEFINE_ATTN_HANDLE(AttnJitLibrary);
+
+#undef DEFINE_ATTN_HANDLE
+
+typedef struct AttnStringRef {
+  const char *data;
+  size_t length;
+} AttnStringRef;
+
+typedef struct AttnLogicalResult {
+  int8_t value;
+} AttnLogicalResult;
+
+typedef enum AttnDiagnosticSeverity {
+  AttnDiagnosticError = 0,
+  AttnDiagnosticWarning = 1,
+  AttnDiagnosticNote = 2,
+  AttnDiagnosticRemark = 3
+} AttnDiagnosticSeverity;
+
+/* `location` is "file:line:col" or "" when there is none. */
+typedef void (*AttnDiagnosticCallback)(AttnDiagnosticSeverity severity,
+                                       AttnStringRef location,
+                                       AttnStringRef message, void *userData);
+/* Receives a string (or bytes) in one or more pieces. */
+typedef void (*AttnStringCallback)(AttnStringRef piece, void *userData);
+
+static inline AttnStringRef attnStringRefCreateFromCString(const char *s) {
+  AttnStringRef r;
+  size_t n = 0;
+  while (s && s[n])
+    ++n;
+  r.data = s;
+  r.length = n;
+  return r;
+}
+static inline bool attnLogicalResultIsSuccess(AttnLogicalResult r) {
+  return r.value != 0;
+}
+static inline bool attnLogicalResultIsFailure(AttnLogicalResult r) {
+  return r.value == 0;
+}
+static inline bool attnContextIsNull(AttnContext c) { return !c.ptr; }
+static inline bool attnModuleIsNull(AttnModule m) { return !m.ptr; }
+static inline bool attnJitLibraryIsNull(AttnJitLibrary j) { return !j.ptr; }
+
+/* The version of this API and of the kernel ABI it produces. */
+uint32_t attnGetKernelAbiVersion(void);
+
+/* Registers the attn passes and named pipelines (attn-to-llvm-cpu) with the
+   global pass registry, once; attnModuleRunPipeline calls it. */
+void attnRegisterAllPasses(void);
+
+AttnContext attnContextCreate(void);
+void attnContextDestroy(AttnContext context);
+/* Replaces the diagnostic callback (null: drop diagnostics). */
+void attnContextSetDiagnosticCallback(AttnContext context,
+                                      AttnDiagnosticCallback callback,
+                                      void *userData);
+/* The last error diagnostic of this context ("" if none), valid until the
+   next call with this context. */
+AttnStringRef attnContextGetLastError(AttnContext context);
+
+/* Parses and verifies a spec; a null module on failure. `name` is the file
+   name diagnostics show. */
+AttnModule attnModuleCreateParse(AttnContext context, AttnStringRef source,
+                                 AttnStringRef name);
+AttnModule attnModuleCreateParseFile(AttnContext context, AttnStringRef path);
+void attnModuleDestroy(AttnModule module);
+/* Prints the module's IR. */
+void attnModulePrint(AttnModule module, AttnStringCallback callback,
+                     void *userData);
+/* Runs a registered pass or pipeline on the module in place, e.g. name
+   "attn-to-llvm-cpu" with options "form=naive parallel=false". */
+AttnLogicalResult attnModuleRunPipeline(AttnModule module, AttnStringRef name,
+                                        AttnStringRef options);
+
+/* Options of ahead-of-time and JIT compilation (attn-compile's flags). */
+typedef struct AttnCompileOptions {
+  const char *form;            /* "naive", "fused" (default) or "decode" */
+  int64_t tile_q, tile_k;      /* 0: the form's default */
+  int64_t splits;              /* decode form's KV chunks (default 4) */
+  bool parallel;               /* OpenMP threads (default true) */
+  const char *target_cpu;      /* null or "": the host */
+  const char *target_features; /* null or "" */
+  const char *prefix;          /* symbol prefix (default "attn_") */
+  const char *entries;         /* comma-separated; null: all public */
+  int32_t opt_level;           /* 0-3 (default 3) */
+} AttnCompileOptions;
+
+void attnCompileOptionsInit(AttnCompileOptions *options);
+
+typedef enum AttnOutputKind {
+  AttnOutputObject = 0,
+  AttnOutputStaticLibrary = 1,
+  AttnOutputAssembly = 2,
+  AttnOutputLLVMIR = 3,
+  AttnOutputHeader = 4
+} AttnOutputKind;
+
+/* Compiles the module's kernels; the output's bytes go to `callback`. The
+   module is not changed. */
+AttnLogicalResult attnCompile(AttnModule module,
+                              const AttnCompileOptions *options,
+                              AttnOutputKind kind, AttnStringCallback callback,
+                              void *userData);
+/* The same, written to the file `path`. */
+AttnLogicalResult attnCompileToFile(AttnModule module,
+                                    const AttnCompileOptions *options,
+                                    AttnOutputKind kind, AttnStringRef path);
+
+/* JIT-compiles the module's kernels for this host; a null library on
+   failure. */
+AttnJitLibrary attnJitLibraryCreate(AttnModule module,
+                                    const AttnCompileOptions *options);
+void attnJitLibraryDestroy(AttnJitLibrary library);
+/* The kernel compiled from function `name` (call it with attn_kernel_call),
+   or null. */
+const attn_kernel_info_t *attnJitLibraryLookupKernel(AttnJitLibrary library,
+                                                     AttnStringRef name);
+/* The address of a public symbol ("attn_small", "attn_dispatch", ...): the
+   same C signature as attn-compile's header declares. Null if absent. */
+void *attnJitLibraryLookupSymbol(AttnJitLibrary library, AttnStringRef symbol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_C_COMPILER_H */

@@ -1,0 +1,555 @@
+//===- Runtime.cpp - the runtime compiled attn kernels call through -------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// libattn_runtime: checks the caller's DLTensors against the descriptor
+// attn-compile emits with each kernel (attn_kernel_info_t), builds the memref
+// descriptors the compiled `_mlir_ciface_` entry takes, gathers strided
+// tensors into a dense workspace (and scatters strided outputs back), scopes
+// the OpenMP thread count to the call, and reports errors through a status
+// and a thread-local message. Plain C++ with no LLVM or MLIR dependency: it
+// is what a machine without MLIR needs to run compiled kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Kernel.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#define ATTN_RT_EXPORT __attribute__((visibility("default")))
+
+namespace {
+
+thread_local std::string lastError;
+
+/// DLPack's bool code (kDLBool, DLPack >= 0.8); 0.6 headers lack the name.
+constexpr uint8_t kBoolCode = 6;
+
+attn_status_t fail(attn_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+attn_status_t fail(attn_status_t status, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  lastError = buf;
+  return status;
+}
+
+std::string dtypeName(DLDataType t) {
+  const char *code = "?";
+  switch (t.code) {
+  case kDLInt:
+    code = "i";
+    break;
+  case kDLUInt:
+    code = "u";
+    break;
+  case kDLFloat:
+    code = "f";
+    break;
+  case kDLBfloat:
+    code = "bf";
+    break;
+  case kBoolCode:
+    return "bool";
+  default:
+    break;
+  }
+  std::string s = code + std::to_string(t.bits);
+  if (t.lanes != 1)
+    s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+std::string shapeName(const int64_t *shape, int32_t ndim) {
+  std::string s = "[";
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (d)
+      s += ",";
+    s += shape[d] < 0 ? std::string("?") : std::to_string(shape[d]);
+  }
+  return s + "]";
+}
+
+std::string describeKernel(const attn_kernel_info_t *k) {
+  std::string s = std::string(k->name) + "(";
+  int32_t n = k->num_inputs + k->num_outputs;
+  for (int32_t i = 0; i < n; ++i) {
+    const attn_tensor_info_t &t = k->tensors[i];
+    if (i)
+      s += ", ";
+    s += std::string(t.name) + ": " + dtypeName(t.dtype) +
+         shapeName(t.shape, t.ndim);
+  }
+  return s + ")";
+}
+
+/// Bytes per element in the kernel's buffers (bool is one byte).
+int64_t elementBytes(DLDataType t) {
+  if (t.code == kBoolCode || t.bits == 1)
+    return 1;
+  return (t.bits * t.lanes + 7) / 8;
+}
+
+bool sameDtype(DLDataType want, DLDataType got) {
+  if (got.lanes != 1)
+    return false;
+  if (want.code == kBoolCode)
+    return (got.code == kBoolCode && got.bits == 8) ||
+           (got.code == kDLUInt && got.bits == 8);
+  return want.code == got.code && want.bits == got.bits;
+}
+
+int64_t numElements(const DLTensor *t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; ++d)
+    n *= t->shape[d];
+  return n;
+}
+
+bool isContiguous(const DLTensor *t) {
+  if (!t->strides)
+    return true;
+  int64_t expect = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    if (t->shape[d] != 1 && t->strides[d] != expect)
+      return false;
+    expect *= t->shape[d];
+  }
+  return true;
+}
+
+int64_t alignUp(int64_t n) { return (n + 63) / 64 * 64; }
+
+/// Checks one tensor against its info; `names` collects the sizes named
+/// dimensions take. Sets the error message unless `quiet`.
+attn_status_t
+checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
+            std::map<std::string, std::pair<int64_t, std::string>> &names,
+            bool quiet) {
+  auto err = [&](attn_status_t s, const std::string &msg) {
+    if (!quiet)
+      fail(s, "%s %s: %s", info.is_output ? "output" : "input", info.name,
+           msg.c_str());
+    return s;
+  };
+  if (!t)
+    return err(ATTN_STATUS_INVALID_ARGUMENT, "null tensor");
+  if (t->device.device_type != kDLCPU)
+    return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
+               "device type " + std::to_string(t->device.device_type) +
+                   ", expected kDLCPU (" + std::to_string(kDLCPU) + ")");
+  if (!sameDtype(info.dtype, t->dtype))
+    return err(ATTN_STATUS_DTYPE_MISMATCH, "dtype " + dtypeName(t->dtype) +
+                                               ", expected " +
+                                               dtypeName(info.dtype));
+  if (t->ndim != info.ndim)
+    return err(ATTN_STATUS_SHAPE_MISMATCH,
+               "rank " + std::to_string(t->ndim) + ", expected " +
+                   std::to_string(info.ndim) + " " +
+                   shapeName(info.shape, info.ndim));
+  if (t->ndim > 0 && !t->shape)
+    return err(ATTN_STATUS_INVALID_ARGUMENT, "null shape");
+  int64_t bytes = elementBytes(info.dtype), total = bytes;
+  for (int32_t d = 0; d < t->ndim; ++d) {
+    int64_t size = t->shape[d];
+    if (size < 0)
+      return err(ATTN_STATUS_SHAPE_MISMATCH,
+                 "negative size in dimension " + std::to_string(d));
+    if (__builtin_mul_overflow(total, size, &total))
+      return err(ATTN_STATUS_SHAPE_MISMATCH,
+                 "shape " + shapeName(t->shape, t->ndim) +
+                     " has more bytes than an int64_t counts");
+    if (info.shape[d] >= 0 && info.shape[d] != size)
+      return err(ATTN_STATUS_SHAPE_MISMATCH,
+                 "shape " + shapeName(t->shape, t->ndim) + ", expected " +
+                     shapeName(info.shape, info.ndim) + " (dimension " +
+                     std::to_string(d) + ")");
+    const char *dimName = info.dim_names ? info.dim_names[d] : "";
+    if (!dimName || !*dimName)
+      continue;
+    auto it = names.find(dimName);
+    if (it == names.end()) {
+      names[dimName] = {size, info.name};
+      continue;
+    }
+    if (it->second.first != size)
+      return err(ATTN_STATUS_SHAPE_MISMATCH,
+                 std::string("size ") + dimName + " = " + std::to_string(size) +
+                     " (dimension " + std::to_string(d) + ") disagrees with " +
+                     dimName + " = " + std::to_string(it->second.first) +
+                     " of " + it->second.second);
+  }
+  uintptr_t p = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
+  if (!t->data && numElements(t) > 0)
+    return err(ATTN_STATUS_INVALID_ARGUMENT, "null data");
+  if (p % static_cast<uintptr_t>(bytes))
+    return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
+               "data + byte_offset is not aligned to the element size (" +
+                   std::to_string(bytes) + " bytes)");
+  if (t->strides)
+    for (int32_t d = 0; d < t->ndim; ++d)
+      if (t->strides[d] < 0)
+        return err(ATTN_STATUS_SHAPE_MISMATCH,
+                   "negative stride in dimension " + std::to_string(d));
+  return ATTN_STATUS_OK;
+}
+
+attn_status_t checkOptions(const attn_exec_options_t *o) {
+  if (!o)
+    return ATTN_STATUS_OK;
+  if (o->abi_version != ATTN_KERNEL_ABI_VERSION)
+    return fail(ATTN_STATUS_ABI_MISMATCH,
+                "options->abi_version is %u, this runtime implements %d",
+                o->abi_version, ATTN_KERNEL_ABI_VERSION);
+  if (o->struct_size < sizeof(attn_exec_options_t))
+    return fail(ATTN_STATUS_ABI_MISMATCH,
+                "options->struct_size is %u, expected at least %zu",
+                o->struct_size, sizeof(attn_exec_options_t));
+  if (o->num_threads < 0)
+    return fail(ATTN_STATUS_INVALID_ARGUMENT,
+                "options->num_threads is %d, expected >= 0", o->num_threads);
+  if (o->stream)
+    return fail(ATTN_STATUS_UNSUPPORTED_DEVICE,
+                "options->stream is set, but this is a CPU kernel");
+  if (o->workspace_size && !o->workspace)
+    return fail(ATTN_STATUS_INVALID_ARGUMENT,
+                "options->workspace_size is %zu with a null workspace",
+                o->workspace_size);
+  return ATTN_STATUS_OK;
+}
+
+attn_status_t checkAll(const attn_kernel_info_t *k, DLTensor *const *tensors,
+                       int32_t n, bool quiet) {
+  if (!k)
+    return quiet ? ATTN_STATUS_INVALID_ARGUMENT
+                 : fail(ATTN_STATUS_INVALID_ARGUMENT, "null kernel");
+  if (k->abi_version != ATTN_KERNEL_ABI_VERSION)
+    return quiet ? ATTN_STATUS_ABI_MISMATCH
+                 : fail(ATTN_STATUS_ABI_MISMATCH,
+                        "kernel %s was compiled for ABI version %u, this "
+                        "runtime implements %d",
+                        k->name, k->abi_version, ATTN_KERNEL_ABI_VERSION);
+  int32_t want = k->num_inputs + k->num_outputs;
+  if (!tensors || n != want)
+    return quiet ? ATTN_STATUS_INVALID_ARGUMENT
+                 : fail(ATTN_STATUS_INVALID_ARGUMENT,
+                        "kernel %s takes %d tensors (%d inputs, %d "
+                        "outputs), got %d",
+                        k->name, want, k->num_inputs, k->num_outputs,
+                        tensors ? n : 0);
+  std::map<std::string, std::pair<int64_t, std::string>> names;
+  for (int32_t i = 0; i < n; ++i)
+    if (attn_status_t s = checkTensor(k->tensors[i], tensors[i], names, quiet))
+      return s;
+  // Grouped heads: each K/V head serves Hq / Hkv query heads.
+  auto hq = names.find("Hq"), hkv = names.find("Hkv");
+  if (hq != names.end() && hkv != names.end() &&
+      (hkv->second.first == 0 || hq->second.first % hkv->second.first))
+    return quiet ? ATTN_STATUS_SHAPE_MISMATCH
+                 : fail(ATTN_STATUS_SHAPE_MISMATCH,
+                        "Hq = %lld query heads (%s) are not a multiple of "
+                        "Hkv = %lld K/V heads (%s)",
+                        static_cast<long long>(hq->second.first),
+                        hq->second.second.c_str(),
+                        static_cast<long long>(hkv->second.first),
+                        hkv->second.second.c_str());
+  return ATTN_STATUS_OK;
+}
+
+/// Element-wise copy between two strided views of the same shape (strides
+/// in elements; null strides: dense row-major).
+void stridedCopy(const char *src, const int64_t *srcStrides, char *dst,
+                 const int64_t *dstStrides, const int64_t *shape, int32_t ndim,
+                 int64_t elemBytes) {
+  std::vector<int64_t> denseStrides(ndim, 1), idx(ndim, 0);
+  for (int32_t d = ndim - 2; d >= 0; --d)
+    denseStrides[d] = denseStrides[d + 1] * shape[d + 1];
+  if (!srcStrides)
+    srcStrides = denseStrides.data();
+  if (!dstStrides)
+    dstStrides = denseStrides.data();
+  int64_t n = 1;
+  for (int32_t d = 0; d < ndim; ++d)
+    n *= shape[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t so = 0, doff = 0;
+    for (int32_t d = 0; d < ndim; ++d) {
+      so += idx[d] * srcStrides[d];
+      doff += idx[d] * dstStrides[d];
+    }
+    std::memcpy(dst + doff * elemBytes, src + so * elemBytes, elemBytes);
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+char *tensorBase(const DLTensor *t) {
+  return static_cast<char *>(t->data) + t->byte_offset;
+}
+
+/// Restores the OpenMP thread count of the calling thread on scope exit.
+struct ThreadScope {
+  const attn_kernel_info_t *k;
+  int32_t old = -1;
+  ThreadScope(const attn_kernel_info_t *k, int32_t n) : k(k) {
+    if (n > 0 && k->set_num_threads)
+      old = k->set_num_threads(n);
+  }
+  ~ThreadScope() {
+    if (old > 0)
+      k->set_num_threads(old);
+  }
+};
+
+attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
+                          int32_t n, const attn_exec_options_t *o) {
+  bool returnsOutputs = k->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
+  // Workspace: one dense copy per strided tensor.
+  int64_t needed = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    bool returned = returnsOutputs && k->tensors[i].is_output;
+    if (!returned && !isContiguous(tensors[i]))
+      needed +=
+          alignUp(numElements(tensors[i]) * elementBytes(k->tensors[i].dtype));
+  }
+  char *workspace = nullptr;
+  void *owned = nullptr;
+  if (needed > 0) {
+    if (o && o->workspace) {
+      if (o->workspace_size < static_cast<size_t>(needed))
+        return fail(ATTN_STATUS_WORKSPACE_TOO_SMALL,
+                    "kernel %s needs %lld bytes of workspace for these "
+                    "tensors, options->workspace_size is %zu",
+                    k->name, static_cast<long long>(needed), o->workspace_size);
+      workspace = static_cast<char *>(o->workspace);
+    } else {
+      owned = std::aligned_alloc(64, static_cast<size_t>(needed));
+      if (!owned)
+        return fail(ATTN_STATUS_OUT_OF_MEMORY,
+                    "cannot allocate %lld bytes of workspace",
+                    static_cast<long long>(needed));
+      workspace = static_cast<char *>(owned);
+    }
+  }
+
+  // Memref descriptors: {allocated, aligned, offset, sizes..., strides...}.
+  std::vector<std::vector<int64_t>> descs;
+  std::vector<char *> dense(n, nullptr);
+  char *next = workspace;
+  for (int32_t i = 0; i < n; ++i) {
+    const attn_tensor_info_t &info = k->tensors[i];
+    DLTensor *t = tensors[i];
+    if (returnsOutputs && info.is_output)
+      continue;
+    int64_t bytes = elementBytes(info.dtype);
+    char *base = tensorBase(t);
+    if (!isContiguous(t)) {
+      dense[i] = next;
+      next += alignUp(numElements(t) * bytes);
+      if (!info.is_output)
+        stridedCopy(base, t->strides, dense[i], nullptr, t->shape, t->ndim,
+                    bytes);
+      base = dense[i];
+    }
+    std::vector<int64_t> d = {reinterpret_cast<int64_t>(base),
+                              reinterpret_cast<int64_t>(base), 0};
+    d.insert(d.end(), t->shape, t->shape + t->ndim);
+    std::vector<int64_t> strides(t->ndim, 1);
+    for (int32_t dd = t->ndim - 2; dd >= 0; --dd)
+      strides[dd] = strides[dd + 1] * t->shape[dd + 1];
+    d.insert(d.end(), strides.begin(), strides.end());
+    descs.push_back(std::move(d));
+  }
+  size_t resultWords = 0;
+  if (returnsOutputs)
+    for (int32_t i = k->num_inputs; i < n; ++i)
+      resultWords += 3 + 2 * k->tensors[i].ndim;
+  std::vector<int64_t> results(resultWords + 1, 0);
+  std::vector<void *> args;
+  if (returnsOutputs)
+    args.push_back(results.data());
+  for (auto &d : descs)
+    args.push_back(d.data());
+  {
+    ThreadScope threads(k, o ? o->num_threads : 0);
+    k->invoke_packed(args.data());
+  }
+
+  attn_status_t status = ATTN_STATUS_OK;
+  if (!returnsOutputs) {
+    for (int32_t i = k->num_inputs; i < n; ++i)
+      if (dense[i])
+        stridedCopy(dense[i], nullptr, tensorBase(tensors[i]),
+                    tensors[i]->strides, tensors[i]->shape, tensors[i]->ndim,
+                    elementBytes(k->tensors[i].dtype));
+  } else {
+    // Copy the kernel's results into the caller's tensors, then free them.
+    size_t off = 0;
+    std::vector<int64_t> freed;
+    for (int32_t i = k->num_inputs; i < n; ++i) {
+      int32_t r = k->tensors[i].ndim;
+      const int64_t *d = results.data() + off;
+      off += 3 + 2 * r;
+      DLTensor *t = tensors[i];
+      if (status == ATTN_STATUS_OK &&
+          std::memcmp(d + 3, t->shape, r * sizeof(int64_t)))
+        status = fail(ATTN_STATUS_SHAPE_MISMATCH,
+                      "output %s: shape %s, the kernel computed %s",
+                      k->tensors[i].name, shapeName(t->shape, r).c_str(),
+                      shapeName(d + 3, r).c_str());
+      int64_t bytes = elementBytes(k->tensors[i].dtype);
+      if (status == ATTN_STATUS_OK)
+        stridedCopy(reinterpret_cast<const char *>(d[1]) + d[2] * bytes,
+                    d + 3 + r, tensorBase(t), t->strides, t->shape, r, bytes);
+      int64_t alloc = d[0];
+      bool isInput = false;
+      for (int32_t j = 0; j < k->num_inputs; ++j)
+        isInput |= alloc == reinterpret_cast<int64_t>(tensorBase(tensors[j]));
+      bool seen = false;
+      for (int64_t f : freed)
+        seen |= f == alloc;
+      // 0xdeadbeef: the allocated pointer of a constant global.
+      if (!alloc || alloc == 0xdeadbeef || isInput || seen)
+        continue;
+      freed.push_back(alloc);
+      std::free(reinterpret_cast<void *>(alloc));
+    }
+  }
+  std::free(owned);
+  return status;
+}
+
+} // namespace
+
+extern "C" {
+
+ATTN_RT_EXPORT const char *attn_last_error(void) { return lastError.c_str(); }
+
+ATTN_RT_EXPORT uint32_t attn_runtime_abi_version(void) {
+  return ATTN_KERNEL_ABI_VERSION;
+}
+
+ATTN_RT_EXPORT void attn_exec_options_init(attn_exec_options_t *options) {
+  if (!options)
+    return;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->abi_version = ATTN_KERNEL_ABI_VERSION;
+}
+
+ATTN_RT_EXPORT const char *attn_status_name(attn_status_t status) {
+  switch (status) {
+  case ATTN_STATUS_OK:
+    return "ATTN_STATUS_OK";
+  case ATTN_STATUS_INVALID_ARGUMENT:
+    return "ATTN_STATUS_INVALID_ARGUMENT";
+  case ATTN_STATUS_DTYPE_MISMATCH:
+    return "ATTN_STATUS_DTYPE_MISMATCH";
+  case ATTN_STATUS_SHAPE_MISMATCH:
+    return "ATTN_STATUS_SHAPE_MISMATCH";
+  case ATTN_STATUS_UNSUPPORTED_DEVICE:
+    return "ATTN_STATUS_UNSUPPORTED_DEVICE";
+  case ATTN_STATUS_WORKSPACE_TOO_SMALL:
+    return "ATTN_STATUS_WORKSPACE_TOO_SMALL";
+  case ATTN_STATUS_ABI_MISMATCH:
+    return "ATTN_STATUS_ABI_MISMATCH";
+  case ATTN_STATUS_NO_SPECIALIZATION:
+    return "ATTN_STATUS_NO_SPECIALIZATION";
+  case ATTN_STATUS_OUT_OF_MEMORY:
+    return "ATTN_STATUS_OUT_OF_MEMORY";
+  }
+  return "(unknown status)";
+}
+
+ATTN_RT_EXPORT attn_status_t
+attn_kernel_call(const attn_kernel_info_t *kernel, DLTensor *const *tensors,
+                 int32_t num_tensors, const attn_exec_options_t *options) {
+  lastError.clear();
+  if (attn_status_t s = checkOptions(options))
+    return s;
+  if (attn_status_t s = checkAll(kernel, tensors, num_tensors, false))
+    return s;
+  return callChecked(kernel, tensors, num_tensors, options);
+}
+
+ATTN_RT_EXPORT attn_status_t attn_kernel_workspace_size(
+    const attn_kernel_info_t *kernel, DLTensor *const *tensors,
+    int32_t num_tensors, size_t *bytes) {
+  lastError.clear();
+  if (!bytes)
+    return fail(ATTN_STATUS_INVALID_ARGUMENT, "null bytes pointer");
+  *bytes = 0;
+  if (attn_status_t s = checkAll(kernel, tensors, num_tensors, false))
+    return s;
+  bool returnsOutputs = kernel->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
+  for (int32_t i = 0; i < num_tensors; ++i)
+    if (!(returnsOutputs && kernel->tensors[i].is_output) &&
+        !isContiguous(tensors[i]))
+      *bytes += alignUp(numElements(tensors[i]) *
+                        elementBytes(kernel->tensors[i].dtype));
+  return ATTN_STATUS_OK;
+}
+
+ATTN_RT_EXPORT attn_status_t
+attn_kernel_dispatch(const attn_kernel_info_t *const *kernels,
+                     int32_t num_kernels, DLTensor *const *tensors,
+                     int32_t num_tensors, const attn_exec_options_t *options) {
+  lastError.clear();
+  if (!kernels || num_kernels <= 0)
+    return fail(ATTN_STATUS_INVALID_ARGUMENT, "no kernels to dispatch to");
+  for (int32_t i = 0; i < num_kernels; ++i)
+    if (checkAll(kernels[i], tensors, num_tensors, true) == ATTN_STATUS_OK)
+      return attn_kernel_call(kernels[i], tensors, num_tensors, options);
+  std::string got;
+  for (int32_t i = 0; tensors && i < num_tensors; ++i) {
+    if (i)
+      got += ", ";
+    const DLTensor *t = tensors[i];
+    got += t ? dtypeName(t->dtype) + shapeName(t->shape, t->ndim) : "null";
+  }
+  std::string compiled;
+  for (int32_t i = 0; i < num_kernels; ++i)
+    compiled += (i ? "; " : "") + describeKernel(kernels[i]);
+  return fail(ATTN_STATUS_NO_SPECIALIZATION,
+              "no compiled specialization takes (%s); compiled: %s",
+              got.c_str(), compiled.c_str());
+}
+
+/// memrefCopy's contract (MLIR's c_runner_utils) for kernels compiled ahead
+/// of time: attn-compile renames the kernels' calls to this function, so
+/// that they need no MLIR runtime library. Unranked descriptors
+/// {rank, ranked descriptor}; strides in elements.
+struct UnrankedDesc {
+  int64_t rank;
+  int64_t *desc;
+};
+
+ATTN_RT_EXPORT void attn_rt_memref_copy(int64_t elemBytes, UnrankedDesc *src,
+                                        UnrankedDesc *dst) {
+  int32_t r = static_cast<int32_t>(src->rank);
+  const int64_t *s = src->desc, *d = dst->desc;
+  auto *srcBase = reinterpret_cast<const char *>(s[1]) + s[2] * elemBytes;
+  auto *dstBase = reinterpret_cast<char *>(d[1]) + d[2] * elemBytes;
+  if (r == 0) {
+    std::memcpy(dstBase, srcBase, elemBytes);
+    return;
+  }
+  stridedCopy(srcBase, s + 3 + r, dstBase, d + 3 + r, s + 3, r, elemBytes);
+}
+
+} // extern "C"

@@ -1,0 +1,198 @@
+"""Calls attn kernels from Python through their C ABI (attn-c/Kernel.h).
+
+Plain ctypes, no MLIR bindings. Tensors go in through DLPack
+(``__dlpack__``): numpy arrays, PyTorch tensors and anything else that
+exports DLPack are passed without copies; strided views are fine.
+
+    import numpy as np, attn
+    lib = attn.load_library("libkernels.so")          # attn-compile --emit=shared
+    out = lib["gqa_causal"](q, k, v)                  # numpy in, numpy out
+    lib.dispatch(q, k, v, out=[o, lse])               # pick the specialization
+
+    lib = attn.jit(open("spec.mlir").read())          # JIT through the C API
+
+Errors raise ``attn.KernelError`` (the status and the runtime's message).
+``attn.torch_ops.register(kernel, "ns::name")`` makes a kernel a
+``torch.library.custom_op`` with a fake implementation for torch.compile.
+"""
+
+import ctypes
+import os
+
+from . import _abi
+
+__all__ = ["KernelError", "CompileError", "Kernel", "KernelLibrary",
+           "load_library", "jit", "library_dir"]
+
+
+class KernelError(RuntimeError):
+    """A kernel call failed: ``status`` is the attn_status_t name."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+
+class CompileError(RuntimeError):
+    """The C API could not parse or compile a spec."""
+
+
+def library_dir():
+    """Where libattn_runtime and libattn_compiler are: $ATTN_LIBRARY_DIR, or
+    <prefix>/lib for the installed package (<prefix>/lib/python/attn)."""
+    env = os.environ.get("ATTN_LIBRARY_DIR")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", ".."))
+
+
+def _status_name(status):
+    try:
+        return _abi.STATUS_NAMES[status]
+    except IndexError:
+        return f"status {status}"
+
+
+def _dlpack_tensor(x):
+    """The DLTensor of a DLPack-exporting tensor, and the capsule that keeps
+    it alive (unconsumed: its deleter runs when the capsule dies)."""
+    if hasattr(x, "detach"):  # torch: __dlpack__ refuses tensors with grad
+        x = x.detach()
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{type(x).__name__} does not export DLPack")
+    capsule = x.__dlpack__()
+    ptr = _abi.capsule_pointer(capsule)
+    # DLManagedTensor starts with its DLTensor.
+    return ctypes.cast(ptr, ctypes.POINTER(_abi.DLTensor)), capsule
+
+
+class Kernel:
+    """One compiled kernel: ``kernel(*inputs, out=None, num_threads=0)``.
+
+    Outputs are allocated like the first input (numpy or torch) when ``out``
+    is not given; a kernel whose outputs have dynamic sizes needs ``out``.
+    """
+
+    def __init__(self, info_ptr, owner):
+        self._info = info_ptr
+        self._owner = owner  # keeps the library (and its code) alive
+        info = info_ptr.contents
+        self.name = info.name.decode()
+        self.symbol = info.symbol.decode()
+        self.form = info.form.decode()
+        self.target_cpu = info.target_cpu.decode()
+        self.num_inputs = info.num_inputs
+        self.num_outputs = info.num_outputs
+        self.tensors = []
+        for i in range(info.num_inputs + info.num_outputs):
+            t = info.tensors[i]
+            self.tensors.append({
+                "name": t.name.decode(),
+                "dtype": _abi.dtype_name(t.dtype),
+                "shape": [t.shape[d] for d in range(t.ndim)],
+                "dims": [t.dim_names[d].decode() for d in range(t.ndim)],
+                "output": bool(t.is_output),
+            })
+        self.inputs = self.tensors[:self.num_inputs]
+        self.outputs = self.tensors[self.num_inputs:]
+
+    def __repr__(self):
+        args = ", ".join(f"{t['name']}: {t['dtype']}{t['shape']}"
+                         for t in self.tensors)
+        return f"<attn kernel {self.name}({args})>"
+
+    def allocate_outputs(self, like):
+        """Empty outputs of this kernel's static shapes, numpy or torch like
+        `like`."""
+        outs = []
+        for t in self.outputs:
+            if any(s < 0 for s in t["shape"]):
+                raise ValueError(f"output {t['name']} of {self.name} has "
+                                 f"dynamic sizes {t['shape']}: pass out=")
+            outs.append(_abi.empty_like(like, t["shape"], t["dtype"]))
+        return outs
+
+    def __call__(self, *inputs, out=None, num_threads=0, workspace=None):
+        if len(inputs) != self.num_inputs:
+            raise TypeError(f"{self.name} takes {self.num_inputs} inputs "
+                            f"({', '.join(t['name'] for t in self.inputs)}),"
+                            f" got {len(inputs)}")
+        if out is None:
+            outs = self.allocate_outputs(inputs[0])
+        elif hasattr(out, "__dlpack__"):
+            outs = [out]
+        else:
+            outs = list(out)
+        call(self._owner._runtime, self._info, list(inputs) + outs,
+             num_threads, workspace)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def call(runtime, info, tensors, num_threads=0, workspace=None,
+         dispatch=None):
+    """attn_kernel_call (or attn_kernel_dispatch over `dispatch`, a list of
+    info pointers) on DLPack tensors; raises KernelError."""
+    views = [_dlpack_tensor(t) for t in tensors]
+    array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
+        *[v[0] for v in views])
+    opts = _abi.ExecOptions()
+    runtime.attn_exec_options_init(ctypes.byref(opts))
+    opts.num_threads = num_threads
+    if workspace is not None:
+        opts.workspace = workspace.ctypes.data
+        opts.workspace_size = workspace.nbytes
+    if dispatch is None:
+        status = runtime.attn_kernel_call(info, array, len(views),
+                                          ctypes.byref(opts))
+    else:
+        table = (ctypes.POINTER(_abi.KernelInfo) * len(dispatch))(*dispatch)
+        status = runtime.attn_kernel_dispatch(table, len(dispatch), array,
+                                              len(views), ctypes.byref(opts))
+    del views  # the capsules live until here
+    if status != 0:
+        raise KernelError(_status_name(status),
+                          runtime.attn_last_error().decode())
+
+
+class KernelLibrary:
+    """The kernels of one library: ``lib["name"]``, ``lib.kernels``,
+    ``lib.dispatch(*tensors)`` (inputs and outputs)."""
+
+    def __init__(self, kernels, runtime, handle=None):
+        self._runtime = runtime
+        self._handle = handle
+        self.kernels = {}
+        for info in kernels:
+            k = Kernel(info, self)
+            self.kernels[k.name] = k
+
+    def __getitem__(self, name):
+        return self.kernels[name]
+
+    def dispatch(self, *tensors, num_threads=0):
+        infos = [k._info for k in self.kernels.values()]
+        call(self._runtime, None, list(tensors), num_threads,
+             dispatch=infos)
+
+
+def load_library(path, prefix="attn_"):
+    """Loads a kernel library built with ``attn-compile --emit=shared`` (its
+    symbols prefixed with `prefix`)."""
+    lib = ctypes.CDLL(os.path.abspath(path))
+    _abi.declare_runtime(lib)  # the runtime is a dependency of the library
+    kernels_fn = getattr(lib, prefix + "kernels")
+    kernels_fn.restype = ctypes.POINTER(ctypes.POINTER(_abi.KernelInfo))
+    kernels_fn.argtypes = [ctypes.POINTER(ctypes.c_int32)]
+    count = ctypes.c_int32()
+    table = kernels_fn(ctypes.byref(count))
+    return KernelLibrary([table[i] for i in range(count.value)], lib, lib)
+
+
+def jit(spec, prefix="attn_", form="fused", parallel=True, target_cpu="",
+        name="<python>"):
+    """JIT-compiles the spec text through the C API (libattn_compiler)."""
+    from . import _capi
+    return _capi.jit(spec, prefix=prefix, form=form, parallel=parallel,
+                     target_cpu=target_cpu, name=name)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The attn Python package (python/attn) on compiled and JIT kernels.
+
+    python-test.py numpy <libpy_kernels.so> <small.mlir>
+    python-test.py torch <libpy_kernels.so> <small.mlir>
+
+numpy: kernels on numpy arrays (contiguous and strided), the dispatcher,
+thread counts, errors, and a kernel JIT-compiled through the C API, against
+this file's own f64 reference. torch: the same kernel on PyTorch tensors,
+as a torch.library.custom_op (opcheck, torch.compile). Exits 77 (skipped)
+when numpy, or for `torch` PyTorch, cannot be imported.
+"""
+
+import math
+import os
+import sys
+
+SKIP = 77
+mode, kernels_path, small_spec = sys.argv[1:4]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "python"))
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is not available: skipped")
+    sys.exit(SKIP)
+if mode == "torch":
+    try:
+        import torch
+    except ImportError:
+        print("torch is not available: skipped")
+        sys.exit(SKIP)
+
+import attn  # noqa: E402
+if mode == "torch":
+    import attn.torch_ops  # noqa: E402
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        print("FAIL:", what)
+        failures += 1
+
+
+def reference(q, k, v, top_left=True):
+    """f64 causal GQA attention: out [B,Hq,Nq,D] and lse [B,Hq,Nq]."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    B, Hq, Nq, D = q.shape
+    Hkv, Nk = k.shape[1], k.shape[2]
+    out = np.zeros((B, Hq, Nq, v.shape[3]))
+    lse = np.zeros((B, Hq, Nq))
+    for b in range(B):
+        for h in range(Hq):
+            g = h // (Hq // Hkv)
+            for i in range(Nq):
+                last = i if top_left else Nk - Nq + i
+                s = np.array([q[b, h, i] @ k[b, g, j] / math.sqrt(D)
+                              for j in range(last + 1)])
+                m = s.max()
+                p = np.exp(s - m)
+                out[b, h, i] = p @ v[b, g, :last + 1] / p.sum()
+                lse[b, h, i] = m + math.log(p.sum())
+    return out, lse
+
+
+rng = np.random.default_rng(7)
+lib = attn.load_library(kernels_path, prefix="py_")
+prefill = lib["prefill"]
+check(prefill.inputs[0]["dims"] == ["B", "Hq", "Nq", "Dqk"], prefill.inputs)
+q = rng.uniform(-1, 1, (1, 4, 6, 8)).astype(np.float32)
+k = rng.uniform(-1, 1, (1, 2, 6, 8)).astype(np.float32)
+v = rng.uniform(-1, 1, (1, 2, 6, 8)).astype(np.float32)
+ref_out, ref_lse = reference(q, k, v)
+
+if mode == "numpy":
+    out, lse = prefill(q, k, v)
+    check(np.abs(out - ref_out).max() < 2e-4, "numpy out")
+    check(np.abs(lse - ref_lse).max() < 2e-4, "numpy lse")
+    # A strided view of q (stored [B, N, H, D]) and a one-thread call.
+    qt = np.ascontiguousarray(q.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+    check(not qt.flags.c_contiguous, "strided view")
+    out1, _ = prefill(qt, k, v, num_threads=1)
+    check(np.array_equal(out1, out), "strided, 1 thread")
+    # The dispatcher, into caller-provided outputs.
+    o, l = np.zeros_like(out), np.zeros_like(lse)
+    lib.dispatch(q, k, v, o, l)
+    check(np.array_equal(o, out), "dispatch")
+    # Errors name the argument.
+    try:
+        prefill(q.astype(np.float64), k, v)
+        check(False, "f64 q accepted")
+    except attn.KernelError as e:
+        check(e.status == "ATTN_STATUS_DTYPE_MISMATCH" and "q" in e.message,
+              f"error {e}")
+    try:
+        lib.dispatch(q[:, :2], k, v, o, l)
+        check(False, "dispatch of a wrong shape")
+    except attn.KernelError as e:
+        check(e.status == "ATTN_STATUS_NO_SPECIALIZATION" and
+              "prefill(q: f32[1,4,6,8]" in e.message, f"error {e}")
+    # JIT through the C API, the same ABI.
+    jit = attn.jit(open(small_spec).read(), name="small.mlir")
+    qs, ks, vs = (rng.uniform(-1, 1, (1, 2, 4, 8)).astype(np.float32)
+                  for _ in range(3))
+    check(np.abs(jit["small"](qs, ks, vs) - reference(qs, ks, vs)[0]).max()
+          < 2e-4, "JIT kernel")
+    try:
+        attn.jit("func.func @f() {", name="broken.mlir")
+        check(False, "a broken spec compiled")
+    except attn.CompileError as e:
+        check("broken.mlir:1:" in str(e), f"compile error {e}")
+else:
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    out, lse = prefill(tq, tk, tv)
+    check(isinstance(out, torch.Tensor), "torch output type")
+    check((out.double() - torch.from_numpy(ref_out)).abs().max() < 2e-4,
+          "torch out")
+    # A non-contiguous torch view.
+    qt = tq.transpose(1, 2).contiguous().transpose(1, 2)
+    check(torch.equal(prefill(qt, tk, tv)[0], out), "torch strided")
+    op = attn.torch_ops.register(prefill, "attn_test::prefill")
+    o2, l2 = op(tq, tk, tv)
+    check(torch.equal(o2, out), "custom op")
+    torch.library.opcheck(op, (tq, tk, tv))
+    compiled = torch.compile(lambda a, b, c: op(a, b, c)[0] * 2,
+                             backend="eager", fullgraph=True)
+    check(torch.equal(compiled(tq, tk, tv), out * 2), "torch.compile")
+
+if failures:
+    print(f"python-test {mode}: {failures} failures")
+    sys.exit(1)
+print(f"python-test {mode}: ok")

@@ -1,0 +1,313 @@
+//===- attn-compile.cpp - ahead-of-time compiler driver -------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Compiles the entry functions of a spec into kernels with the C ABI of
+// attn-c/Kernel.h: `--emit=obj|lib|shared` for linking, `header` for the C
+// declarations, `mlir|llvm|asm` to look at the stages. A thin front end over
+// lib/Compile (attn/Compile/Compile.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compile/Compile.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { Mlir, Llvm, Asm, Obj, Lib, Shared, Header };
+} // namespace
+
+static cl::OptionCategory category("attn-compile options");
+static cl::list<std::string>
+    inputFiles(cl::Positional, cl::desc("<spec.mlir>..."), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Obj),
+    cl::values(clEnumValN(Emit::Mlir, "mlir", "the LLVM-dialect module"),
+               clEnumValN(Emit::Llvm, "llvm", "LLVM IR with the ABI layer"),
+               clEnumValN(Emit::Asm, "asm", "assembly"),
+               clEnumValN(Emit::Obj, "obj", "a relocatable object"),
+               clEnumValN(Emit::Lib, "lib", "a static library (.a)"),
+               clEnumValN(Emit::Shared, "shared",
+                          "a shared library (links with the system C "
+                          "compiler, --cc)"),
+               clEnumValN(Emit::Header, "header", "the C header")),
+    cl::cat(category));
+static cl::opt<std::string>
+    headerFile("header",
+               cl::desc("Also write the C header to this path (with obj, lib "
+                        "or shared)"),
+               cl::value_desc("path"), cl::cat(category));
+static cl::opt<std::string> prefix("prefix",
+                                   cl::desc("Prefix of every exported symbol"),
+                                   cl::init("attn_"), cl::cat(category));
+static cl::list<std::string>
+    entries("entry",
+            cl::desc("Functions to compile (default: every public function "
+                     "with a body)"),
+            cl::CommaSeparated, cl::cat(category));
+static cl::opt<std::string> form("form", cl::desc("naive, fused or decode"),
+                                 cl::init("fused"), cl::cat(category));
+static cl::opt<int64_t> tileQ("tile-q", cl::desc("Query rows per tile"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile"), cl::init(0),
+                              cl::cat(category));
+static cl::opt<int64_t> splits("splits", cl::desc("KV chunks (decode form)"),
+                               cl::init(4), cl::cat(category));
+static cl::opt<bool>
+    parallel("parallel",
+             cl::desc("Run on OpenMP threads (the kernels then need libomp)"),
+             cl::init(true), cl::cat(category));
+static cl::opt<bool> approximateMath("approximate-math",
+                                     cl::desc("Polynomial f32 exp/log/tanh"),
+                                     cl::init(true), cl::cat(category));
+static cl::opt<std::string>
+    targetCpu("target-cpu", cl::desc("LLVM CPU name (default: the host)"),
+              cl::cat(category));
+static cl::opt<std::string> targetFeatures(
+    "target-features",
+    cl::desc("LLVM features over the CPU's, e.g. +avx2,-avx512f"),
+    cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level (0-3)"),
+                                  cl::init(3), cl::Prefix, cl::cat(category));
+static cl::opt<std::string>
+    ccPath("cc", cl::desc("C compiler that links --emit=shared"),
+           cl::init("cc"), cl::cat(category));
+static cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("Directory of libattn_runtime for --emit=shared (default: "
+             "../lib next to attn-compile)"),
+    cl::cat(category));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "attn-compile: error: " << msg << "\n";
+  return 1;
+}
+
+static int fail(llvm::Error err) {
+  return fail(llvm::toString(std::move(err)));
+}
+
+static bool isIdentifierPrefix(llvm::StringRef s) {
+  return s.empty() || (!llvm::isDigit(s.front()) && llvm::all_of(s, [](char c) {
+           return llvm::isAlnum(c) || c == '_';
+         }));
+}
+
+static int writeFile(llvm::StringRef path, llvm::StringRef bytes) {
+  std::string err;
+  auto out = openOutputFile(path, &err);
+  if (!out)
+    return fail(err);
+  out->os() << bytes;
+  out->keep();
+  return 0;
+}
+
+static std::string headerGuard(llvm::StringRef path) {
+  std::string guard = "ATTN_KERNELS_";
+  for (char c : llvm::sys::path::filename(path))
+    guard += llvm::isAlnum(c) ? llvm::toUpper(c) : '_';
+  return guard;
+}
+
+/// Links `object` into a shared library with the system C compiler, against
+/// libattn_runtime (and libomp for parallel kernels).
+static int linkShared(llvm::StringRef object, const char *argv0) {
+  auto cc = llvm::sys::findProgramByName(ccPath);
+  if (!cc)
+    return fail("cannot find the C compiler '" + ccPath +
+                "' for --emit=shared: " + cc.getError().message());
+  std::string rtDir = runtimeDir;
+  if (rtDir.empty()) {
+    std::string exe = llvm::sys::fs::getMainExecutable(
+        argv0, reinterpret_cast<void *>(&linkShared));
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(exe));
+    llvm::sys::path::append(dir, "..", "lib");
+    rtDir = dir.str().str();
+  }
+  llvm::SmallString<128> objPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attn-kernels", "o", objPath))
+    return fail("cannot create a temporary object: " + ec.message());
+  llvm::FileRemover remover(objPath);
+  if (int rc = writeFile(objPath, object))
+    return rc;
+  std::vector<std::string> args = {*cc,
+                                   "-shared",
+                                   "-o",
+                                   outputFile,
+                                   objPath.str().str(),
+                                   "-L" + rtDir,
+                                   "-Wl,-rpath," + rtDir,
+                                   "-lattn_runtime"};
+  if (parallel)
+    args.push_back(ATTN_OPENMP_RUNTIME);
+  args.push_back("-lm");
+  llvm::SmallVector<llvm::StringRef> refs(args.begin(), args.end());
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(*cc, refs, std::nullopt, {}, 0, 0, &err);
+  if (rc != 0)
+    return fail("linking " + outputFile + " with " + *cc + " failed" +
+                (err.empty() ? "" : ": " + err));
+  return 0;
+}
+
+static int compileMain(MLIRContext &context, const char *argv0) {
+  if (!isIdentifierPrefix(prefix))
+    return fail("--prefix='" + prefix + "' is not the start of a C identifier");
+  if (emit == Emit::Lib || emit == Emit::Shared || emit == Emit::Obj)
+    if (outputFile == "-")
+      return fail("--emit=obj, lib and shared need an output file (-o)");
+  KernelCompileOptions options;
+  options.form = form;
+  options.tileQ = tileQ;
+  options.tileK = tileK;
+  options.splits = splits;
+  options.parallel = parallel;
+  options.approximateMath = approximateMath;
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
+  options.prefix = prefix;
+  options.entries.assign(entries.begin(), entries.end());
+  options.optLevel = optLevel;
+  if (optLevel > 3)
+    return fail("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
+
+  // Every spec file's functions go into one module: one library.
+  if (inputFiles.empty())
+    inputFiles.push_back("-");
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  for (const std::string &path : inputFiles) {
+    std::string errorMessage;
+    auto file = openInputFile(path, &errorMessage);
+    if (!file)
+      return fail(errorMessage);
+    llvm::StringRef text = file->getBuffer();
+    std::string name = file->getBufferIdentifier().str();
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    ParserConfig config(&context);
+    OwningOpRef<ModuleOp> part =
+        parseSourceString<ModuleOp>(text, config, name);
+    if (!part)
+      return fail("could not parse " + path);
+    if (failed(mlir::verify(*part)))
+      return fail(path + " does not verify");
+    if (!module) {
+      module = std::move(part);
+      continue;
+    }
+    SymbolTable symbols(*module);
+    for (Operation &op :
+         llvm::make_early_inc_range(part->getBody()->getOperations())) {
+      if (auto sym = dyn_cast<SymbolOpInterface>(op))
+        if (symbols.lookup(sym.getName())) {
+          op.emitError() << "@" << sym.getName()
+                         << " is defined in an earlier spec file too";
+          return fail("duplicate function @" + sym.getName().str());
+        }
+      op.moveBefore(module->getBody(), module->getBody()->end());
+      if (isa<SymbolOpInterface>(op))
+        symbols.insert(&op);
+    }
+  }
+
+  auto sigs = kernelSignatures(*module, options);
+  if (!sigs)
+    return fail(sigs.takeError());
+  std::string header =
+      kernelHeader(*sigs, options,
+                   headerGuard(emit == Emit::Header ? outputFile : headerFile));
+  if (emit == Emit::Header)
+    return writeFile(outputFile, header);
+  if (!headerFile.empty())
+    if (int rc = writeFile(headerFile, header))
+      return rc;
+
+  auto tm = createKernelTargetMachine(options);
+  if (!tm)
+    return fail(tm.takeError());
+  auto lowered = lowerKernels(*module, options);
+  if (!lowered)
+    return fail(lowered.takeError());
+  if (emit == Emit::Mlir) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    (*lowered)->print(os);
+    return writeFile(outputFile, s);
+  }
+  llvm::LLVMContext llvmCtx;
+  auto m = buildKernelModule(**lowered, *sigs, options, **tm, llvmCtx);
+  if (!m)
+    return fail(m.takeError());
+  if (emit == Emit::Llvm) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    (*m)->print(os, nullptr);
+    return writeFile(outputFile, s);
+  }
+  llvm::SmallString<0> code;
+  llvm::raw_svector_ostream os(code);
+  if (llvm::Error err = emitMachineCode(**m, **tm, emit == Emit::Asm, os))
+    return fail(std::move(err));
+  switch (emit) {
+  case Emit::Asm:
+  case Emit::Obj:
+    return writeFile(outputFile, code);
+  case Emit::Lib: {
+    std::string member = llvm::sys::path::stem(outputFile).str() + ".o";
+    auto archive = makeStaticArchive(code, member);
+    if (!archive)
+      return fail(archive.takeError());
+    return writeFile(outputFile, *archive);
+  }
+  case Emit::Shared:
+    return linkShared(code, argv0);
+  default:
+    return 0;
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: compile an attn spec ahead of time into kernels with "
+      "the C ABI of attn-c/Kernel.h\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<AttnDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  return compileMain(context, argv[0]);
+}
