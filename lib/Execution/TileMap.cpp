@@ -8,6 +8,8 @@
 
 #include "attn/Schedule/Schedule.h"
 
+#include "mlir/IR/OwningOpRef.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
@@ -64,7 +66,15 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
                                int64_t tq, int64_t tk,
                                llvm::raw_ostream *print) {
   Schedule schedule(ScheduleSpec::forOp(op, {tq, tk}));
-  if (Block *mask = op.getMaskModBlock()) {
+  // The kernel classifies the canonical form of the mask region: so does
+  // the map (on a copy of the op).
+  OwningOpRef<Operation *> canonical;
+  if (op.getMaskModBlock()) {
+    canonical = op->clone();
+    canonicalizeModRegions(*canonical);
+  }
+  if (Block *mask = canonical ? cast<AttentionOp>(*canonical).getMaskModBlock()
+                              : nullptr) {
     // The kernel's own classification of the mask region, evaluated on the
     // host data of the mod_inputs (same MaskBounds code, HostArith).
     int64_t hq = op.getNumQueryHeads();
@@ -84,20 +94,30 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
                  llvm::ArrayRef<std::pair<int64_t, int64_t>> box)
             -> std::optional<std::pair<int64_t, int64_t>> {
           const HostTensor *t = inputs[input];
-          if (!t ||
-              (t->kind != ElementKind::I8 && t->kind != ElementKind::I32 &&
-               t->kind != ElementKind::I64))
+          int bits = !t                            ? 0
+                     : t->kind == ElementKind::I8  ? 8
+                     : t->kind == ElementKind::I32 ? 32
+                     : t->kind == ElementKind::I64 ? 64
+                                                   : 0;
+          if (!bits || box.size() != t->shape.size())
             return std::nullopt;
-          // The kernel scans at most 2^14 elements (FusedLowering's
-          // tensorRange) and treats larger boxes as unknown.
+          // As the kernel (FusedLowering::tensorRange): a box of more than
+          // 2^14 elements, or one that misses the tensor, gives the element
+          // type's whole range.
+          std::pair<int64_t, int64_t> whole = {
+              bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)),
+              bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1};
+          constexpr int64_t kMaxSummary = 1 << 14;
           int64_t volume = 1;
-          for (size_t d = 0; d < box.size() && d < t->shape.size(); ++d)
-            volume *=
+          for (size_t d = 0; d < box.size(); ++d) {
+            int64_t extent =
                 std::clamp<int64_t>(std::min(box[d].second, t->shape[d] - 1) -
                                         std::max<int64_t>(box[d].first, 0) + 1,
-                                    0, (1 << 14) + 1);
-          if (volume > (1 << 14))
-            return std::nullopt;
+                                    0, kMaxSummary + 1);
+            volume = std::min(volume * extent, kMaxSummary + 1);
+          }
+          if (volume > kMaxSummary || volume == 0)
+            return whole;
           return hostRange(*t, box);
         });
   }

@@ -484,11 +484,17 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
     for (auto [got, want] : llvm::zip(block.getArgumentTypes(), expected)) {
       if (got == want)
         continue;
+      // A dimension static in the region must be static (and the same) in
+      // the operand: the region may be less static than the tensor it
+      // reads (sizes specialized at run time), never more.
       auto g = dyn_cast<RankedTensorType>(got);
       auto w = dyn_cast<RankedTensorType>(want);
       if (!g || !w || g.getElementType() != w.getElementType() ||
-          failed(verifyCompatibleShape(g, w)))
+          g.getRank() != w.getRank())
         return false;
+      for (auto [gd, wd] : llvm::zip(g.getShape(), w.getShape()))
+        if (gd != ShapedType::kDynamic && gd != wd)
+          return false;
     }
     return true;
   };
@@ -500,6 +506,10 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
            << ") = " << fmtTypes(expected) << "; got "
            << fmtTypes(block.getArgumentTypes());
   for (Operation &inner : block) {
+    if (auto dim = dyn_cast<tensor::DimOp>(inner);
+        dim && !dim.getConstantIndex())
+      return op->emitOpError()
+             << name << ": tensor.dim needs a constant dimension index";
     StringRef ns = inner.getDialect() ? inner.getDialect()->getNamespace() : "";
     bool allowed = ns == "arith" || ns == "math" ||
                    isa<tensor::ExtractOp, tensor::DimOp, YieldOp>(inner);
@@ -512,7 +522,7 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
       return diag;
     }
   }
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return op->emitOpError() << name << " must end with attn.yield";
   Type want = isScore ? Type(Float32Type::get(ctx)) : IntegerType::get(ctx, 1);
@@ -723,6 +733,18 @@ LogicalResult AttentionOp::verify() {
   }
   if (failed(verifyModRegions(*this)))
     return failure();
+  // The per-tile classification of a mask_mod bounds its arithmetic with
+  // indices below 2^40 (dynamic sizes are checked at run time).
+  if (getMaskModBlock()) {
+    for (auto [name, size] : {std::pair<StringRef, int64_t>{"B", batch},
+                              {"Hq", numQueryHeads},
+                              {"Nq", queryLen},
+                              {"Nk", nk}})
+      if (size != kDyn && size >= (int64_t(1) << 40))
+        return emitOpError() << "mask_mod needs B, Hq, Nq and Nk below 2^40; "
+                                "got "
+                             << name << " = " << size;
+  }
   return verifyModifiers(*this,
                          ProblemSizes{batch, numQueryHeads, queryLen, nk});
 }

@@ -347,7 +347,9 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
         double lse;
         if (spec.norm == Norm::Sigmoid) {
           for (int64_t j = 0; j < d.nk; ++j) {
-            if (!allowed[j])
+            // A -inf logit (bias, score_mod) weighs exactly 0 and, like a
+            // masked key, contributes nothing, whatever its v.
+            if (!allowed[j] || logits[j] == -kInf)
               continue;
             double w = 1.0 / (1.0 + std::exp(-logits[j]));
             for (int64_t x = 0; x < d.dv; ++x)
@@ -366,7 +368,7 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
           } else {
             double sum = 0.0;
             for (int64_t j = 0; j < d.nk; ++j) {
-              if (!allowed[j])
+              if (!allowed[j] || logits[j] == -kInf)
                 continue;
               double w = std::exp(logits[j] - m);
               sum += w;

@@ -9,6 +9,9 @@
 #include "attn/Schedule/MaskBounds.h"
 #include "attn/Target/CpuTarget.h"
 
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -99,6 +102,22 @@ double Schedule::allowedPairs(int64_t nq, int64_t kvLen) const {
     pairs += static_cast<double>(hi - lo);
   }
   return pairs;
+}
+
+void mlir::attn::canonicalizeModRegions(Operation *op) {
+  MLIRContext *ctx = op->getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    name.getCanonicalizationPatterns(patterns, ctx);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  GreedyRewriteConfig config;
+  // The entry block's arguments are the region's signature: keep them.
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  for (Region &region : op->getRegions())
+    if (!region.empty())
+      (void)applyPatternsGreedily(region, frozen, config);
 }
 
 TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,

@@ -41,6 +41,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -53,6 +56,11 @@ template <typename A> struct TileBox {
   using V = typename A::Value;
   V bLo, bHi, hLo, hHi, iLo, iHi, jLo, jHi;
 };
+
+/// Batch entries, heads, query rows and keys of an op with a mask_mod are
+/// below this bound (the verifier checks static sizes, the generated code
+/// dynamic ones), so that MaskBounds can bound its arithmetic statically.
+inline constexpr int64_t kIndexBound = int64_t(1) << 40;
 
 template <typename A> class MaskBounds {
 public:
@@ -80,19 +88,25 @@ public:
                                {box.iLo, box.iHi},
                                {box.jLo, box.jHi}};
     for (unsigned k = 0; k < 4; ++k)
-      ints[region.getArgument(k)] = {args[k].first, args[k].second, true};
+      ints[region.getArgument(k)] = {args[k].first, args[k].second, true,
+                                     double(kIndexBound)};
     for (Operation &op : region.without_terminator())
       visit(op);
     return truth(region.getTerminator()->getOperand(0));
   }
 
 private:
-  /// An interval; `affine`: computed from indices and constants only, so
-  /// sums and products of it cannot overflow for sizes the verifier admits.
+  /// An interval. `affine`: computed from indices and constants only, with
+  /// `bound` a static bound on its magnitude (indices are below kIndexBound,
+  /// which the verifier and the kernels' run-time checks guarantee), so that
+  /// sums and products whose bound stays below 2^62 cannot overflow; a result
+  /// that could is unknown.
   struct Range {
     V lo, hi;
     bool affine;
+    double bound = 0;
   };
+  static constexpr double kMaxBound = 4.611686018427387904e18; // 2^62
 
   Block &region;
   A &a;
@@ -138,8 +152,9 @@ private:
         bool v = attr.getValue().getBoolValue();
         bools[c] = {a.cb(v), a.cb(!v)};
       } else if (attr.getValue().getSignificantBits() <= 62) {
-        V x = a.c(attr.getValue().getSExtValue());
-        ints[c] = {x, x, true};
+        int64_t v = attr.getValue().getSExtValue();
+        V x = a.c(v);
+        ints[c] = {x, x, true, std::abs(double(v))};
       }
       return;
     }
@@ -241,6 +256,13 @@ private:
         ints[res] = *r;
       return;
     }
+    if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+      auto t = range(sel.getTrueValue()), f = range(sel.getFalseValue());
+      if (t && f)
+        ints[res] = {a.min(t->lo, f->lo), a.max(t->hi, f->hi),
+                     t->affine && f->affine, std::max(t->bound, f->bound)};
+      return;
+    }
     if (op.getNumOperands() != 2)
       return;
     auto x = range(op.getOperand(0)), y = range(op.getOperand(1));
@@ -252,33 +274,32 @@ private:
       bool mx = isa<arith::MaxSIOp>(op);
       ints[res] = {mx ? a.max(x->lo, y->lo) : a.min(x->lo, y->lo),
                    mx ? a.max(x->hi, y->hi) : a.min(x->hi, y->hi),
-                   x->affine && y->affine};
-      return;
-    }
-    if (auto sel = dyn_cast<arith::SelectOp>(op)) {
-      auto t = range(sel.getTrueValue()), f = range(sel.getFalseValue());
-      if (t && f)
-        ints[res] = {a.min(t->lo, f->lo), a.max(t->hi, f->hi),
-                     t->affine && f->affine};
+                   x->affine && y->affine, std::max(x->bound, y->bound)};
       return;
     }
     // Arithmetic: 64-bit values computed from indices and constants only.
     if (!isWide(type) || !x->affine)
       return;
     if (y && y->affine) {
+      double sum = x->bound + y->bound, product = x->bound * y->bound;
       if (isa<arith::AddIOp>(op)) {
-        ints[res] = {a.add(x->lo, y->lo), a.add(x->hi, y->hi), true};
+        if (sum < kMaxBound)
+          ints[res] = {a.add(x->lo, y->lo), a.add(x->hi, y->hi), true, sum};
         return;
       }
       if (isa<arith::SubIOp>(op)) {
-        ints[res] = {a.sub(x->lo, y->hi), a.sub(x->hi, y->lo), true};
+        if (sum < kMaxBound)
+          ints[res] = {a.sub(x->lo, y->hi), a.sub(x->hi, y->lo), true, sum};
         return;
       }
       if (isa<arith::MulIOp>(op)) {
+        if (!(product < kMaxBound))
+          return;
         V p[4] = {a.mul(x->lo, y->lo), a.mul(x->lo, y->hi), a.mul(x->hi, y->lo),
                   a.mul(x->hi, y->hi)};
         ints[res] = {a.min(a.min(p[0], p[1]), a.min(p[2], p[3])),
-                     a.max(a.max(p[0], p[1]), a.max(p[2], p[3])), true};
+                     a.max(a.max(p[0], p[1]), a.max(p[2], p[3])), true,
+                     product};
         return;
       }
     }
@@ -291,7 +312,8 @@ private:
       bool floor = isa<arith::FloorDivSIOp>(op);
       bool ceil = isa<arith::CeilDivSIOp>(op);
       ints[res] = {ceil ? a.ceilDiv(x->lo, dv) : a.floorDiv(x->lo, dv),
-                   floor ? a.floorDiv(x->hi, dv) : a.ceilDiv(x->hi, dv), true};
+                   floor ? a.floorDiv(x->hi, dv) : a.ceilDiv(x->hi, dv), true,
+                   x->bound};
       return;
     }
     if (isa<arith::RemSIOp>(op)) {
@@ -304,7 +326,7 @@ private:
       V lo = a.select(onePeriod, a.sub(x->lo, base),
                       a.select(nonNeg, a.c(0), a.c(1 - *d)));
       V hi = a.select(onePeriod, a.sub(x->hi, base), a.c(*d - 1));
-      ints[res] = {lo, hi, true};
+      ints[res] = {lo, hi, true, std::min(x->bound, double(*d - 1))};
     }
   }
 };

@@ -267,6 +267,12 @@ private:
   } maskMod;
 };
 
+/// Canonicalizes the score_mod and mask_mod regions of `op` to a fixed point
+/// (folding and every registered op's canonical patterns). The CPU lowering
+/// classifies mask regions in this form, and so must every host prediction
+/// of its tiles (tileMap), since folding can sharpen the classification.
+void canonicalizeModRegions(Operation *op);
+
 /// The tile sizes of the fused (`decode` false) or split-KV form of `op` on
 /// `target`: chosen from the op's static sizes (group size, banded masks,
 /// enough parallel work for the target's cores, tiles that fit its L2 where

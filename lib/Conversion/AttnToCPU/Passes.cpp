@@ -96,6 +96,9 @@ static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
   opts.splits = splits;
   opts.instrument = instrument;
   opts.target = *target;
+  // The mask regions are classified in their canonical form, the one the
+  // host's tile map classifies too.
+  root->walk([](AttentionOp op) { canonicalizeModRegions(op); });
   RewritePatternSet patterns(root->getContext());
   patterns.add<LowerAttentionFused>(root->getContext(), opts);
   return applyPatternsGreedily(root, std::move(patterns));

@@ -249,12 +249,14 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   }
   // A masked key has weight exactly 0. Where every value of the V tile is
   // finite, 0 * v = 0 and the plain P V is exact; tiles with masked keys
-  // (boundary tiles, or any tile when a boolean mask tensor is given)
-  // whose V tile holds a NaN or an infinity take a guarded P V, so that a
-  // masked key contributes nothing whatever its value.
+  // (boundary tiles, or any tile when a boolean mask tensor is given, or a
+  // bias or score_mod that may make a logit -inf) whose V tile holds a NaN
+  // or an infinity take a guarded P V, so that a masked key contributes
+  // nothing whatever its value.
   Value ksAll = tensor::DimOp::create(b, loc, s, 2);
+  bool anyTile = op.getMask() || op.getBias() || op.getScoreModBlock();
   Value noMasked =
-      op.getMask()
+      anyTile
           ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
           : full;
   auto ifOp = scf::IfOp::create(

@@ -145,6 +145,23 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
   if (Value slopes = op.getAlibiSlopes())
     checkEq(slopes, 0, q, qd(1),
             "alibi slopes do not have one entry per query head");
+  // The per-tile classification of a mask_mod bounds its arithmetic with
+  // indices below kIndexBound (2^40); static sizes are checked by the
+  // verifier.
+  if (op.getMaskModBlock()) {
+    for (auto [t, d] : {std::pair<Value, int64_t>{q, qd(0)},
+                        {q, qd(1)},
+                        {q, qd(2)},
+                        {k, qd(2)}}) {
+      if (!typeOf(t).isDynamicDim(d))
+        continue;
+      Value small = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, dim(t, d),
+          arith::ConstantIndexOp::create(b, loc, int64_t(1) << 40));
+      cf::AssertOp::create(b, loc, small,
+                           "attn: mask_mod needs B, Hq, Nq and Nk below 2^40");
+    }
+  }
 }
 
 Value mlir::attn::buildClampedKvLen(OpBuilder &b, Location loc,

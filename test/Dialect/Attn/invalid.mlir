@@ -1273,3 +1273,47 @@ func.func @mod_region_two_blocks(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf3
       } -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// A region may be less static than the tensor it reads (sizes specialized at
+// run time), never more: it would read a size the tensor does not have.
+func.func @region_more_static(%q: tensor<1x2x8x16xf32>, %doc: tensor<?xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod must have block arguments (b, h, i, j : index, then one per mod_inputs tensor) = (index, index, index, index, tensor<?xi32>); got (index, index, index, index, tensor<4xi32>)}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mod_inputs(%doc : tensor<?xi32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<4xi32>):
+        %t = arith.cmpi sle, %j, %i : index
+        attn.yield %t : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @region_dim_index(%q: tensor<1x2x8x16xf32>, %t: tensor<4x4xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod: tensor.dim needs a constant dimension index}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) mod_inputs(%t : tensor<4x4xi32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<4x4xi32>):
+        %n = tensor.dim %d, %h : tensor<4x4xi32>
+        %ok = arith.cmpi slt, %j, %n : index
+        attn.yield %ok : i1
+      } -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The per-tile classification of a mask region bounds its index arithmetic
+// with sizes below 2^40.
+func.func @mask_mod_huge(%q: tensor<1x1x1x1xf32>, %k: tensor<1x1x1099511627776x1xf32>) -> tensor<1x1x1x1xf32> {
+  // expected-error @+1 {{'attn.attention' op mask_mod needs B, Hq, Nq and Nk below 2^40; got Nk = 1099511627776}}
+  %0 = attn.attention q(%q : tensor<1x1x1x1xf32>) k(%k : tensor<1x1x1099511627776x1xf32>)
+      v(%k : tensor<1x1x1099511627776x1xf32>) mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi sle, %j, %i : index
+        attn.yield %t : i1
+      } -> tensor<1x1x1x1xf32>
+  return %0 : tensor<1x1x1x1xf32>
+}
