@@ -66,7 +66,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     s_ij  = scale * dot(q[b,h,i,:], k[b,g(h),j,:])  // scale = 1/sqrt(Dqk) by default
     s_ij  = softcap * tanh(s_ij / softcap)          // if softcap
     s_ij += bias[b,h,i,j] - slope[h] * |j - p(i)|   // if bias / alibi
-    s_ij  = -inf where key j is not allowed         // kv_len, causal, window, mask
+    s_ij  = score_mod(b, h, i, j, s_ij)             // if score_mod
+    s_ij  = -inf where key j is not allowed         // kv_len, causal, window,
+                                                    // mask, mask_mod
     out[b,h,i,:] = sum_j softmax_j(s_i)[j] * v[b,g(h),j,:]
     lse[b,h,i]   = log(sum_j exp(s_ij))             // optional result
     ```
