@@ -1,10 +1,11 @@
 // A mask region that reads its mod_inputs tensor out of bounds (document ids
 // for 16 tokens, 24 queries and keys) stops the program with the rule it
 // broke instead of reading past the tensor, in every form. (The message goes
-// through `puts`: an unbuffered stdout writes it before the abort.)
-// RUN: not --crash stdbuf -o0 attn-run %s --form=naive --reps=0 2>&1 | FileCheck %s
-// RUN: not --crash stdbuf -o0 attn-run %s --form=fused --reps=0 2>&1 | FileCheck %s
-// RUN: not --crash stdbuf -o0 attn-run %s --form=decode --reps=0 2>&1 | FileCheck %s
+// through `puts`; attn-run keeps C's stdout line-buffered so that it is
+// written before the abort.)
+// RUN: not --crash attn-run %s --form=naive --reps=0 2>&1 | FileCheck %s
+// RUN: not --crash attn-run %s --form=fused --reps=0 2>&1 | FileCheck %s
+// RUN: not --crash attn-run %s --form=decode --reps=0 2>&1 | FileCheck %s
 // CHECK: attn: mask_mod reads a mod_inputs tensor out of bounds
 func.func @short_ids(%q: tensor<1x2x24x16xf32>, %doc: tensor<16xi32>)
     -> tensor<1x2x24x16xf32> {

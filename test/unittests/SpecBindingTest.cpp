@@ -412,6 +412,8 @@ HostTensor filled(ElementKind kind, std::vector<int64_t> shape,
                   std::vector<double> values) {
   HostTensor t;
   t.resize(kind, shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements())
+      << "filled: as many values as elements";
   for (size_t i = 0; i < values.size(); ++i)
     t.set(static_cast<int64_t>(i), values[i]);
   return t;
@@ -508,7 +510,10 @@ TEST_F(SpecBindingTest, BridgeTranslatesRegions) {
   for (size_t at; (at = shortSpec.find("tensor<6xi32>")) != std::string::npos;)
     shortSpec.replace(at, 13, "tensor<5xi32>");
   EXPECT_EQ(runRef(ctx, shortSpec.c_str(),
-                   {q, k, v, filled(ElementKind::I32, {5}, ids)}, got),
+                   {q, k, v,
+                    filled(ElementKind::I32, {5},
+                           std::vector<double>(ids.begin(), ids.begin() + 5))},
+                   got),
             "reference: mask_mod reads mod_inputs #0 at [5] outside its shape "
             "[5] at (b, h, i, j) = (0, 0, 0, 5)");
 }

@@ -40,6 +40,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 
 using namespace mlir;
@@ -493,6 +494,10 @@ static int runMain(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // Generated code reports a failed run-time check with `puts` and aborts:
+  // a line-buffered C stdout writes the message before the abort, also
+  // into a pipe.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
