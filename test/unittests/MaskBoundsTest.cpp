@@ -119,18 +119,18 @@ std::vector<MaskCase> cases() {
                [](int64_t, int64_t, int64_t i, int64_t j,
                   const std::vector<int32_t> &) { return i / 4 == j / 4; }});
   // Products that wrap: i * 2^60 > 0 holds for i = 1..7 only (mod 2^64).
-  c.push_back({"overflow",
-               R"(%c = arith.constant 1152921504606846976 : index
+  c.push_back(
+      {"overflow",
+       R"(%c = arith.constant 1152921504606846976 : index
   %z = arith.constant 0 : index
   %m = arith.muli %i, %c : index
   %t = arith.cmpi sgt, %m, %z : index
   attn.yield %t : i1)",
-               false, false,
-               [](int64_t, int64_t, int64_t i, int64_t,
-                  const std::vector<int32_t> &) {
-                 return static_cast<int64_t>(static_cast<uint64_t>(i) *
-                                             (uint64_t(1) << 60)) > 0;
-               }});
+       false, false,
+       [](int64_t, int64_t, int64_t i, int64_t, const std::vector<int32_t> &) {
+         return static_cast<int64_t>(static_cast<uint64_t>(i) *
+                                     (uint64_t(1) << 60)) > 0;
+       }});
   c.push_back({"document",
                R"(%di = tensor.extract %d[%i] : tensor<?xi32>
   %dj = tensor.extract %d[%j] : tensor<?xi32>

@@ -40,8 +40,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::attn;

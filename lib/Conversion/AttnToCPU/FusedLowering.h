@@ -307,8 +307,8 @@ public:
   /// [k0, k0 + ks) (MaskBounds over IRArith).
   MaskBounds<IRArith>::Truth classifyMaskRegion(OpBuilder &b, Location loc,
                                                 Block &region,
-                                                const QueryTile &tile,
-                                                Value k0, Value ks);
+                                                const QueryTile &tile, Value k0,
+                                                Value ks);
 
   /// The range of an integer tensor's values over an index box (inclusive
   /// ranges, clamped to the tensor), computed by a loop nest; the element
