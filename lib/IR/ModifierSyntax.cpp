@@ -1,0 +1,226 @@
+//===- ModifierSyntax.cpp - custom syntax of the attention modifiers ------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModifierSyntax.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Modifier syntax: any order, each at most once
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The modifier operands and attributes of either op, as the custom
+/// directives bind them.
+struct ModifierSlots {
+  using Operand = std::optional<OpAsmParser::UnresolvedOperand>;
+  Operand &kvLen, &mask, &bias, &alibi;
+  Type &kvLenType, &maskType, &biasType, &alibiType;
+  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs;
+  SmallVectorImpl<Type> &modInputTypes;
+  CausalAlignAttr &causal, &align;
+  IntegerAttr &windowLeft, &windowRight;
+  FloatAttr &scale, &softcap;
+  NormalizationAttr &norm;
+  Region &scoreMod, &maskMod;
+  LayoutAttr *layout;
+};
+} // namespace
+
+static constexpr StringLiteral kModifierNames[] = {
+    "layout",     "kv_len",  "mask",  "bias",        "alibi",
+    "mod_inputs", "causal",  "align", "window_left", "window_right",
+    "scale",      "softcap", "norm",  "score_mod",   "mask_mod"};
+
+static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
+  llvm::SmallDenseSet<StringRef, 16> seen;
+  MLIRContext *ctx = p.getContext();
+  Builder b(ctx);
+  auto operand = [&](ModifierSlots::Operand &v, Type &t) -> ParseResult {
+    OpAsmParser::UnresolvedOperand u;
+    if (p.parseLParen() || p.parseOperand(u) || p.parseColonType(t) ||
+        p.parseRParen())
+      return failure();
+    v = u;
+    return success();
+  };
+  auto align = [&](CausalAlignAttr &attr, StringRef what) -> ParseResult {
+    StringRef kw;
+    SMLoc loc = p.getCurrentLocation();
+    if (p.parseLParen() || p.parseKeyword(&kw))
+      return failure();
+    std::optional<CausalAlign> a = symbolizeCausalAlign(kw);
+    if (!a)
+      return p.emitError(loc) << "expected top_left or bottom_right in " << what
+                              << "(...); got '" << kw << "'";
+    attr = CausalAlignAttr::get(ctx, *a);
+    return p.parseRParen();
+  };
+  auto typedAttr = [&](auto &attr, Type type) -> ParseResult {
+    using AttrT = std::remove_reference_t<decltype(attr)>;
+    return failure(p.parseLParen() || p.parseAttribute<AttrT>(attr, type) ||
+                   p.parseRParen());
+  };
+  while (true) {
+    SMLoc loc = p.getCurrentLocation();
+    StringRef kw;
+    if (failed(p.parseOptionalKeyword(&kw)))
+      return success();
+    if (!llvm::is_contained(kModifierNames, kw) ||
+        (kw == "layout" && !s.layout)) {
+      std::string expected;
+      llvm::raw_string_ostream os(expected);
+      llvm::interleaveComma(llvm::make_filter_range(kModifierNames,
+                                                    [&](StringRef n) {
+                                                      return s.layout ||
+                                                             n != "layout";
+                                                    }),
+                            os);
+      return p.emitError(loc)
+             << "unknown modifier '" << kw << "'; expected one of " << expected
+             << ", or '->'";
+    }
+    if (!seen.insert(kw).second)
+      return p.emitError(loc) << "modifier '" << kw << "' is given twice";
+    ParseResult r = success();
+    if (kw == "layout") {
+      StringRef name;
+      SMLoc at = p.getCurrentLocation();
+      if (p.parseLParen() || p.parseKeyword(&name))
+        return failure();
+      std::optional<Layout> l = symbolizeLayout(name);
+      if (!l)
+        return p.emitError(at)
+               << "expected bhnd or bnhd in layout(...); got '" << name << "'";
+      *s.layout = LayoutAttr::get(ctx, *l);
+      r = p.parseRParen();
+    } else if (kw == "kv_len") {
+      r = operand(s.kvLen, s.kvLenType);
+    } else if (kw == "mask") {
+      r = operand(s.mask, s.maskType);
+    } else if (kw == "bias") {
+      r = operand(s.bias, s.biasType);
+    } else if (kw == "alibi") {
+      r = operand(s.alibi, s.alibiType);
+    } else if (kw == "mod_inputs") {
+      r = failure(p.parseLParen() || p.parseOperandList(s.modInputs) ||
+                  p.parseColonTypeList(s.modInputTypes) || p.parseRParen());
+    } else if (kw == "causal") {
+      r = align(s.causal, "causal");
+    } else if (kw == "align") {
+      r = align(s.align, "align");
+    } else if (kw == "window_left") {
+      r = typedAttr(s.windowLeft, b.getI64Type());
+    } else if (kw == "window_right") {
+      r = typedAttr(s.windowRight, b.getI64Type());
+    } else if (kw == "scale") {
+      r = typedAttr(s.scale, b.getF64Type());
+    } else if (kw == "softcap") {
+      r = typedAttr(s.softcap, b.getF64Type());
+    } else if (kw == "norm") {
+      StringRef name;
+      SMLoc at = p.getCurrentLocation();
+      if (p.parseLParen() || p.parseKeyword(&name))
+        return failure();
+      std::optional<Normalization> n = symbolizeNormalization(name);
+      if (!n)
+        return p.emitError(at) << "expected softmax or sigmoid in norm(...); "
+                                  "got '"
+                               << name << "'";
+      s.norm = NormalizationAttr::get(ctx, *n);
+      r = p.parseRParen();
+    } else if (kw == "score_mod") {
+      r = p.parseRegion(s.scoreMod, /*arguments=*/{});
+    } else if (kw == "mask_mod") {
+      r = p.parseRegion(s.maskMod, /*arguments=*/{});
+    }
+    if (failed(r))
+      return failure();
+  }
+}
+
+static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
+                              Value mask, Value bias, Value alibi,
+                              OperandRange modInputs, CausalAlignAttr causal,
+                              CausalAlignAttr align, IntegerAttr windowLeft,
+                              IntegerAttr windowRight, FloatAttr scale,
+                              FloatAttr softcap, NormalizationAttr norm,
+                              Region &scoreMod, Region &maskMod,
+                              LayoutAttr layout) {
+  if (layout && layout.getValue() != Layout::bhnd)
+    p << " layout(" << stringifyLayout(layout.getValue()) << ")";
+  for (auto [kw, v] : {std::pair<StringRef, Value>{"kv_len", kvLen},
+                       {"mask", mask},
+                       {"bias", bias},
+                       {"alibi", alibi}})
+    if (v)
+      p << " " << kw << "(" << v << " : " << v.getType() << ")";
+  if (!modInputs.empty()) {
+    p << " mod_inputs(" << modInputs << " : ";
+    llvm::interleaveComma(modInputs.getTypes(), p);
+    p << ")";
+  }
+  if (causal)
+    p << " causal(" << stringifyCausalAlign(causal.getValue()) << ")";
+  if (align)
+    p << " align(" << stringifyCausalAlign(align.getValue()) << ")";
+  for (auto [kw, a] :
+       {std::pair<StringRef, Attribute>{"window_left", windowLeft},
+        {"window_right", windowRight},
+        {"scale", scale},
+        {"softcap", softcap}}) {
+    if (!a)
+      continue;
+    p << " " << kw << "(";
+    p.printAttributeWithoutType(a);
+    p << ")";
+  }
+  if (norm && norm.getValue() != Normalization::softmax)
+    p << " norm(" << stringifyNormalization(norm.getValue()) << ")";
+  for (auto [kw, r] : {std::pair<StringRef, Region *>{"score_mod", &scoreMod},
+                       {"mask_mod", &maskMod}}) {
+    if (r->empty())
+      continue;
+    p << " " << kw << " ";
+    p.printRegion(*r, /*printEntryBlockArgs=*/true);
+  }
+}
+
+#define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
+  ModifierSlots {                                                              \
+    kvLen, mask, bias, alibi, kvLenType, maskType, biasType, alibiType,        \
+        modInputs, modInputTypes, causal, align, windowLeft, windowRight,      \
+        scale, softcap, norm, scoreMod, maskMod, LAYOUT                        \
+  }
+#define ATTN_MODIFIER_PRINT_ARGS                                               \
+  kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft, windowRight, \
+      scale, softcap, norm, scoreMod, maskMod
+
+ParseResult mlir::attn::parseAttentionModifiers(OpAsmParser &p,
+                                                LayoutAttr &layout,
+                                                ATTN_MODIFIER_PARSE_PARAMS) {
+  return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(&layout));
+}
+ParseResult mlir::attn::parseModifiers(OpAsmParser &p,
+                                       ATTN_MODIFIER_PARSE_PARAMS) {
+  return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(nullptr));
+}
+void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
+                                         LayoutAttr layout,
+                                         ATTN_MODIFIER_PRINT_PARAMS) {
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
+}
+void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,
+                                ATTN_MODIFIER_PRINT_PARAMS) {
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, LayoutAttr());
+}

@@ -1,0 +1,53 @@
+//===- ModifierSyntax.h - custom syntax of the attention modifiers -*- C++
+//-*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The custom directives `custom<AttentionModifiers>` and `custom<Modifiers>`
+// of attn.attention and attn.projected_attention (ModifierSyntax.cpp):
+// modifiers in any order, each at most once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_IR_MODIFIERSYNTAX_H
+#define ATTN_LIB_IR_MODIFIERSYNTAX_H
+
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+#include <optional>
+
+namespace mlir {
+namespace attn {
+
+#define ATTN_MODIFIER_PARSE_PARAMS                                             \
+  std::optional<OpAsmParser::UnresolvedOperand> &kvLen, Type &kvLenType,       \
+      std::optional<OpAsmParser::UnresolvedOperand> &mask, Type &maskType,     \
+      std::optional<OpAsmParser::UnresolvedOperand> &bias, Type &biasType,     \
+      std::optional<OpAsmParser::UnresolvedOperand> &alibi, Type &alibiType,   \
+      SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs,              \
+      SmallVectorImpl<Type> &modInputTypes, CausalAlignAttr &causal,           \
+      CausalAlignAttr &align, IntegerAttr &windowLeft,                         \
+      IntegerAttr &windowRight, FloatAttr &scale, FloatAttr &softcap,          \
+      NormalizationAttr &norm, Region &scoreMod, Region &maskMod
+#define ATTN_MODIFIER_PRINT_PARAMS                                             \
+  Value kvLen, Type, Value mask, Type, Value bias, Type, Value alibi, Type,    \
+      OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
+      CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
+      FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
+      Region &scoreMod, Region &maskMod
+
+ParseResult parseAttentionModifiers(OpAsmParser &p, LayoutAttr &layout,
+                                    ATTN_MODIFIER_PARSE_PARAMS);
+ParseResult parseModifiers(OpAsmParser &p, ATTN_MODIFIER_PARSE_PARAMS);
+void printAttentionModifiers(OpAsmPrinter &p, Operation *op, LayoutAttr layout,
+                             ATTN_MODIFIER_PRINT_PARAMS);
+void printModifiers(OpAsmPrinter &p, Operation *op, ATTN_MODIFIER_PRINT_PARAMS);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_IR_MODIFIERSYNTAX_H
