@@ -217,19 +217,12 @@ mlir::attn::lowerKernels(ModuleOp module, const KernelCompileOptions &options) {
     clone->lookupSymbol<func::FuncOp>(sig.name)->setAttr(
         "llvm.emit_c_interface", UnitAttr::get(ctx));
   CpuPipelineOptions opts;
-  std::optional<AttentionForm> form = parseAttentionForm(options.form);
-  if (!form)
-    return makeError("unknown form '" + options.form +
-                     "': expected naive, fused or decode");
-  opts.form = *form;
-  opts.tileQ = options.tileQ;
-  opts.tileK = options.tileK;
-  opts.splits = options.splits;
-  opts.parallel = options.parallel;
+  if (llvm::Error err = setCommonCpuOptions(
+          opts, options.form, options.tileQ, options.tileK, options.splits,
+          options.parallel, options.targetCpu, options.targetFeatures))
+    return std::move(err);
   opts.approximateMath = options.approximateMath;
   opts.outParams = true;
-  opts.targetCpu = options.targetCpu;
-  opts.targetFeatures = options.targetFeatures;
   if (failed(lowerToLLVM(*clone, opts)))
     return makeError("lowering to the LLVM dialect failed");
   return clone;

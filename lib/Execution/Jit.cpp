@@ -180,19 +180,13 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
                                                     UnitAttr::get(ctx));
 
   CpuPipelineOptions pipelineOpts;
-  std::optional<AttentionForm> form = parseAttentionForm(options.form);
-  if (!form)
-    return makeError("unknown form '" + options.form +
-                     "': expected naive, fused or decode");
-  pipelineOpts.form = *form;
-  pipelineOpts.tileQ = options.tileQ;
-  pipelineOpts.tileK = options.tileK;
-  pipelineOpts.splits = options.splits;
+  if (llvm::Error err =
+          setCommonCpuOptions(pipelineOpts, options.form, options.tileQ,
+                              options.tileK, options.splits, options.parallel,
+                              options.targetCpu, options.targetFeatures))
+    return std::move(err);
   pipelineOpts.instrumentTiles = options.instrumentTiles;
-  pipelineOpts.parallel = options.parallel;
   pipelineOpts.outParams = false;
-  pipelineOpts.targetCpu = options.targetCpu;
-  pipelineOpts.targetFeatures = options.targetFeatures;
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
 

@@ -34,6 +34,27 @@ mlir::attn::parseAttentionForm(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+llvm::Error mlir::attn::setCommonCpuOptions(CpuPipelineOptions &opts,
+                                            llvm::StringRef form, int64_t tileQ,
+                                            int64_t tileK, int64_t splits,
+                                            bool parallel,
+                                            llvm::StringRef targetCpu,
+                                            llvm::StringRef targetFeatures) {
+  std::optional<AttentionForm> parsed = parseAttentionForm(form);
+  if (!parsed)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown form '" + form +
+                                       "': expected naive, fused or decode");
+  opts.form = *parsed;
+  opts.tileQ = tileQ;
+  opts.tileK = tileK;
+  opts.splits = splits;
+  opts.parallel = parallel;
+  opts.targetCpu = targetCpu.str();
+  opts.targetFeatures = targetFeatures.str();
+  return llvm::Error::success();
+}
+
 void mlir::attn::addAttnFormPasses(OpPassManager &pm,
                                    const CpuPipelineOptions &opts) {
   // Elementwise arith/math on tensors around the attn ops (a user's own

@@ -12,6 +12,7 @@
 #define ATTN_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 
@@ -80,6 +81,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "inputs (dynamically shaped results stay results)"),
       llvm::cl::init(true)};
 };
+
+/// Sets the options every driver of the CPU pipeline shares (the JIT,
+/// attn-compile, the C API) from a form name ("naive", "fused", "decode");
+/// an unknown form is an error naming the choices.
+llvm::Error setCommonCpuOptions(CpuPipelineOptions &opts, llvm::StringRef form,
+                                int64_t tileQ, int64_t tileK, int64_t splits,
+                                bool parallel, llvm::StringRef targetCpu,
+                                llvm::StringRef targetFeatures);
 
 /// Adds the passes that lower attn ops to linalg/scf on tensors in the
 /// chosen form.
