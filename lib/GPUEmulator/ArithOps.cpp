@@ -387,8 +387,8 @@ static LogicalResult execFloat(Interp &in, Operation *op, Frame &f) {
     double x = a[0].f, y = 0, z = 0;
     if constexpr (K == FOp::Add || K == FOp::Sub || K == FOp::Mul ||
                   K == FOp::Div || K == FOp::Rem || K == FOp::Maximum ||
-                  K == FOp::Minimum || K == FOp::MaxNum ||
-                  K == FOp::MinNum || K == FOp::Fma)
+                  K == FOp::Minimum || K == FOp::MaxNum || K == FOp::MinNum ||
+                  K == FOp::Fma)
       y = a[1].f;
     if constexpr (K == FOp::Fma)
       z = a[2].f;
@@ -453,9 +453,9 @@ static LogicalResult execFloat(Interp &in, Operation *op, Frame &f) {
       r = 1.0 / std::sqrt(x);
       break;
     case FOp::Fma:
-      r = k == EK::F32 ? static_cast<double>(std::fmaf(
-                             static_cast<float>(x), static_cast<float>(y),
-                             static_cast<float>(z)))
+      r = k == EK::F32 ? static_cast<double>(std::fmaf(static_cast<float>(x),
+                                                       static_cast<float>(y),
+                                                       static_cast<float>(z)))
                        : std::fma(x, y, z);
       break;
     case FOp::Floor:

@@ -27,8 +27,7 @@ struct MaskScope {
   Frame &f;
   std::vector<uint8_t> saved;
   bool savedAll;
-  explicit MaskScope(Frame &f)
-      : f(f), saved(f.active), savedAll(f.allActive) {}
+  explicit MaskScope(Frame &f) : f(f), saved(f.active), savedAll(f.allActive) {}
   ~MaskScope() {
     f.active.swap(saved);
     f.allActive = savedAll;

@@ -105,8 +105,7 @@ static LogicalResult execBarrier(Interp &in, Operation *op, Frame &f) {
 
 static LogicalResult execShuffle(Interp &in, Operation *op, Frame &f) {
   auto sh = cast<gpu::ShuffleOp>(op);
-  if (failed(needKernel(in, op, f)) ||
-      failed(in.checkWarpsConverged(op, f)))
+  if (failed(needKernel(in, op, f)) || failed(in.checkWarpsConverged(op, f)))
     return failure();
   ++in.stats.shuffles;
   Val &val = in.get(f, sh.getValue());
@@ -129,7 +128,7 @@ static LogicalResult execShuffle(Interp &in, Operation *op, Frame &f) {
   gpu::ShuffleMode mode = sh.getMode();
   in.forActive(f, [&](unsigned l) {
     int64_t lane = l % 32, base = l - lane;
-    int64_t off = offset.at(l, 0).i, src;
+    int64_t off = offset.at(l, 0).i, src = 0;
     switch (mode) {
     case gpu::ShuffleMode::XOR:
       src = lane ^ off;

@@ -152,12 +152,30 @@ std::string Interp::threadName(Frame &f, unsigned lane) {
   return s;
 }
 
+/// `file:line:col` of the first file location in `loc`, or its printed
+/// form.
+static void printLocation(Location loc, llvm::raw_ostream &os) {
+  FileLineColLoc file;
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FileLineColLoc>(l)) {
+      file = f;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (file)
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else
+    loc.print(os);
+}
+
 LogicalResult Interp::fail(Operation *op, const Twine &msg) {
   if (!error.empty())
     return failure();
   llvm::raw_string_ostream os(error);
   if (op) {
-    op->getLoc().print(os);
+    printLocation(op->getLoc(), os);
     os << ": '" << op->getName() << "': ";
   }
   os << msg;
@@ -188,8 +206,7 @@ LogicalResult Interp::execBlock(Block &block, Frame &f) {
   return success();
 }
 
-LogicalResult Interp::execRegion(Region &region, Frame &f,
-                                 ArrayRef<Val *> args,
+LogicalResult Interp::execRegion(Region &region, Frame &f, ArrayRef<Val *> args,
                                  SmallVectorImpl<Val *> &yielded) {
   if (!region.hasOneBlock())
     return fail(region.getParentOp(),
@@ -281,15 +298,14 @@ LogicalResult Interp::noteRead(Operation *op, Frame &f, unsigned lane,
   for (int64_t i = off; i < off + len; ++i) {
     if (options.reportAsyncHazards && b.pending[i])
       return failLane(op, f, lane,
-                      "reads shared memory (" + b.name + ", byte " +
-                          Twine(i) +
+                      "reads shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write: a missing nvgpu.device_async_wait");
     if (options.detectSharedRaces && b.writeEpoch[i] == epoch &&
         b.writer[i] != static_cast<int32_t>(lane))
       return failLane(op, f, lane,
-                      "reads shared memory (" + b.name + ", byte " +
-                          Twine(i) + ") that thread " + Twine(b.writer[i]) +
+                      "reads shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that thread " + Twine(b.writer[i]) +
                           " wrote since the last barrier: a missing "
                           "gpu.barrier");
     if (b.readEpoch[i] == epoch && b.reader[i] != static_cast<int32_t>(lane))
@@ -309,20 +325,18 @@ LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
   for (int64_t i = off; i < off + len; ++i) {
     if (options.reportAsyncHazards && b.pending[i])
       return failLane(op, f, lane,
-                      "writes shared memory (" + b.name + ", byte " +
-                          Twine(i) +
+                      "writes shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write");
     if (options.detectSharedRaces && b.readEpoch[i] == epoch &&
         b.reader[i] != static_cast<int32_t>(lane))
-      return failLane(op, f, lane,
-                      "writes shared memory (" + b.name + ", byte " +
-                          Twine(i) + ") that " +
-                          (b.reader[i] == -2
-                               ? Twine("other threads")
-                               : Twine("thread ") + Twine(b.reader[i])) +
-                          " read since the last barrier: a missing "
-                          "gpu.barrier");
+      return failLane(
+          op, f, lane,
+          "writes shared memory (" + b.name + ", byte " + Twine(i) + ") that " +
+              (b.reader[i] == -2 ? Twine("other threads")
+                                 : Twine("thread ") + Twine(b.reader[i])) +
+              " read since the last barrier: a missing "
+              "gpu.barrier");
     b.writer[i] = static_cast<int32_t>(lane);
     b.writeEpoch[i] = epoch;
   }
@@ -385,10 +399,10 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
   int64_t threads = block[0] * block[1] * block[2];
   if (threads <= 0 || threads > 1024 || grid[0] <= 0 || grid[1] <= 0 ||
       grid[2] <= 0)
-    return fail(op, "bad launch configuration: grid (" + Twine(grid[0]) +
-                        ", " + Twine(grid[1]) + ", " + Twine(grid[2]) +
-                        "), block (" + Twine(block[0]) + ", " +
-                        Twine(block[1]) + ", " + Twine(block[2]) + ")");
+    return fail(op, "bad launch configuration: grid (" + Twine(grid[0]) + ", " +
+                        Twine(grid[1]) + ", " + Twine(grid[2]) + "), block (" +
+                        Twine(block[0]) + ", " + Twine(block[1]) + ", " +
+                        Twine(block[2]) + ")");
   int64_t dynBytes = 0;
   if (Value d = launchOp.getDynamicSharedMemorySize())
     dynBytes = scalar(d);
@@ -421,10 +435,9 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
     EK k;
     if (!type.hasStaticShape() || !kindOf(type, k))
       return fail(op, "unsupported workgroup attribution type");
-    attribs.push_back(
-        {a, makeShared(type.getNumElements() * byteSize(k),
-                       "workgroup attribution #" +
-                           std::to_string(a.getArgNumber()))});
+    attribs.push_back({a, makeShared(type.getNumElements() * byteSize(k),
+                                     "workgroup attribution #" +
+                                         std::to_string(a.getArgNumber()))});
   }
   if (!launchOp.getPrivateAttributions().empty())
     return fail(op, "private attributions are not emulated");
@@ -463,8 +476,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
     };
     gpu::KernelDim3 bids = launchOp.getBlockIds(),
                     tids = launchOp.getThreadIds(),
-                    gsz = launchOp.getGridSize(),
-                    bsz = launchOp.getBlockSize();
+                    gsz = launchOp.getGridSize(), bsz = launchOp.getBlockSize();
     bindUniform(bids.x, f.blockId[0]);
     bindUniform(bids.y, f.blockId[1]);
     bindUniform(bids.z, f.blockId[2]);
@@ -513,8 +525,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
 llvm::Error Interp::run(StringRef funcName, ArrayRef<EmulatedBuffer> args) {
   auto fn = module.lookupSymbol<func::FuncOp>(funcName);
   auto err = [&](const Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   msg.str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
   };
   if (!fn || fn.isExternal())
     return err("gpu emulator: no function '" + funcName + "' with a body");
@@ -595,7 +606,6 @@ llvm::Error mlir::attn::emulate(ModuleOp module, StringRef funcName,
 void mlir::attn::registerEmulatorDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
-                  math::MathDialect, memref::MemRefDialect,
-                  nvgpu::NVGPUDialect, scf::SCFDialect,
-                  vector::VectorDialect>();
+                  math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
 }

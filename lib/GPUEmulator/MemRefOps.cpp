@@ -26,8 +26,7 @@ void mlir::attn::gpuemu::readIndices(Interp &in, Frame &f, ValueRange values,
     out.push_back(in.get(f, v).at(lane, 0).i);
 }
 
-static int64_t foldValue(Interp &in, Frame &f, OpFoldResult r,
-                         unsigned lane) {
+static int64_t foldValue(Interp &in, Frame &f, OpFoldResult r, unsigned lane) {
   if (auto a = dyn_cast<Attribute>(r))
     return cast<IntegerAttr>(a).getInt();
   return in.get(f, cast<Value>(r)).at(lane, 0).i;
@@ -142,8 +141,8 @@ static LogicalResult execView(Interp &in, Operation *op, Frame &f) {
     unsigned next = 0;
     int64_t stride = 1;
     for (int32_t d = 0; d < m.rank; ++d)
-      m.sizes[d] = type.isDynamicDim(d) ? dyn[next++]->at(l, 0).i
-                                        : type.getDimSize(d);
+      m.sizes[d] =
+          type.isDynamicDim(d) ? dyn[next++]->at(l, 0).i : type.getDimSize(d);
     for (int32_t d = m.rank - 1; d >= 0; --d) {
       m.strides[d] = stride;
       stride *= m.sizes[d];
@@ -199,8 +198,7 @@ static LogicalResult execSubView(Interp &in, Operation *op, Frame &f) {
   return res;
 }
 
-static LogicalResult execReinterpretCast(Interp &in, Operation *op,
-                                         Frame &f) {
+static LogicalResult execReinterpretCast(Interp &in, Operation *op, Frame &f) {
   auto rc = cast<memref::ReinterpretCastOp>(op);
   SmallVector<OpFoldResult> offsets = rc.getMixedOffsets(),
                             sizes = rc.getMixedSizes(),
@@ -295,9 +293,8 @@ static LogicalResult execAlloc(Interp &in, Operation *op, Frame &f) {
                             : cast<gpu::AllocOp>(op).getDynamicSizes();
   unsigned next = 0;
   for (int32_t d = 0; d < m.rank; ++d)
-    m.sizes[d] = type.isDynamicDim(d)
-                     ? in.get(f, dynSizes[next++]).at(0, 0).i
-                     : type.getDimSize(d);
+    m.sizes[d] = type.isDynamicDim(d) ? in.get(f, dynSizes[next++]).at(0, 0).i
+                                      : type.getDimSize(d);
   int64_t stride = 1;
   for (int32_t d = m.rank - 1; d >= 0; --d) {
     m.strides[d] = stride;

@@ -181,8 +181,8 @@ static LogicalResult execMmaSync(Interp &in, Operation *op, Frame &f) {
     nB = 2;
   } else {
     return in.fail(op, Twine("mma.sync with ") + kindName(ka) + " x " +
-                           kindName(kb) + " operands and k = " +
-                           Twine(kDim) + " is not emulated");
+                           kindName(kb) + " operands and k = " + Twine(kDim) +
+                           " is not emulated");
   }
   if ((kc != EK::F32 && kc != EK::F16) || kd != kc ||
       (kc == EK::F16 && ka != EK::F16))
@@ -252,12 +252,11 @@ static LogicalResult execAsyncCopy(Interp &in, Operation *op, Frame &f) {
   int64_t dstElems = cp.getDstElements().getSExtValue();
   int64_t bytes = dstElems * eb;
   if (bytes != 4 && bytes != 8 && bytes != 16)
-    return in.fail(op, "cp.async copies 4, 8 or 16 bytes, not " +
-                           Twine(bytes));
+    return in.fail(op, "cp.async copies 4, 8 or 16 bytes, not " + Twine(bytes));
   Val &src = in.get(f, cp.getSrc());
   Val &dst = in.get(f, cp.getDst());
-  Val *srcElems = cp.getSrcElements() ? &in.get(f, cp.getSrcElements())
-                                      : nullptr;
+  Val *srcElems =
+      cp.getSrcElements() ? &in.get(f, cp.getSrcElements()) : nullptr;
   in.defRef(f, cp.getAsyncToken(), true); // a token: no contents
   LogicalResult res = success();
   SmallVector<int64_t> sidx, didx;
@@ -284,8 +283,8 @@ static LogicalResult execAsyncCopy(Interp &in, Operation *op, Frame &f) {
     }
     if (doff % bytes != 0) {
       res = in.failLane(op, f, l,
-                        "cp.async destination not aligned to " +
-                            Twine(bytes) + " bytes");
+                        "cp.async destination not aligned to " + Twine(bytes) +
+                            " bytes");
       return;
     }
     AsyncCopy c;

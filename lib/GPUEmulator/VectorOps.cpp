@@ -48,8 +48,8 @@ static LogicalResult positionOffset(Interp &in, Operation *op, Frame &f,
     if (p < 0 || p >= shape[i])
       return in.failLane(op, f, lane,
                          "vector position " + Twine(p) +
-                             " out of bounds (dimension of " +
-                             Twine(shape[i]) + ")");
+                             " out of bounds (dimension of " + Twine(shape[i]) +
+                             ")");
     offset += p * product(shape, i + 1);
   }
   return success();
@@ -228,9 +228,8 @@ static LogicalResult execExtractSlice(Interp &in, Operation *op, Frame &f) {
   Val &r = in.def(f, x.getResult(), n, src.uniform);
   // The slice keeps the source's rank: dimensions past `offsets` are whole.
   in.forResult(f, src.uniform, [&](unsigned l) {
-    forSlice(big, small, offsets, strides, [&](int64_t b, int64_t s) {
-      r.at(l, s) = src.at(l, b);
-    });
+    forSlice(big, small, offsets, strides,
+             [&](int64_t b, int64_t s) { r.at(l, s) = src.at(l, b); });
   });
   return success();
 }
@@ -252,9 +251,8 @@ static LogicalResult execInsertSlice(Interp &in, Operation *op, Frame &f) {
   in.forResult(f, uniform, [&](unsigned l) {
     for (unsigned e = 0; e < n; ++e)
       r.at(l, e) = dst.at(l, e);
-    forSlice(big, small, offsets, fullStrides, [&](int64_t b, int64_t s) {
-      r.at(l, b) = src.at(l, s);
-    });
+    forSlice(big, small, offsets, fullStrides,
+             [&](int64_t b, int64_t s) { r.at(l, b) = src.at(l, s); });
   });
   return success();
 }
@@ -339,6 +337,7 @@ static LogicalResult execReduction(Interp &in, Operation *op, Frame &f) {
   Val &r = in.def(f, red.getResult(), 1, uniform);
   auto combine = [&](Slot a, Slot b) {
     Slot s;
+    s.i = 0;
     using CK = vector::CombiningKind;
     double x = a.f, y = b.f;
     switch (kind) {
@@ -361,12 +360,10 @@ static LogicalResult execReduction(Interp &in, Operation *op, Frame &f) {
       s.i = std::max(a.i, b.i);
       break;
     case CK::MINUI:
-      s.i = static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i) ? a.i
-                                                                    : b.i;
+      s.i = static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i) ? a.i : b.i;
       break;
     case CK::MAXUI:
-      s.i = static_cast<uint64_t>(a.i) > static_cast<uint64_t>(b.i) ? a.i
-                                                                    : b.i;
+      s.i = static_cast<uint64_t>(a.i) > static_cast<uint64_t>(b.i) ? a.i : b.i;
       break;
     case CK::AND:
       s.i = a.i & b.i;
@@ -416,12 +413,11 @@ static LogicalResult execVectorFma(Interp &in, Operation *op, Frame &f) {
   in.forResult(f, uniform, [&](unsigned l) {
     for (unsigned e = 0; e < n; ++e) {
       double x = a.at(l, e).f, y = b.at(l, e).f, z = c.at(l, e).f;
-      r.at(l, e).f =
-          k == EK::F32
-              ? static_cast<double>(std::fmaf(static_cast<float>(x),
-                                              static_cast<float>(y),
-                                              static_cast<float>(z)))
-              : roundTo(k, std::fma(x, y, z));
+      r.at(l, e).f = k == EK::F32
+                         ? static_cast<double>(std::fmaf(static_cast<float>(x),
+                                                         static_cast<float>(y),
+                                                         static_cast<float>(z)))
+                         : roundTo(k, std::fma(x, y, z));
     }
   });
   return success();
@@ -468,17 +464,18 @@ static LogicalResult execVectorLoad(Interp &in, Operation *op, Frame &f) {
       return;
     readIndices(in, f, ld.getIndices(), l, idx);
     const MemRefDesc &m = mem.ref(l);
-    res = forRows(vshape, idx, [&](ArrayRef<int64_t> at, int64_t first,
-                                   int64_t len) -> LogicalResult {
-      int64_t off;
-      if (failed(in.address(op, f, l, m, at, byteSize(k), len, off)) ||
-          failed(in.noteRead(op, f, l, m.buf, off, len * byteSize(k))))
-        return failure();
-      const uint8_t *p = in.buffer(m.buf).data + off;
-      for (int64_t e = 0; e < len; ++e)
-        r.at(l, first + e) = loadElem(k, p + e * byteSize(k));
-      return success();
-    });
+    res = forRows(
+        vshape, idx,
+        [&](ArrayRef<int64_t> at, int64_t first, int64_t len) -> LogicalResult {
+          int64_t off;
+          if (failed(in.address(op, f, l, m, at, byteSize(k), len, off)) ||
+              failed(in.noteRead(op, f, l, m.buf, off, len * byteSize(k))))
+            return failure();
+          const uint8_t *p = in.buffer(m.buf).data + off;
+          for (int64_t e = 0; e < len; ++e)
+            r.at(l, first + e) = loadElem(k, p + e * byteSize(k));
+          return success();
+        });
   });
   return res;
 }
@@ -498,17 +495,18 @@ static LogicalResult execVectorStore(Interp &in, Operation *op, Frame &f) {
       return;
     readIndices(in, f, st.getIndices(), l, idx);
     const MemRefDesc &m = mem.ref(l);
-    res = forRows(vshape, idx, [&](ArrayRef<int64_t> at, int64_t first,
-                                   int64_t len) -> LogicalResult {
-      int64_t off;
-      if (failed(in.address(op, f, l, m, at, byteSize(k), len, off)) ||
-          failed(in.noteWrite(op, f, l, m.buf, off, len * byteSize(k))))
-        return failure();
-      uint8_t *p = in.buffer(m.buf).data + off;
-      for (int64_t e = 0; e < len; ++e)
-        storeElem(k, p + e * byteSize(k), v.at(l, first + e));
-      return success();
-    });
+    res = forRows(
+        vshape, idx,
+        [&](ArrayRef<int64_t> at, int64_t first, int64_t len) -> LogicalResult {
+          int64_t off;
+          if (failed(in.address(op, f, l, m, at, byteSize(k), len, off)) ||
+              failed(in.noteWrite(op, f, l, m.buf, off, len * byteSize(k))))
+            return failure();
+          uint8_t *p = in.buffer(m.buf).data + off;
+          for (int64_t e = 0; e < len; ++e)
+            storeElem(k, p + e * byteSize(k), v.at(l, first + e));
+          return success();
+        });
   });
   return res;
 }

@@ -1,4 +1,5 @@
-//===- Emulator.h - warp-level emulation of GPU kernels on the CPU -*- C++ -*-===//
+//===- Emulator.h - warp-level emulation of GPU kernels on the CPU -*- C++
+//-*-===//
 //
 // Part of the attn project.
 //
