@@ -1,0 +1,166 @@
+//===- GpuEmulate.cpp - attn-run --device=gpu-emulate ---------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers the spec with convert-attn-to-gpu, runs the emitted kernels on the
+// warp-level emulator (lib/GPUEmulator) on the same inputs as the CPU path,
+// and compares the outputs with the f64 reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuEmulate.h"
+
+#include "attn/Execution/ReferenceBridge.h"
+#include "attn/GPUEmulator/SpecEmulation.h"
+#include "attn/Support/Npy.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+cl::OptionCategory
+    mlir::attn::gpuEmulateCategory("attn-run options of --device=gpu-emulate");
+static cl::opt<int64_t>
+    gpuWarps("gpu-warps",
+             cl::desc("Warps per block of the GPU kernel (0: the lowering's "
+                      "choice)"),
+             cl::init(0), cl::cat(gpuEmulateCategory));
+static cl::opt<int64_t> gpuTileK("gpu-tile-k",
+                                 cl::desc("Keys per tile of the GPU kernel"),
+                                 cl::init(64), cl::cat(gpuEmulateCategory));
+static cl::opt<bool> noRaceCheck(
+    "emulate-no-race-check",
+    cl::desc("Do not report shared-memory accesses between barriers that "
+             "race between threads"),
+    cl::cat(gpuEmulateCategory));
+static cl::opt<bool> printGpuIR(
+    "print-gpu-ir",
+    cl::desc("Print the GPU form (convert-attn-to-gpu's output) emulated"),
+    cl::cat(gpuEmulateCategory));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "attn-run: error: " << msg << "\n";
+  return 1;
+}
+
+int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
+                               const SpecBinding &binding,
+                               const GpuEmulateRun &run) {
+  Operation *attnOp = spec.attnOp;
+  if (!attnOp)
+    return fail("--device=gpu-emulate needs a function with an attn op");
+  // The reference first: it gives the result shapes (and costs less than
+  // the emulation).
+  std::vector<const HostTensor *> argPtrs;
+  for (const HostTensor &t : binding.args)
+    argPtrs.push_back(&t);
+  std::vector<::attn::ref::Tensor> expected;
+  if (llvm::Error e = runReference(attnOp, argPtrs, expected, nullptr))
+    return fail("reference: " + llvm::toString(std::move(e)));
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto &t : expected)
+    shapes.push_back(t.shape);
+
+  GpuEmulationOptions opts;
+  opts.warps = gpuWarps;
+  opts.tileK = gpuTileK;
+  opts.emulator.detectSharedRaces = !noRaceCheck;
+  EmulatorStats stats;
+  opts.emulator.stats = &stats;
+  std::string ir;
+  if (printGpuIR)
+    opts.loweredIR = &ir;
+  std::vector<HostTensor> results;
+  auto start = std::chrono::steady_clock::now();
+  func::FuncOp entry = spec.entry;
+  llvm::Error err = emulateSpecOnGpu(module, entry.getSymName(), binding.args,
+                                     shapes, results, opts);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (printGpuIR)
+    llvm::outs() << ir << "\n";
+  if (err)
+    return fail("gpu emulation: " + llvm::toString(std::move(err)));
+  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " ("
+               << stats.launches << " launch, " << stats.blocks << " blocks of "
+               << (stats.blocks ? stats.threads / stats.blocks : 0)
+               << " threads; " << stats.mmaSyncs << " mma.sync, "
+               << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
+               << " cp.async, " << stats.shuffles << " shuffles, "
+               << stats.barriers << " barriers per warp/block)\n";
+
+  bool verified = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const HostTensor &t = results[i];
+    std::string name = i == 0 ? "out" : "lse";
+    double sum = 0, absSum = 0;
+    for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
+      double v = t.get(e);
+      if (std::isfinite(v)) {
+        sum += v;
+        absSum += std::fabs(v);
+      }
+    }
+    double atol, rtol;
+    defaultTolerance(t.kind, atol, rtol);
+    if (run.atol >= 0)
+      atol = run.atol;
+    if (run.rtol >= 0)
+      rtol = run.rtol;
+    Comparison c = compare(t, expected[i], atol, rtol);
+    llvm::outs() << name << ": " << elementName(t.kind) << " "
+                 << shapeStr(t.shape)
+                 << llvm::format(" sum %.6g abs-sum %.6g", sum, absSum)
+                 << llvm::format(" | vs reference: max abs err %.3g, max rel "
+                                 "err %.3g",
+                                 c.maxAbsError, c.maxRelError);
+    if (run.verify) {
+      bool ok = c.mismatches == 0;
+      verified &= ok;
+      llvm::outs() << (ok ? " [ok" : " [FAIL")
+                   << llvm::format(" atol %g rtol %g", atol, rtol);
+      if (!ok)
+        llvm::outs() << ", " << c.mismatches << " mismatches, first at "
+                     << c.firstMismatch << ": got " << t.get(c.firstMismatch)
+                     << ", expected " << expected[i].data[c.firstMismatch];
+      llvm::outs() << "]";
+    }
+    llvm::outs() << "\n";
+    if (run.print)
+      for (int64_t e = 0, n = t.numElements(); e < n; ++e)
+        llvm::outs() << llvm::format("%.6g", t.get(e))
+                     << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
+  }
+  for (const std::string &s : run.outputs) {
+    auto [key, path] = llvm::StringRef(s).split('=');
+    int idx = key == "out" || key == "0"   ? 0
+              : key == "lse" || key == "1" ? 1
+                                           : -1;
+    if (idx < 0 || idx >= static_cast<int>(results.size()) || path.empty())
+      return fail("bad --output '" + s + "'");
+    const HostTensor &t = results[idx];
+    std::vector<double> values(t.numElements());
+    for (size_t e = 0; e < values.size(); ++e)
+      values[e] = t.get(static_cast<int64_t>(e));
+    ::attn::npy::Array arr;
+    std::string e =
+        ::attn::npy::fromDoubles(values, t.shape, npyDtype(t.kind), arr);
+    if (e.empty())
+      e = ::attn::npy::write(path.str(), arr);
+    if (!e.empty())
+      return fail("output " + key + ": " + e);
+  }
+  if (run.verify && !verified)
+    return fail("outputs differ from the reference beyond tolerance");
+  return 0;
+}

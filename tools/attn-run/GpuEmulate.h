@@ -1,0 +1,41 @@
+//===- GpuEmulate.h - attn-run --device=gpu-emulate -------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
+#define ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
+
+#include "attn/Execution/SpecBinding.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+
+/// The options only --device=gpu-emulate reads (warps, tile, checks).
+extern llvm::cl::OptionCategory gpuEmulateCategory;
+
+/// The attn-run options the emulated run honours.
+struct GpuEmulateRun {
+  bool verify = false;
+  double atol = -1, rtol = -1;
+  bool print = false;
+  /// --output RES=path.
+  std::vector<std::string> outputs;
+};
+
+/// Runs the spec's GPU kernel on the warp-level emulator and compares it
+/// with the f64 reference; returns attn-run's exit code.
+int runGpuEmulated(ModuleOp module, const SpecInfo &spec,
+                   const SpecBinding &binding, const GpuEmulateRun &run);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
