@@ -200,36 +200,47 @@ static LogicalResult execMmaSync(Interp &in, Operation *op, Frame &f) {
   Val &b = in.get(f, mma.getMatrixB());
   Val &c = in.get(f, mma.getMatrixC());
   Val &d = in.def(f, mma.getRes(), 4, false);
-  double A[16][16], B[16][8], C[16][8];
+  // Fragment positions of every (lane, element), from the maps above.
+  unsigned posA[32][8][2], posB[32][4][2], posC[32][4][2];
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    for (unsigned i = 0; i < nA; ++i)
+      mapA(lane, i, posA[lane][i][0], posA[lane][i][1]);
+    for (unsigned i = 0; i < nB; ++i)
+      mapB(lane, i, posB[lane][i][0], posB[lane][i][1]);
+    for (unsigned i = 0; i < 4; ++i)
+      cD(lane, i, posC[lane][i][0], posC[lane][i][1]);
+  }
+  // f16, bf16 and tf32 values are exact in float, and so are their
+  // products (at most 22 significant bits).
+  float A[16][16], Bt[8][16], C[16][8];
   for (unsigned w = 0; w < f.lanes / 32; ++w) {
     if (!f.allActive && !f.active[w * 32])
       continue;
     ++in.stats.mmaSyncs;
-    unsigned row, col;
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned l = w * 32 + lane;
       for (unsigned i = 0; i < nA; ++i) {
-        mapA(lane, i, row, col);
-        A[row][col] = isTf32 ? tf32(a.at(l, i).f) : a.at(l, i).f;
+        double x = a.at(l, i).f;
+        A[posA[lane][i][0]][posA[lane][i][1]] =
+            static_cast<float>(isTf32 ? tf32(x) : x);
       }
       for (unsigned i = 0; i < nB; ++i) {
-        mapB(lane, i, row, col);
-        B[row][col] = isTf32 ? tf32(b.at(l, i).f) : b.at(l, i).f;
+        double x = b.at(l, i).f;
+        Bt[posB[lane][i][1]][posB[lane][i][0]] =
+            static_cast<float>(isTf32 ? tf32(x) : x);
       }
-      for (unsigned i = 0; i < 4; ++i) {
-        cD(lane, i, row, col);
-        C[row][col] = c.at(l, i).f;
-      }
+      for (unsigned i = 0; i < 4; ++i)
+        C[posC[lane][i][0]][posC[lane][i][1]] =
+            static_cast<float>(c.at(l, i).f);
     }
-    // Products of f16/bf16/tf32 values are exact in f32; the sum is
-    // accumulated in f32, k in order, starting from C.
+    // The sum is accumulated in f32, k in order, starting from C.
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned l = w * 32 + lane;
       for (unsigned i = 0; i < 4; ++i) {
-        cD(lane, i, row, col);
-        float acc = static_cast<float>(C[row][col]);
+        unsigned row = posC[lane][i][0], col = posC[lane][i][1];
+        float acc = C[row][col];
         for (unsigned kk = 0; kk < kDim; ++kk)
-          acc += static_cast<float>(A[row][kk] * B[kk][col]);
+          acc += A[row][kk] * Bt[col][kk];
         d.at(l, i).f = roundTo(kd, acc);
       }
     }

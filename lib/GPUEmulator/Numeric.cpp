@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::attn::gpuemu;
@@ -91,12 +92,31 @@ static double roundFormat(double x, int mant, int emin, int emax) {
   return r;
 }
 
+/// roundFormat for results in the normal range of the format, on the bits
+/// of the double (ties to even); other values take the general path.
+static double roundFast(double x, int mant, int emin, int emax) {
+  uint64_t u;
+  std::memcpy(&u, &x, 8);
+  int exp = static_cast<int>((u >> 52) & 0x7ff) - 1023;
+  if (exp < emin || exp > emax)
+    return roundFormat(x, mant, emin, emax);
+  int shift = 52 - mant;
+  uint64_t lsb = (u >> shift) & 1;
+  u += (uint64_t(1) << (shift - 1)) - 1 + lsb;
+  u &= ~((uint64_t(1) << shift) - 1);
+  double r;
+  std::memcpy(&r, &u, 8);
+  if (static_cast<int>((u >> 52) & 0x7ff) - 1023 > emax)
+    return std::copysign(INFINITY, x);
+  return r;
+}
+
 double mlir::attn::gpuemu::roundTo(EK k, double x) {
   switch (k) {
   case EK::F16:
-    return roundFormat(x, 10, -14, 15);
+    return roundFast(x, 10, -14, 15);
   case EK::BF16:
-    return roundFormat(x, 7, -126, 127);
+    return roundFast(x, 7, -126, 127);
   case EK::F32:
     return static_cast<double>(static_cast<float>(x));
   default:
@@ -187,14 +207,32 @@ uint64_t mlir::attn::gpuemu::toBits(EK k, Slot s) {
   }
 }
 
+/// Values of every f16 and bf16 bit pattern.
+static const std::vector<double> &smallFloatTable(bool bf16) {
+  static const std::vector<double> tables[2] = {
+      [] {
+        std::vector<double> t(65536);
+        for (uint32_t b = 0; b < 65536; ++b)
+          t[b] = decodeSmall(b, 10, 15, 5);
+        return t;
+      }(),
+      [] {
+        std::vector<double> t(65536);
+        for (uint32_t b = 0; b < 65536; ++b)
+          t[b] = decodeSmall(b, 7, 127, 8);
+        return t;
+      }()};
+  return tables[bf16 ? 1 : 0];
+}
+
 Slot mlir::attn::gpuemu::fromBits(EK k, uint64_t bits) {
   Slot s;
   switch (k) {
   case EK::F16:
-    s.f = decodeSmall(bits & 0xffff, 10, 15, 5);
+    s.f = smallFloatTable(false)[bits & 0xffff];
     return s;
   case EK::BF16:
-    s.f = decodeSmall(bits & 0xffff, 7, 127, 8);
+    s.f = smallFloatTable(true)[bits & 0xffff];
     return s;
   case EK::F32: {
     uint32_t b = static_cast<uint32_t>(bits);
