@@ -588,6 +588,8 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   auto type = b.getFunctionType(inputs, {});
   auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(), type);
   gpuFn.setVisibility(fn.getVisibility());
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    gpuFn->setAttr(attr.getName(), attr.getValue());
   gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
   Block *entry = gpuFn.addEntryBlock();
   b.setInsertionPointToStart(entry);

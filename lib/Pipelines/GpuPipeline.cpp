@@ -1,0 +1,185 @@
+//===- GpuPipeline.cpp - the attn GPU (NVIDIA) pipeline -------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pass order follows what docs/GPU.md records as working with MLIR 22
+// (and ../shared/docs/gpu.md's traps): index computations are sunk into the
+// launch right before outlining; kernels are outlined with bare-pointer
+// memrefs; nvgpu is converted before the GPU-to-NVVM conversion; libdevice
+// is linked explicitly through nvvm-attach-target's `l=` option.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/GpuPipeline.h"
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Lets ptxas use the registers the kernels need: with only `.maxntid`
+/// (from the launch's block size) ptxas caps a 128-thread kernel at 128
+/// registers to fit four blocks per SM, and spills; the kernels' shared
+/// memory allows one or two blocks per SM anyway, so `.minnctapersm 1`.
+struct AnnotateGpuKernelsPass
+    : public PassWrapper<AnnotateGpuKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AnnotateGpuKernelsPass)
+  StringRef getArgument() const override { return "attn-annotate-gpu-kernels"; }
+  void runOnOperation() override {
+    getOperation().walk([](gpu::GPUFuncOp fn) {
+      if (fn.isKernel())
+        fn->setAttr("nvvm.minctasm",
+                    IntegerAttr::get(IntegerType::get(fn.getContext(), 32), 1));
+    });
+  }
+};
+
+/// Reports a pipeline option error as a diagnostic on the module (a pass
+/// pipeline registration cannot fail by itself).
+struct PipelineErrorPass
+    : public PassWrapper<PipelineErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PipelineErrorPass)
+  explicit PipelineErrorPass(std::string message)
+      : message(std::move(message)) {}
+  StringRef getArgument() const override { return "attn-pipeline-error"; }
+  void runOnOperation() override {
+    getOperation().emitError("attn-to-nvvm: ") << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+#ifndef ATTN_CUDA_TOOLKIT_DIR
+#define ATTN_CUDA_TOOLKIT_DIR ""
+#endif
+
+static std::string libdeviceIn(llvm::StringRef dir) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  return llvm::sys::fs::exists(path) ? std::string(path) : std::string();
+}
+
+std::string mlir::attn::findCudaToolkit(llvm::StringRef preferred) {
+  SmallVector<std::string> candidates;
+  if (!preferred.empty())
+    return libdeviceIn(preferred).empty() ? std::string() : preferred.str();
+  for (const char *env : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(env))
+      candidates.push_back(*v);
+  candidates.push_back(ATTN_CUDA_TOOLKIT_DIR);
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &c : candidates)
+    if (!c.empty() && !libdeviceIn(c).empty())
+      return c;
+  return {};
+}
+
+llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
+                                             const GpuPipelineOptions &opts) {
+  auto err = [](const llvm::Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  };
+  std::string kernels = "convert-attn-to-gpu{warps=" +
+                        std::to_string(opts.warps) +
+                        " tile-k=" + std::to_string(opts.tileK) + "}";
+  if (opts.kernelsOnly) {
+    if (failed(parsePassPipeline(kernels, pm)))
+      return err("internal error: the kernel pipeline does not parse");
+    return llvm::Error::success();
+  }
+  if (opts.format != "isa" && opts.format != "bin" && opts.format != "fatbin")
+    return err("unknown GPU binary format '" + opts.format +
+               "': expected isa, bin or fatbin");
+  llvm::StringRef chip = opts.chip;
+  if (!chip.starts_with("sm_"))
+    return err("unknown chip '" + chip + "': expected sm_80, sm_90a, ...");
+  unsigned cc = 0;
+  if (chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc) ||
+      cc < 80)
+    return err("chip '" + chip +
+               "' is not supported: the kernels need mma.sync m16n8k16 and "
+               "cp.async (sm_80 or newer)");
+  std::string toolkit = findCudaToolkit(opts.cudaPath);
+  if (toolkit.empty()) {
+    std::string looked = opts.cudaPath.empty()
+                             ? std::string("$CUDA_HOME, ") +
+                                   ATTN_CUDA_TOOLKIT_DIR + ", /usr/local/cuda"
+                             : std::string(opts.cudaPath);
+    return err("no CUDA toolkit with nvvm/libdevice/libdevice.10.bc found "
+               "(looked in " +
+               looked + "): pass cuda-path");
+  }
+  std::string libdevice = libdeviceIn(toolkit);
+  std::string pipeline =
+      "convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf"
+      ",convert-nvvm-to-llvm,convert-func-to-llvm,expand-strided-metadata"
+      ",nvvm-attach-target{O=3 chip=" +
+      opts.chip + " features=" + opts.features +
+      " ftz=true fast=true l=" + libdevice +
+      "},lower-affine,convert-arith-to-llvm,convert-index-to-llvm"
+      ",canonicalize,cse"
+      ",gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true}"
+      ",canonicalize,cse,reconcile-unrealized-casts)"
+      ",gpu-to-llvm{use-bare-pointers-for-kernels=true}"
+      ",gpu-module-to-binary{format=" +
+      opts.format + " toolkit=" + toolkit +
+      "},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
+  // Kernels, outlined with their index computations sunk into them, then
+  // annotated; the rest of the pipeline lowers them and serializes.
+  std::string outline = kernels +
+                        ",gpu-launch-sink-index-computations,gpu-kernel-outlining";
+  if (failed(parsePassPipeline(outline, pm)))
+    return err("internal error: the GPU pipeline does not parse: " + outline);
+  pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return err("internal error: the GPU pipeline does not parse: " + pipeline);
+  return llvm::Error::success();
+}
+
+LogicalResult mlir::attn::lowerToGpu(ModuleOp module,
+                                     const GpuPipelineOptions &opts) {
+  PassManager pm(module.getContext());
+  if (llvm::Error e = buildAttnGpuPipeline(pm, opts))
+    return module.emitError("attn: ") << llvm::toString(std::move(e));
+  return pm.run(module);
+}
+
+void mlir::attn::registerGpuCodegen(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+
+void mlir::attn::registerAttnGpuPipeline() {
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-to-nvvm",
+      "Lower attn specs to NVIDIA GPU kernels (tensor cores): host code in "
+      "the LLVM dialect plus a gpu.binary (chip=sm_80|sm_90a|..., "
+      "format=isa|bin|fatbin, warps, tile-k, cuda-path, kernels-only)",
+      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
+        if (llvm::Error e = buildAttnGpuPipeline(pm, opts)) {
+          pm.clear();
+          pm.addPass(std::make_unique<PipelineErrorPass>(
+              llvm::toString(std::move(e))));
+        }
+      });
+}
