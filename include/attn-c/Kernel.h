@@ -110,6 +110,11 @@ typedef struct attn_kernel_info_t {
 } attn_kernel_info_t;
 
 #define ATTN_KERNEL_RETURNS_OUTPUTS 1u
+/* ATTN_KERNEL_GPU: a GPU kernel (target_cpu names the chip, e.g. "sm_90a"):
+   every tensor must be in the memory of one CUDA device (kDLCUDA) and
+   contiguous; options->stream is the CUDA stream to launch on (null: the
+   default stream). Needs libattn_gpu_runtime. */
+#define ATTN_KERNEL_GPU 2u
 
 /* Runtime (libattn_runtime). */
 

@@ -16,7 +16,11 @@
 
 #include "attn/Conversion/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -96,23 +100,22 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   auto err = [](const llvm::Twine &msg) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
   };
-  std::string kernels = "convert-attn-to-gpu{warps=" +
-                        std::to_string(opts.warps) +
-                        " tile-k=" + std::to_string(opts.tileK) + "}";
+  ConvertAttnToGpuOptions kernelOpts;
+  kernelOpts.warps = opts.warps;
+  kernelOpts.tileK = opts.tileK;
   if (opts.kernelsOnly) {
-    if (failed(parsePassPipeline(kernels, pm)))
-      return err("internal error: the kernel pipeline does not parse");
+    pm.addPass(createConvertAttnToGpu(kernelOpts));
     return llvm::Error::success();
   }
   if (opts.format != "isa" && opts.format != "bin" && opts.format != "fatbin")
     return err("unknown GPU binary format '" + opts.format +
                "': expected isa, bin or fatbin");
   llvm::StringRef chip = opts.chip;
-  if (!chip.starts_with("sm_"))
-    return err("unknown chip '" + chip + "': expected sm_80, sm_90a, ...");
   unsigned cc = 0;
-  if (chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc) ||
-      cc < 80)
+  if (!chip.starts_with("sm_") ||
+      chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc))
+    return err("unknown chip '" + chip + "': expected sm_80, sm_90a, ...");
+  if (cc < 80)
     return err("chip '" + chip +
                "' is not supported: the kernels need mma.sync m16n8k16 and "
                "cp.async (sm_80 or newer)");
@@ -126,30 +129,51 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
                "(looked in " +
                looked + "): pass cuda-path");
   }
-  std::string libdevice = libdeviceIn(toolkit);
-  std::string pipeline =
-      "convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf"
-      ",convert-nvvm-to-llvm,convert-func-to-llvm,expand-strided-metadata"
-      ",nvvm-attach-target{O=3 chip=" +
-      opts.chip + " features=" + opts.features +
-      " ftz=true fast=true l=" + libdevice +
-      "},lower-affine,convert-arith-to-llvm,convert-index-to-llvm"
-      ",canonicalize,cse"
-      ",gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true}"
-      ",canonicalize,cse,reconcile-unrealized-casts)"
-      ",gpu-to-llvm{use-bare-pointers-for-kernels=true}"
-      ",gpu-module-to-binary{format=" +
-      opts.format + " toolkit=" + toolkit +
-      "},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
-  // Kernels, outlined with their index computations sunk into them, then
-  // annotated; the rest of the pipeline lowers them and serializes.
-  std::string outline = kernels +
-                        ",gpu-launch-sink-index-computations,gpu-kernel-outlining";
-  if (failed(parsePassPipeline(outline, pm)))
-    return err("internal error: the GPU pipeline does not parse: " + outline);
+
+  // Kernels, outlined with their index computations sunk into them (else
+  // constants hoisted out of the launch become kernel parameters).
+  pm.addPass(createConvertAttnToGpu(kernelOpts));
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return err("internal error: the GPU pipeline does not parse: " + pipeline);
+  // nvgpu before the GPU-to-NVVM conversion; host side to LLVM.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = opts.chip;
+  target.features = opts.features;
+  target.optLevel = 3;
+  target.fastFlag = true;
+  target.ftzFlag = true;
+  target.linkLibs.push_back(libdeviceIn(toolkit));
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernelPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernelPm.addPass(createCanonicalizerPass());
+  kernelPm.addPass(createCSEPass());
+  kernelPm.addPass(createReconcileUnrealizedCastsPass());
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = toolkit;
+  binary.compilationTarget = opts.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
   return llvm::Error::success();
 }
 
