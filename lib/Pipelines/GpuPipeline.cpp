@@ -137,6 +137,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
   // nvgpu before the GPU-to-NVVM conversion; host side to LLVM.
+  pm.addPass(createAttnLowerBf16MmaSync());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
