@@ -16,13 +16,16 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+# The fake CUDA driver of the GPU runtime's tests (test/GPURuntime).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile"]
+tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile", "attn-gpu-info"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A C compiler for the ahead-of-time tests (test/Target/aot-*.mlir): they link

@@ -36,7 +36,11 @@
 extern "C" {
 #endif
 
-/* Version of this ABI: of attn_exec_options_t and attn_kernel_info_t. */
+/* Version of this ABI: of attn_exec_options_t and attn_kernel_info_t. The
+   GPU additions (ATTN_KERNEL_GPU, ATTN_STATUS_DEVICE_ERROR) kept version 1:
+   they change no layout, and a runtime from before them refuses a GPU
+   kernel's device tensors (ATTN_STATUS_UNSUPPORTED_DEVICE). See
+   docs/Embedding.md. */
 #define ATTN_KERNEL_ABI_VERSION 1
 
 typedef enum attn_status_t {
@@ -48,7 +52,9 @@ typedef enum attn_status_t {
   /* A tensor's rank or size does not match the spec, or sizes that the spec
      names alike disagree. */
   ATTN_STATUS_SHAPE_MISMATCH = 3,
-  /* A tensor is not in host (kDLCPU) memory, or its data is misaligned. */
+  /* A tensor is not where the kernel runs (kDLCPU memory for CPU kernels;
+     kDLCUDA memory of one device, contiguous, for GPU kernels), or its data
+     is misaligned. */
   ATTN_STATUS_UNSUPPORTED_DEVICE = 4,
   /* The caller's workspace is smaller than *_workspace_size says. */
   ATTN_STATUS_WORKSPACE_TOO_SMALL = 5,
@@ -58,7 +64,10 @@ typedef enum attn_status_t {
   /* The dispatcher found no compiled specialization for these tensors. */
   ATTN_STATUS_NO_SPECIALIZATION = 7,
   /* A workspace allocation by the runtime failed. */
-  ATTN_STATUS_OUT_OF_MEMORY = 8
+  ATTN_STATUS_OUT_OF_MEMORY = 8,
+  /* A GPU kernel could not run: no usable GPU, or a CUDA driver call of the
+     kernel failed (the message names the call and the driver's error). */
+  ATTN_STATUS_DEVICE_ERROR = 9
 } attn_status_t;
 
 /* Execution options of one call. Zero-initialize, then set struct_size and
@@ -70,14 +79,17 @@ typedef struct attn_exec_options_t {
   /* ATTN_KERNEL_ABI_VERSION as the caller compiled it. */
   uint32_t abi_version;
   /* OpenMP threads for this call (0: the runtime's default, which
-     OMP_NUM_THREADS sets). Scoped to the call and the calling thread. */
+     OMP_NUM_THREADS sets). Scoped to the call and the calling thread.
+     No effect on GPU kernels. */
   int32_t num_threads;
   int32_t reserved0;
   /* Scratch memory for strided tensors (null: the runtime allocates what it
      needs per call). */
   void *workspace;
   size_t workspace_size;
-  /* The stream of a GPU kernel; must be null for CPU kernels. */
+  /* The CUstream a GPU kernel runs on (null: CUDA's default stream); the
+     call returns once the work is queued on it. Must be null for CPU
+     kernels. */
   void *stream;
 } attn_exec_options_t;
 
@@ -95,21 +107,31 @@ typedef struct attn_kernel_info_t {
   uint32_t abi_version;
   /* ATTN_KERNEL_RETURNS_OUTPUTS: the outputs are dynamically shaped; the
      kernel allocates them and the runtime copies them into the caller's
-     tensors (whose shapes are checked after the call). */
+     tensors (whose shapes are checked after the call).
+     ATTN_KERNEL_GPU: the kernel runs on an NVIDIA GPU; target_cpu names the
+     chip ("sm_90a"). */
   uint32_t flags;
   const char *name;   /* the spec's function name */
   const char *symbol; /* the public symbol (prefix + name) */
   int32_t num_inputs;
   int32_t num_outputs;
   const attn_tensor_info_t *tensors; /* num_inputs + num_outputs */
-  const char *target_cpu;            /* LLVM CPU name the code is for */
-  const char *form;                  /* naive, fused or decode */
+  const char *target_cpu; /* LLVM CPU name the code is for (GPU: the chip) */
+  const char *form;       /* naive, fused or decode */
   /* Internal entry points, called by the runtime only. */
   void (*invoke_packed)(void **args);
   int32_t (*set_num_threads)(int32_t n); /* null: sequential kernel */
 } attn_kernel_info_t;
 
 #define ATTN_KERNEL_RETURNS_OUTPUTS 1u
+/* GPU kernels take kDLCUDA tensors, all on one device and contiguous; the
+   runtime makes that device and options->stream current for the call (see
+   attn-c/Gpu.h) and reports a failed driver call as
+   ATTN_STATUS_DEVICE_ERROR. Errors the GPU raises while the kernel runs
+   (after the call returned) surface at the next synchronization; with the
+   environment variable ATTN_GPU_SYNC=1 every call synchronizes its stream
+   and reports them itself. */
+#define ATTN_KERNEL_GPU 2u
 
 /* Runtime (libattn_runtime). */
 

@@ -9,12 +9,17 @@
 // descriptors the compiled `_mlir_ciface_` entry takes, gathers strided
 // tensors into a dense workspace (and scatters strided outputs back), scopes
 // the OpenMP thread count to the call, and reports errors through a status
-// and a thread-local message. Plain C++ with no LLVM or MLIR dependency: it
-// is what a machine without MLIR needs to run compiled kernels.
+// and a thread-local message. GPU kernels (ATTN_KERNEL_GPU) take device
+// tensors; the runtime makes their device and the caller's stream current
+// in libattn_gpu_runtime around the call and turns a failed driver call
+// into ATTN_STATUS_DEVICE_ERROR. Plain C++ with no LLVM or MLIR dependency:
+// it is what a machine without MLIR needs to run compiled kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn-c/Kernel.h"
+
+#include "attn-c/Gpu.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -132,12 +137,21 @@ bool isContiguous(const DLTensor *t) {
 
 int64_t alignUp(int64_t n) { return (n + 63) / 64 * 64; }
 
+bool isGpu(const attn_kernel_info_t *k) { return k->flags & ATTN_KERNEL_GPU; }
+
+/// Where a kernel's tensors must be: the host, or one CUDA device (the first
+/// tensor's, once seen).
+struct Placement {
+  const attn_kernel_info_t *kernel;
+  int32_t cudaDevice = -1;
+};
+
 /// Checks one tensor against its info; `names` collects the sizes named
 /// dimensions take. Sets the error message unless `quiet`.
 attn_status_t
 checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
             std::map<std::string, std::pair<int64_t, std::string>> &names,
-            bool quiet) {
+            Placement &where, bool quiet) {
   auto err = [&](attn_status_t s, const std::string &msg) {
     if (!quiet)
       fail(s, "%s %s: %s", info.is_output ? "output" : "input", info.name,
@@ -146,10 +160,24 @@ checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
   };
   if (!t)
     return err(ATTN_STATUS_INVALID_ARGUMENT, "null tensor");
-  if (t->device.device_type != kDLCPU)
+  bool gpu = isGpu(where.kernel);
+  if (!gpu && t->device.device_type != kDLCPU)
     return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
                "device type " + std::to_string(t->device.device_type) +
                    ", expected kDLCPU (" + std::to_string(kDLCPU) + ")");
+  if (gpu && t->device.device_type != kDLCUDA)
+    return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
+               "device type " + std::to_string(t->device.device_type) +
+                   ", expected kDLCUDA (" + std::to_string(kDLCUDA) +
+                   "): kernel " + where.kernel->name + " runs on the GPU (" +
+                   where.kernel->target_cpu + ")");
+  if (gpu && where.cudaDevice >= 0 && t->device.device_id != where.cudaDevice)
+    return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
+               "on CUDA device " + std::to_string(t->device.device_id) +
+                   ", the tensors before it on CUDA device " +
+                   std::to_string(where.cudaDevice));
+  if (gpu)
+    where.cudaDevice = t->device.device_id;
   if (!sameDtype(info.dtype, t->dtype))
     return err(ATTN_STATUS_DTYPE_MISMATCH, "dtype " + dtypeName(t->dtype) +
                                                ", expected " +
@@ -203,10 +231,16 @@ checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
       if (t->strides[d] < 0)
         return err(ATTN_STATUS_SHAPE_MISMATCH,
                    "negative stride in dimension " + std::to_string(d));
+  if (gpu && !isContiguous(t))
+    return err(ATTN_STATUS_UNSUPPORTED_DEVICE,
+               "strides " + shapeName(t->strides, t->ndim) +
+                   " are not dense row-major; GPU kernels take contiguous "
+                   "tensors");
   return ATTN_STATUS_OK;
 }
 
-attn_status_t checkOptions(const attn_exec_options_t *o) {
+attn_status_t checkOptions(const attn_exec_options_t *o,
+                           const attn_kernel_info_t *k) {
   if (!o)
     return ATTN_STATUS_OK;
   if (o->abi_version != ATTN_KERNEL_ABI_VERSION)
@@ -220,7 +254,7 @@ attn_status_t checkOptions(const attn_exec_options_t *o) {
   if (o->num_threads < 0)
     return fail(ATTN_STATUS_INVALID_ARGUMENT,
                 "options->num_threads is %d, expected >= 0", o->num_threads);
-  if (o->stream)
+  if (o->stream && !(k && isGpu(k)))
     return fail(ATTN_STATUS_UNSUPPORTED_DEVICE,
                 "options->stream is set, but this is a CPU kernel");
   if (o->workspace_size && !o->workspace)
@@ -249,9 +283,17 @@ attn_status_t checkAll(const attn_kernel_info_t *k, DLTensor *const *tensors,
                         "outputs), got %d",
                         k->name, want, k->num_inputs, k->num_outputs,
                         tensors ? n : 0);
+  if (isGpu(k) && (k->flags & ATTN_KERNEL_RETURNS_OUTPUTS))
+    return quiet ? ATTN_STATUS_UNSUPPORTED_DEVICE
+                 : fail(ATTN_STATUS_UNSUPPORTED_DEVICE,
+                        "kernel %s runs on the GPU and returns dynamically "
+                        "shaped outputs, which GPU kernels cannot",
+                        k->name);
   std::map<std::string, std::pair<int64_t, std::string>> names;
+  Placement where{k};
   for (int32_t i = 0; i < n; ++i)
-    if (attn_status_t s = checkTensor(k->tensors[i], tensors[i], names, quiet))
+    if (attn_status_t s =
+            checkTensor(k->tensors[i], tensors[i], names, where, quiet))
       return s;
   // Grouped heads: each K/V head serves Hq / Hkv query heads.
   auto hq = names.find("Hq"), hkv = names.find("Hkv");
@@ -316,8 +358,63 @@ struct ThreadScope {
   }
 };
 
+/// ATTN_GPU_SYNC=1 (read once): GPU calls synchronize their stream.
+bool syncEveryGpuCall() {
+  static const bool sync = [] {
+    const char *e = std::getenv("ATTN_GPU_SYNC");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return sync;
+}
+
+/// For a GPU kernel's call: the tensors' device and the caller's stream
+/// current in libattn_gpu_runtime (the generated host code launches on
+/// them), the thread's previous ones restored on scope exit.
+struct GpuScope {
+  bool active;
+  void *stream = nullptr, *oldStream = nullptr;
+  uint32_t oldFlags = 0;
+  int hadStream = 0, oldDevice = 0;
+
+  GpuScope(const attn_kernel_info_t *k, DLTensor *const *tensors,
+           const attn_exec_options_t *o)
+      : active(isGpu(k)) {
+    if (!active)
+      return;
+    stream = o ? o->stream : nullptr;
+    hadStream = attn_gpu_get_current_stream(&oldStream, &oldFlags);
+    oldDevice = attn_gpu_get_device();
+    attn_gpu_take_error(); // an earlier call's error is not this call's
+    attn_gpu_set_device(tensors[0]->device.device_id);
+    attn_gpu_set_current_stream(
+        stream, syncEveryGpuCall() ? 0u : ATTN_GPU_STREAM_ASYNC);
+  }
+  ~GpuScope() {
+    if (!active)
+      return;
+    if (hadStream)
+      attn_gpu_set_current_stream(oldStream, oldFlags);
+    else
+      attn_gpu_clear_current_stream();
+    attn_gpu_set_device(oldDevice);
+  }
+  /// The first failed driver call of the kernel, as the call's status.
+  attn_status_t finish(const attn_kernel_info_t *k) {
+    if (!active)
+      return ATTN_STATUS_OK;
+    if (syncEveryGpuCall())
+      attn_gpu_stream_synchronize(stream);
+    if (const char *e = attn_gpu_take_error())
+      return fail(ATTN_STATUS_DEVICE_ERROR, "kernel %s: %s", k->name, e);
+    return ATTN_STATUS_OK;
+  }
+};
+
 attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
                           int32_t n, const attn_exec_options_t *o) {
+  if (isGpu(k) && !attn_gpu_available())
+    return fail(ATTN_STATUS_DEVICE_ERROR, "kernel %s runs on the GPU (%s): %s",
+                k->name, k->target_cpu, attn_gpu_unavailable_reason());
   bool returnsOutputs = k->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
   // Workspace: one dense copy per strided tensor.
   int64_t needed = 0;
@@ -385,12 +482,14 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
     args.push_back(results.data());
   for (auto &d : descs)
     args.push_back(d.data());
+  attn_status_t status = ATTN_STATUS_OK;
   {
     ThreadScope threads(k, o ? o->num_threads : 0);
+    GpuScope gpu(k, tensors, o);
     k->invoke_packed(args.data());
+    status = gpu.finish(k);
   }
 
-  attn_status_t status = ATTN_STATUS_OK;
   if (!returnsOutputs) {
     for (int32_t i = k->num_inputs; i < n; ++i)
       if (dense[i])
@@ -472,6 +571,8 @@ ATTN_RT_EXPORT const char *attn_status_name(attn_status_t status) {
     return "ATTN_STATUS_NO_SPECIALIZATION";
   case ATTN_STATUS_OUT_OF_MEMORY:
     return "ATTN_STATUS_OUT_OF_MEMORY";
+  case ATTN_STATUS_DEVICE_ERROR:
+    return "ATTN_STATUS_DEVICE_ERROR";
   }
   return "(unknown status)";
 }
@@ -480,7 +581,7 @@ ATTN_RT_EXPORT attn_status_t
 attn_kernel_call(const attn_kernel_info_t *kernel, DLTensor *const *tensors,
                  int32_t num_tensors, const attn_exec_options_t *options) {
   lastError.clear();
-  if (attn_status_t s = checkOptions(options))
+  if (attn_status_t s = checkOptions(options, kernel))
     return s;
   if (attn_status_t s = checkAll(kernel, tensors, num_tensors, false))
     return s;

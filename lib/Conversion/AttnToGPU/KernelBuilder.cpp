@@ -77,7 +77,9 @@ public:
                 int64_t tileK)
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         a{b, loc} {
-    elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    // f32 inputs are rounded to bf16 (f32's range) as they are staged.
+    elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
     d = op.getHeadDimQK();
     dv = op.getHeadDimV();
     f32 = b.getF32Type();
@@ -128,6 +130,17 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+  /// Commits the copies in `tokens` as one group and waits until at most
+  /// `pending` groups are in flight (nothing for converting copies).
+  void waitForCopies(ArrayRef<Value> tokens, int32_t pending) {
+    if (tokens.empty())
+      return;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    Value group =
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+  }
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
   /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
   void emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows,
@@ -140,7 +153,7 @@ private:
   Location loc;
   AttentionOp op;
   int64_t warps, tq, tk, d, dv;
-  Type elem, f32;
+  Type srcElem, elem, f32;
   IRArith a;
 
   // Host values visible in the kernel.
@@ -165,10 +178,22 @@ void KernelEmitter::emitTileCopy(
     Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
     auto [srcIdx, valid] = srcRow(row);
     srcIdx.back() = col;
-    Value elems = a.select(valid, ci(8), ci(0));
     SmallVector<Value> dstIdx(dstPrefix);
     dstIdx.push_back(row);
     dstIdx.push_back(col);
+    if (srcElem != elem) {
+      // Converting copy (f32 inputs): a plain load of the (clamped, always
+      // in-bounds) row, zero where invalid, rounded, stored.
+      auto srcType = VectorType::get({8}, srcElem);
+      Value x = vector::LoadOp::create(b, loc, srcType, src, srcIdx);
+      Value zero = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(srcType, b.getZeroAttr(srcElem)));
+      x = arith::SelectOp::create(b, loc, valid, x, zero);
+      x = arith::TruncFOp::create(b, loc, VectorType::get({8}, elem), x);
+      vector::StoreOp::create(b, loc, x, dst, dstIdx);
+      continue;
+    }
+    Value elems = a.select(valid, ci(8), ci(0));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
         b.getUnitAttr()));
@@ -272,7 +297,6 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto [ktLo, ktHi] = rules.keyTiles(lo, hi);
 
   // Stage Q and the first K/V tile.
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
   SmallVector<Value> tokens;
   Value nqLast = a.max(a.sub(nq, ci(1)), ci(0));
   Value nkLast = a.max(a.sub(nk, ci(1)), ci(0));
@@ -297,9 +321,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
   };
   copyKv(ktLo, ci(0), a.slt(ktLo, ktHi));
-  Value group =
-      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  waitForCopies(tokens, 0);
   gpu::BarrierOp::create(b, loc);
 
   // Q's A fragments, once.
@@ -348,9 +370,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Value tNext = a.add(t, ci(1));
     tokens.clear();
     copyKv(tNext, nextBuf, a.slt(tNext, ktHi));
-    Value g2 = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
-                                                       tokens);
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, g2, b.getI32IntegerAttr(1));
+    waitForCopies(tokens, 1);
     gpu::BarrierOp::create(b, loc);
 
     // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
@@ -538,12 +558,9 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
         cast<BlockArgument>(operand).getOwner() != &body)
       return fail("every operand must be an argument of the function");
   Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
-  for (Value t : {op.getKey(), op.getValue()})
-    if (cast<ShapedType>(t.getType()).getElementType() != elem)
-      return fail("q, k and v must have the same element type");
-  if (!elem.isF16() && !elem.isBF16())
-    return fail("the tensor-core kernels take f16 or bf16 q, k and v (got ")
-           << elem << ")";
+  // (The verifier makes q, k, v and out share one element type.)
+  if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
+    return fail("q, k and v must be f16, bf16 or f32 (got ") << elem << ")";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
   for (int64_t x : {d, dv})
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)
@@ -588,6 +605,8 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   auto type = b.getFunctionType(inputs, {});
   auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(), type);
   gpuFn.setVisibility(fn.getVisibility());
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    gpuFn->setAttr(attr.getName(), attr.getValue());
   gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
   Block *entry = gpuFn.addEntryBlock();
   b.setInsertionPointToStart(entry);
