@@ -430,14 +430,14 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
   };
   f.dynamicSharedBuf = makeShared(dynBytes, "dynamic shared memory");
   SmallVector<std::pair<BlockArgument, int32_t>> attribs;
-  for (BlockArgument a : launchOp.getWorkgroupAttributions()) {
+  for (auto [n, a] : llvm::enumerate(launchOp.getWorkgroupAttributions())) {
     auto type = cast<MemRefType>(a.getType());
     EK k;
     if (!type.hasStaticShape() || !kindOf(type, k))
       return fail(op, "unsupported workgroup attribution type");
-    attribs.push_back({a, makeShared(type.getNumElements() * byteSize(k),
-                                     "workgroup attribution #" +
-                                         std::to_string(a.getArgNumber()))});
+    attribs.push_back(
+        {a, makeShared(type.getNumElements() * byteSize(k),
+                       "workgroup attribution " + std::to_string(n))});
   }
   if (!launchOp.getPrivateAttributions().empty())
     return fail(op, "private attributions are not emulated");

@@ -16,12 +16,15 @@
 #include "attn/GPUEmulator/SpecEmulation.h"
 #include "attn/Support/Npy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -51,6 +54,8 @@ static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-run: error: " << msg << "\n";
   return 1;
 }
+
+static void printStats(const EmulatorStats &stats, double seconds);
 
 int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
                                const SpecBinding &binding,
@@ -91,13 +96,7 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
     llvm::outs() << ir << "\n";
   if (err)
     return fail("gpu emulation: " + llvm::toString(std::move(err)));
-  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " ("
-               << stats.launches << " launch, " << stats.blocks << " blocks of "
-               << (stats.blocks ? stats.threads / stats.blocks : 0)
-               << " threads; " << stats.mmaSyncs << " mma.sync, "
-               << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
-               << " cp.async, " << stats.shuffles << " shuffles, "
-               << stats.barriers << " barriers per warp/block)\n";
+  printStats(stats, seconds);
 
   bool verified = true;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -162,5 +161,92 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
   }
   if (run.verify && !verified)
     return fail("outputs differ from the reference beyond tolerance");
+  return 0;
+}
+
+bool mlir::attn::hasGpuLaunch(ModuleOp module) {
+  bool found = false;
+  module.walk([&](gpu::LaunchOp) {
+    found = true;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+/// Prints the emulator's counters.
+static void printStats(const EmulatorStats &stats, double seconds) {
+  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " ("
+               << stats.launches << " launch, " << stats.blocks << " blocks of "
+               << (stats.blocks ? stats.threads / stats.blocks : 0)
+               << " threads; " << stats.mmaSyncs << " mma.sync, "
+               << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
+               << " cp.async, " << stats.shuffles << " shuffles, "
+               << stats.barriers << " barriers per warp/block)\n";
+}
+
+int mlir::attn::runGpuKernelModule(ModuleOp module, llvm::StringRef entry,
+                                   unsigned seed, bool print) {
+  func::FuncOp fn;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal() || (entry.empty() && f.isPrivate()))
+      continue;
+    if (!entry.empty() && f.getSymName() != entry)
+      continue;
+    if (fn)
+      return fail("more than one public function: pass --entry");
+    fn = f;
+  }
+  if (!fn)
+    return fail(entry.empty() ? llvm::Twine("no public function with a body")
+                              : "no function '" + entry + "' with a body");
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<HostTensor> tensors(fn.getNumArguments());
+  std::vector<EmulatedBuffer> bufs;
+  for (auto [i, arg] : llvm::enumerate(fn.getArguments())) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    ElementKind kind;
+    Type et = type ? type.getElementType() : Type();
+    if (!type || !type.hasStaticShape())
+      return fail("argument " + llvm::Twine(i) +
+                  ": hand-written kernels take memrefs of static shape");
+    if (et && et.isIndex())
+      kind = ElementKind::I64;
+    else if (!getElementKind(et, kind))
+      return fail("argument " + llvm::Twine(i) + ": unsupported element type");
+    HostTensor &t = tensors[i];
+    t.resize(kind, std::vector<int64_t>(type.getShape()));
+    bool isInt = kind == ElementKind::I1 || kind == ElementKind::I8 ||
+                 kind == ElementKind::I32 || kind == ElementKind::I64;
+    for (int64_t e = 0, n = t.numElements(); e < n; ++e)
+      t.set(e, kind == ElementKind::I1 ? double(rng() % 2)
+               : isInt                 ? double(rng() % 8)
+                                       : uniform(rng));
+    bufs.push_back(EmulatedBuffer::memref(
+        t.bytes.data(), static_cast<int64_t>(t.bytes.size()), t.shape));
+  }
+  EmulatorOptions opts;
+  opts.detectSharedRaces = !noRaceCheck;
+  EmulatorStats stats;
+  opts.stats = &stats;
+  auto start = std::chrono::steady_clock::now();
+  llvm::Error err = emulate(module, fn.getSymName(), bufs, opts);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (err)
+    return fail("gpu emulation: " + llvm::toString(std::move(err)));
+  printStats(stats, seconds);
+  for (auto [i, t] : llvm::enumerate(tensors)) {
+    double sum = 0;
+    for (int64_t e = 0, n = t.numElements(); e < n; ++e)
+      sum += t.get(e);
+    llvm::outs() << "arg" << i << ": " << elementName(t.kind) << " "
+                 << shapeStr(t.shape) << llvm::format(" sum %.6g", sum) << "\n";
+    if (print)
+      for (int64_t e = 0, n = t.numElements(); e < n; ++e)
+        llvm::outs() << llvm::format("%.6g", t.get(e))
+                     << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
+  }
   return 0;
 }

@@ -35,6 +35,17 @@ struct GpuEmulateRun {
 int runGpuEmulated(ModuleOp module, const SpecInfo &spec,
                    const SpecBinding &binding, const GpuEmulateRun &run);
 
+/// Whether `module` already holds GPU kernels (a gpu.launch): attn-run then
+/// emulates its function directly instead of lowering a spec.
+bool hasGpuLaunch(ModuleOp module);
+
+/// Emulates `entry` (or the only public function with a body) of a module
+/// with hand-written kernels on seeded random buffers, one per memref
+/// argument (static shapes), and prints every buffer afterwards (--print:
+/// all values); returns attn-run's exit code.
+int runGpuKernelModule(ModuleOp module, llvm::StringRef entry, unsigned seed,
+                       bool print);
+
 } // namespace attn
 } // namespace mlir
 

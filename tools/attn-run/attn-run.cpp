@@ -173,6 +173,8 @@ static int runMain(MLIRContext &context) {
     return fail("could not parse " + inputFile);
   if (failed(mlir::verify(*module)))
     return fail(inputFile + " does not verify");
+  if (device == "gpu-emulate" && hasGpuLaunch(*module))
+    return runGpuKernelModule(*module, entryName, seed, printValues);
 
   // The entry function and the roles of its arguments.
   auto spec = introspectSpec(*module, entryName, inputFile);

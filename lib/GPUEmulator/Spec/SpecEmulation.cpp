@@ -6,7 +6,7 @@
 
 #include "attn/GPUEmulator/SpecEmulation.h"
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Pipelines/GpuPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,11 +35,14 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
       os << d.getLocation() << ": " << d << "\n";
       return success();
     });
+    // The GPU pipeline up to the gpu.launch form (kernels-only).
     PassManager pm(ctx);
-    ConvertAttnToGpuOptions passOpts;
-    passOpts.warps = options.warps;
-    passOpts.tileK = options.tileK;
-    pm.addPass(createConvertAttnToGpu(passOpts));
+    GpuPipelineOptions pipelineOpts;
+    pipelineOpts.kernelsOnly = true;
+    pipelineOpts.warps = options.warps;
+    pipelineOpts.tileK = options.tileK;
+    if (llvm::Error e = buildAttnGpuPipeline(pm, pipelineOpts))
+      return e;
     if (failed(pm.run(*module)))
       return error("convert-attn-to-gpu failed: " + diags);
   }
