@@ -19,10 +19,10 @@
 // CHECK: cp.async.wait_group 0;
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: cp.async.wait_group 1;
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK: shfl.sync.bfly.b32
-// CHECK: ex2.approx
-// CHECK: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-DAG: shfl.sync.bfly.b32
+// CHECK-DAG: ex2.approx
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // SM90: .target sm_90a
 // SM90: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // ELF: 7f 45 4c 46
