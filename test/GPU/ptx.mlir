@@ -14,11 +14,11 @@
 // CHECK: .entry gqa_kernel(
 // CHECK: .maxntid 128, 1, 1
 // CHECK: .minnctapersm 1
-// CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
-// CHECK: cp.async.commit_group;
-// CHECK: cp.async.wait_group 0;
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: cp.async.wait_group 1;
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
+// CHECK-DAG: cp.async.commit_group;
+// CHECK-DAG: cp.async.wait_group 0;
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: cp.async.wait_group 1;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: ex2.approx
