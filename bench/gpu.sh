@@ -70,7 +70,7 @@ prepare() {
     else
       failed=$((failed + 1))
       rm -f "$pack/lib/lib$name.so"
-      echo "gpu.sh prepare: $name: FAILED: $(tail -n 1 "$pack/compile/$name.err")"
+      echo "gpu.sh prepare: $name: FAILED: $(head -n 1 "$pack/compile/$name.err")"
     fi
   done
   rm -rf "$work"

@@ -85,6 +85,10 @@ def _rate(spec, ms):
     return flops(spec) / (ms * 1e-3) / 1e12
 
 
+def _num(v):
+    return f"{v:.1f}" if v >= 10 else f"{v:.3g}"
+
+
 def markdown(rows, device):
     """The results as markdown: one table for prefill, one for decode."""
     peak = {"prefill": device.get("peak_tflops"),
@@ -120,7 +124,7 @@ def markdown(rows, device):
                              (f" {len(r['ours'])} reps"
                               if len(r["ours"]) < 20 else ""))
                 v = _rate(s, ours)
-                cells.append(f"{v:.1f}")
+                cells.append(_num(v))
                 cells.append(f"{100 * v / peak[kind]:.1f}%"
                              if peak[kind] else "n/a")
             else:
@@ -134,10 +138,19 @@ def markdown(rows, device):
             cells += [_ms(sdpa.get(b), unit) +
                       ("*" if b in r.get("sdpa_expanded", []) else "")
                       for b in BACKENDS]
-            cells.append(f"{_rate(s, best):.1f}" if best else "n/a")
+            cells.append(_num(_rate(s, best)) if best else "n/a")
             cells.append(f"{best / ours:.2f}x" if best and ours and
                          r["status"] == "ok" else "")
             out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    errors = {}
+    for r in rows:
+        for b, t in r.get("sdpa", {}).items():
+            if isinstance(t, str):
+                errors.setdefault(f"{b}: {t}", []).append(r["spec"]["name"])
+    for text, names in errors.items():
+        out.append(f"err ({', '.join(names)}): {text}")
+    if errors:
         out.append("")
     if any(r.get("sdpa_expanded") for r in rows):
         out.append("*: that backend has no GQA; it ran on K/V expanded to "
@@ -163,32 +176,52 @@ def _sample_rows(n, count=32):
     return sorted(rows)
 
 
-def _time(torch, fn, reps, sleep_cycles):
-    """Per-call CUDA event times (ms). A sleeping kernel queued first lets
-    the host run ahead, so host overhead between calls is not timed."""
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    torch.cuda.synchronize()
-    if hasattr(torch.cuda, "_sleep"):
-        torch.cuda._sleep(sleep_cycles)
-    for i in range(reps):
-        starts[i].record()
+class Device:
+    """Where the worker runs: "cuda", or "cpu" for --dry-run-cpu (the
+    harness tested without a GPU, on CPU kernels)."""
+
+    def __init__(self, torch, name):
+        self.torch, self.name = torch, name
+
+    def sync(self):
+        if self.name == "cuda":
+            self.torch.cuda.synchronize()
+
+    def time(self, fn, reps, sleep_cycles=40_000_000):
+        """Per-call times (ms): CUDA events, a sleeping kernel queued first
+        so that the host runs ahead and its overhead between calls is not
+        timed (about 20 ms at 2 GHz); on the CPU, the wall clock."""
+        torch = self.torch
+        if self.name != "cuda":
+            times = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t0) * 1000)
+            return times
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        torch.cuda.synchronize()
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(sleep_cycles)
+        for i in range(reps):
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return [a.elapsed_time(b) for a, b in zip(starts, ends)]
+
+    def reps(self, fn, want, budget_ms=12000.0):
+        """Warms up and picks the repetitions: `want`, fewer when a call
+        takes so long that `want` would not fit in `budget_ms` (at least
+        3)."""
         fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
-
-
-def _reps(torch, fn, want, budget_ms=12000.0):
-    """Warms up and picks the repetitions: `want`, fewer when a call takes
-    so long that `want` would not fit in `budget_ms` (at least 3)."""
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    ms = (time.perf_counter() - t0) * 1000
-    return max(3, min(want, int(budget_ms / max(ms, 1e-3)))), ms
+        self.sync()
+        t0 = time.perf_counter()
+        fn()
+        self.sync()
+        ms = (time.perf_counter() - t0) * 1000
+        return max(3, min(want, int(budget_ms / max(ms, 1e-3))))
 
 
 def _short(e):
@@ -196,22 +229,21 @@ def _short(e):
     return text[:200]
 
 
-def run_spec(torch, attn, ref, spec, pack, reps):
+def run_spec(torch, dev, attn, ref, spec, pack, reps):
     import torch.nn.functional as F
     result = {"spec": spec, "status": "ok", "sdpa": {}, "sdpa_err": {}}
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[spec["dtype"]]
     B, Hq, Hkv, Nq, Nk, D = (spec[x] for x in
                              ("B", "Hq", "Hkv", "Nq", "Nk", "D"))
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(B, Hq, Nq, D, device="cuda", dtype=dt, generator=gen)
-    k = torch.randn(B, Hkv, Nk, D, device="cuda", dtype=dt, generator=gen)
-    v = torch.randn(B, Hkv, Nk, D, device="cuda", dtype=dt, generator=gen)
+    gen = torch.Generator(device=dev.name).manual_seed(0)
+    q = torch.randn(B, Hq, Nq, D, device=dev.name, dtype=dt, generator=gen)
+    k = torch.randn(B, Hkv, Nk, D, device=dev.name, dtype=dt, generator=gen)
+    v = torch.randn(B, Hkv, Nk, D, device=dev.name, dtype=dt, generator=gen)
     rows = _sample_rows(Nq)
     batches = sorted({0, B // 3, (2 * B) // 3, B - 1})
     want = ref.reference_rows(q, k, v, rows, batches, spec["causal"])
     tol = TOLERANCE[spec["dtype"]]
     result["tol"] = tol
-    sleep = 40_000_000  # about 20 ms at 2 GHz
 
     def error_of(out):
         got = out[batches][:, :, rows].double()
@@ -234,19 +266,18 @@ def run_spec(torch, attn, ref, spec, pack, reps):
             kernel = attn.load_library(path)[spec["name"]]
             out = torch.empty_like(q)
             kernel(q, k, v, out=out)
-            torch.cuda.synchronize()
+            dev.sync()
             result["err"] = error_of(out)
             if not result["err"] <= tol:
                 result.update(status="WRONG",
                               message=f"max error {result['err']:.3g}")
-            n, _ = _reps(torch, lambda: kernel(q, k, v, out=out), reps)
-            result["ours"] = _time(torch, lambda: kernel(q, k, v, out=out),
-                                   n, sleep)
+            n = dev.reps(lambda: kernel(q, k, v, out=out), reps)
+            result["ours"] = dev.time(lambda: kernel(q, k, v, out=out), n)
         except Exception as e:  # KernelError, CUDA errors, a missing symbol
             result.update(status="FAIL", message=_short(e))
             result.pop("ours", None)
             try:
-                torch.cuda.synchronize()
+                dev.sync()
             except Exception:
                 result["fatal"] = True
                 return result
@@ -268,17 +299,17 @@ def run_spec(torch, attn, ref, spec, pack, reps):
             with sdpa_kernel(backend):
                 fn = _sdpa(torch, F, q, k, v, causal, expanded)
                 o = fn()
-                torch.cuda.synchronize()
+                dev.sync()
                 result["sdpa_err"][name] = error_of(o)
-                n, _ = _reps(torch, fn, reps)
-                result["sdpa"][name] = _time(torch, fn, n, sleep)
+                n = dev.reps(fn, reps)
+                result["sdpa"][name] = dev.time(fn, n)
                 if expanded.get("used"):
                     result.setdefault("sdpa_expanded", []).append(name)
                     expanded["used"] = False
         except Exception as e:
             result["sdpa"][name] = "error: " + _short(e)
             try:
-                torch.cuda.synchronize()
+                dev.sync()
             except Exception:
                 result["fatal"] = True
                 return result
@@ -345,26 +376,32 @@ def worker(args):
         _say("NOGPU", f"PyTorch is not importable ({e}); attn's runtime: "
              f"{gpu_unavailable_reason(args.pack)}")
         return 0
-    if not torch.cuda.is_available():
+    if args.dry_run_cpu:
+        dev = Device(torch, "cpu")
+        _say("DEVICE", json.dumps({"name": "CPU (dry run)",
+                                   "torch": torch.__version__}))
+    elif not torch.cuda.is_available():
         _say("NOGPU", "PyTorch sees no CUDA device; attn's runtime: "
              f"{gpu_unavailable_reason(args.pack)}")
         return 0
+    else:
+        dev = Device(torch, "cuda")
+        torch.cuda.init()
+        _say("DEVICE", json.dumps(device_info(torch, args.pack)))
     import attn
     import gpu_reference as ref
-    torch.cuda.init()
-    _say("DEVICE", json.dumps(device_info(torch, args.pack)))
     with open(os.path.join(args.pack, "specs.json")) as f:
         specs = {s["name"]: s for s in json.load(f)}
     for name in args.only.split(","):
         _say("START", name)
         try:
-            result = run_spec(torch, attn, ref, specs[name], args.pack,
+            result = run_spec(torch, dev, attn, ref, specs[name], args.pack,
                               args.reps)
         except Exception as e:
             result = {"spec": specs[name], "status": "FAIL",
                       "message": _short(e)}
             try:
-                torch.cuda.synchronize()
+                dev.sync()
             except Exception:
                 result["fatal"] = True
         _say("RESULT", json.dumps(result))
@@ -414,6 +451,8 @@ def parent(args):
         cmd = [sys.executable, os.path.abspath(__file__), "--worker",
                "--pack", args.pack, "--reps", str(args.reps),
                "--only", ",".join(pending)]
+        if args.dry_run_cpu:
+            cmd.append("--dry-run-cpu")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
                                 env=env)
@@ -502,6 +541,9 @@ def main():
     p.add_argument("--budget", type=float, default=200.0)
     p.add_argument("--spec-timeout", type=float, default=60.0)
     p.add_argument("--startup-timeout", type=float, default=120.0)
+    p.add_argument("--dry-run-cpu", action="store_true",
+                   help="run on the CPU (a pack of CPU kernels): tests the "
+                   "harness without a GPU")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.pack = os.path.abspath(args.pack)
