@@ -7,7 +7,9 @@
 #include "attn/Compile/Compile.h"
 
 #include "attn/Execution/SpecBinding.h"
+#include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn-c/Kernel.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -166,7 +168,9 @@ mlir::attn::kernelSignatures(ModuleOp module,
         name += std::to_string(i);
       used.insert(name);
       t->name = name;
-      sig.returnsOutputs |= llvm::is_contained(t->shape, -1);
+      // GPU kernels write every result into the caller's tensor.
+      sig.returnsOutputs |=
+          !options.isGpu() && llvm::is_contained(t->shape, -1);
       sig.tensors.push_back(std::move(*t));
     }
     sig.numOutputs = fn.getNumResults();
@@ -216,6 +220,18 @@ mlir::attn::lowerKernels(ModuleOp module, const KernelCompileOptions &options) {
   for (const KernelSignature &sig : *sigs)
     clone->lookupSymbol<func::FuncOp>(sig.name)->setAttr(
         "llvm.emit_c_interface", UnitAttr::get(ctx));
+  if (options.isGpu()) {
+    GpuPipelineOptions gpuOpts;
+    gpuOpts.chip = options.gpuChip;
+    gpuOpts.format = options.gpuFormat;
+    gpuOpts.warps = options.gpuWarps;
+    if (options.tileK > 0)
+      gpuOpts.tileK = options.tileK;
+    gpuOpts.cudaPath = options.cudaPath;
+    if (failed(lowerToGpu(*clone, gpuOpts)))
+      return makeError("lowering to GPU kernels failed");
+    return clone;
+  }
   CpuPipelineOptions opts;
   if (llvm::Error err = setCommonCpuOptions(
           opts, options.form, options.tileQ, options.tileK, options.splits,
@@ -371,12 +387,15 @@ AbiBuilder::kernelInfo(const KernelSignature &sig) {
          constArray(ptr, names, "__attn_dims")}));
   }
   llvm::Constant *setThreads =
-      options.parallel
+      options.parallel && !options.isGpu()
           ? static_cast<llvm::Constant *>(setThreadsFunction())
           : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   auto *info = llvm::ConstantStruct::get(
       kernelInfoTy, {llvm::ConstantInt::get(i32, 1),
-                     llvm::ConstantInt::get(i32, sig.returnsOutputs ? 1 : 0),
+                     llvm::ConstantInt::get(
+                         i32, (sig.returnsOutputs ? ATTN_KERNEL_RETURNS_OUTPUTS
+                                                  : 0u) |
+                                  (options.isGpu() ? ATTN_KERNEL_GPU : 0u)),
                      cstr(sig.name), cstr(options.prefix + sig.name),
                      llvm::ConstantInt::get(i32, sig.numInputs),
                      llvm::ConstantInt::get(i32, sig.numOutputs),
@@ -465,6 +484,11 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildKernelModule(
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
+  if (options.isGpu()) {
+    DialectRegistry registry;
+    registerGpuCodegen(registry);
+    ctx->appendDialectRegistry(registry);
+  }
   std::unique_ptr<llvm::Module> m =
       translateModuleToLLVMIR(lowered, llvmCtx, "attn-kernels");
   if (!m)
@@ -477,7 +501,9 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildKernelModule(
   if (llvm::Function *copy = m->getFunction("memrefCopy"))
     copy->setName("attn_rt_memref_copy");
 
-  AbiBuilder abi(*m, options, machine.getTargetCPU());
+  AbiBuilder abi(*m, options,
+                 options.isGpu() ? llvm::StringRef(options.gpuChip)
+                                 : machine.getTargetCPU());
   if (llvm::Error err = abi.build(kernels))
     return std::move(err);
   // Only the ABI's symbols stay visible; everything else (the kernels'

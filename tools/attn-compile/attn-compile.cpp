@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compile/Compile.h"
+#include "attn/Pipelines/GpuPipeline.h"
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -105,6 +106,26 @@ static cl::opt<std::string> runtimeDir(
              "../lib next to attn-compile)"),
     cl::cat(category));
 
+static cl::opt<std::string> gpuChip(
+    "gpu-chip",
+    cl::desc("Compile GPU kernels for this NVIDIA chip (sm_80, sm_90a, ...) "
+             "instead of CPU kernels; they take CUDA tensors and need "
+             "libattn_gpu_runtime"),
+    cl::cat(category));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("GPU binary in the library: bin (cubin, needs ptxas), fatbin or "
+             "isa (PTX, compiled by the driver at load)"),
+    cl::init("bin"), cl::cat(category));
+static cl::opt<int64_t> gpuWarps("gpu-warps",
+                                 cl::desc("Warps per block (0: from the rows)"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
+                      "the one found at build time, /usr/local/cuda"),
+             cl::cat(category));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-compile: error: " << msg << "\n";
   return 1;
@@ -167,7 +188,9 @@ static int linkShared(llvm::StringRef object, const char *argv0) {
                                    "-L" + rtDir,
                                    "-Wl,-rpath," + rtDir,
                                    "-lattn_runtime"};
-  if (parallel)
+  if (!gpuChip.empty())
+    args.push_back("-lattn_gpu_runtime");
+  else if (parallel)
     args.push_back(ATTN_OPENMP_RUNTIME);
   args.push_back("-lm");
   llvm::SmallVector<llvm::StringRef> refs(args.begin(), args.end());
@@ -197,6 +220,10 @@ static int compileMain(MLIRContext &context, const char *argv0) {
   options.prefix = prefix;
   options.entries.assign(entries.begin(), entries.end());
   options.optLevel = optLevel;
+  options.gpuChip = gpuChip;
+  options.gpuFormat = gpuFormat;
+  options.gpuWarps = gpuWarps;
+  options.cudaPath = cudaPath;
   if (optLevel > 3)
     return fail("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
 
@@ -307,6 +334,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<AttnDialect>();
+  registerGpuCodegen(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   return compileMain(context, argv[0]);

@@ -11,6 +11,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -25,10 +26,12 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPasses();
   mlir::attn::registerAttnConversionPasses();
   mlir::attn::registerAttnPipelines();
+  mlir::attn::registerAttnGpuPipeline();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  mlir::attn::registerGpuCodegen(registry);
   registry.insert<mlir::attn::AttnDialect>();
 
   return mlir::asMainReturnCode(

@@ -179,4 +179,52 @@ def ConvertAttnStateOps : Pass<"convert-attn-state-ops"> {
   ];
 }
 
+def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower attn.attention to a tensor-core GPU kernel (gpu.launch "
+                "with nvgpu warp-level ops)";
+  let description = [{
+    Rewrites every function whose body is one `attn.attention` on its
+    arguments into a host function on memrefs (device buffers; the results
+    become trailing out-parameters) that launches one FlashAttention-2 style
+    kernel:
+
+    - one thread block per (query row tile, K/V head, batch entry); the rows
+      of a tile are (query, head of the K/V head's group) pairs, query-major,
+      so the query heads of a group share every staged K/V tile (GQA, MQA,
+      decode with `Nq = 1` all fill the tensor cores);
+    - `warps` warps of 16 rows each; K and V tiles of `tile-k` keys staged in
+      shared memory by `nvgpu.device_async_copy` (cp.async) with double
+      buffering, rows padded by 16 bytes against bank conflicts;
+    - `nvgpu.ldmatrix` fragments and `nvgpu.mma.sync` m16n8k16 (f16/bf16,
+      f32 accumulation) for S = Q K^T and O += P V; the online softmax on the
+      accumulator fragments in registers (row max by `gpu.shuffle xor`,
+      `exp2` with log2(e) folded in); P becomes the A operand of P V in
+      registers;
+    - the key tiles each row tile reads come from the shared schedule
+      (`TileRules`: kv_len, causal in either alignment, window), full tiles
+      skip the mask arithmetic, and the logits are formed by the same
+      LogitBuilder as every other form.
+
+    Example: `attn-opt --convert-attn-to-gpu="warps=4 tile-k=64" spec.mlir`.
+    Unsupported specs (f32 inputs, head dims that are not multiples of 16,
+    score_mod/mask_mod regions, sigmoid normalization, bodies that are not a
+    single attn.attention) are reported with an error at the op.
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", "0",
+           "Warps per block, 16 rows each (1, 2 or 4; 0: from the rows)">,
+    Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile (16..128)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::nvgpu::NVGPUDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

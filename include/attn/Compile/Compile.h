@@ -50,6 +50,19 @@ struct KernelCompileOptions {
   /// The functions to compile (empty: every public function with a body).
   std::vector<std::string> entries;
   unsigned optLevel = 3;
+  /// NVIDIA chip (sm_80, sm_90a, ...) for GPU kernels; empty: CPU kernels.
+  /// GPU kernels take device (kDLCUDA) tensors, return every result
+  /// through a caller-allocated tensor, and need libattn_gpu_runtime.
+  std::string gpuChip;
+  /// GPU binary embedded in the kernel library: bin (cubin, needs ptxas),
+  /// fatbin or isa (PTX, compiled by the driver when loaded).
+  std::string gpuFormat = "bin";
+  /// Warps per block of the GPU kernels (0: from the rows).
+  int64_t gpuWarps = 0;
+  /// The CUDA toolkit (empty: found as GpuPipelineOptions::cudaPath says).
+  std::string cudaPath;
+
+  bool isGpu() const { return !gpuChip.empty(); }
 };
 
 /// One tensor of a kernel's C signature.

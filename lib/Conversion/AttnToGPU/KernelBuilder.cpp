@@ -1,0 +1,615 @@
+//===- KernelBuilder.cpp - the tensor-core attention kernel ---------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The GPU form of attn.attention (FlashAttention-2 style, sm_80 and later):
+//
+//   grid  = (ceil(G * Nq / TQ), Hkv, B), block = 32 * W threads, TQ = 16 W
+//   rows of a block: r = i * G + g (query i, head g of the K/V head's group)
+//   Q tile -> shared (cp.async) -> A fragments in registers (ldmatrix x4)
+//   for each key tile t the schedule says the rows may read:
+//     prefetch tile t + 1 into the other buffer (cp.async, zero-filled
+//     beyond kv_len), wait for tile t, barrier
+//     S = Q K^T        ldmatrix x2 + mma.sync m16n8k16, f32 accumulators
+//     logits           LogitBuilder (full tiles skip the masks)
+//     online softmax   row max over the fragment + shuffle xor 1, 2; exp2
+//     O += P V         P's fragments become A operands in registers;
+//                      V by ldmatrix.trans
+//     barrier
+//   out = O / l, lse = m + log l (rows without keys: 0 and -inf)
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16): lane l holds of a C/D tile the
+// elements (l/4 + 8 r, 2 (l%4) + c), r, c in {0, 1}, as vector<2x2xf32>
+// [r][c]; of an A tile the pairs (l/4 + 8 (p%2), 2 (l%4) + 8 (p/2) + c) as
+// vector<4x2> [p][c]; of a B tile (k = 2 (l%4) + 8 p + c, n = l/4) as
+// vector<2x2> [p][c]. So two adjacent C tiles of P are exactly the A
+// operand of P V: [C0[0], C0[1], C1[0], C1[1]].
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "attn/Conversion/LogitBuilder.h"
+#include "attn/Schedule/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+namespace {
+
+constexpr int64_t kLanes = 32;
+/// Row padding of the shared-memory tiles, in elements (16 bytes): rows of
+/// an 8x8 ldmatrix tile then start in different banks.
+constexpr int64_t kPad = 8;
+constexpr double kLog2E = 1.4426950408889634;
+
+int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
+  if (opts.warps > 0)
+    return opts.warps;
+  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
+  int64_t nq = op.getQuerySeqLen();
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
+      ShapedType::isDynamic(nq) || hkv == 0)
+    return 4;
+  int64_t rows = nq * (hq / hkv);
+  return rows <= 16 ? 1 : rows <= 32 ? 2 : 4;
+}
+
+/// Everything the kernel emitter needs: the op, its memrefs and sizes.
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &b, Location loc, AttentionOp op, int64_t warps,
+                int64_t tileK)
+      : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
+        a{b, loc} {
+    elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    d = op.getHeadDimQK();
+    dv = op.getHeadDimV();
+    f32 = b.getF32Type();
+  }
+
+  /// Host code: sizes, checks, the launch. `args` are the new function's
+  /// arguments in the order q, k, v, modifiers..., out, [lse].
+  void emitHost(ValueRange inputs, Value outBuf, Value lseBuf);
+
+private:
+  // Small helpers.
+  Value ci(int64_t v) { return a.c(v); }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value divu(Value x, Value y) {
+    return arith::DivUIOp::create(b, loc, x, y);
+  }
+  Value remu(Value x, Value y) {
+    return arith::RemUIOp::create(b, loc, x, y);
+  }
+  Value dim(Value memref, int64_t logical) {
+    return memref::DimOp::create(b, loc, memref, op.getPhysicalDim(logical));
+  }
+  /// Physical indices of logical [b, h, n, d].
+  SmallVector<Value> phys(Value bb, Value h, Value n, Value dd) {
+    SmallVector<Value> idx(4);
+    Value logical[4] = {bb, h, n, dd};
+    for (int64_t l = 0; l < 4; ++l)
+      idx[op.getPhysicalDim(l)] = logical[l];
+    return idx;
+  }
+  /// Index `idx` into a dimension broadcast from size 1.
+  Value bcast(Value memref, int64_t dimPos, Value idx) {
+    auto type = cast<MemRefType>(memref.getType());
+    int64_t size = type.getDimSize(dimPos);
+    if (size == 1)
+      return ci(0);
+    if (!ShapedType::isDynamic(size))
+      return idx;
+    Value s = memref::DimOp::create(b, loc, memref, dimPos);
+    return a.select(a.eq(s, ci(1)), ci(0), idx);
+  }
+  Value shuffleXor(Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, loc, v, offset, kLanes,
+                                  gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+
+  void emitKernel(gpu::LaunchOp launch);
+  /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
+  /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
+  void emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows,
+                    int64_t cols, Value src,
+                    function_ref<std::pair<SmallVector<Value>, Value>(Value)>
+                        srcRow,
+                    SmallVectorImpl<Value> &tokens);
+
+  OpBuilder &b;
+  Location loc;
+  AttentionOp op;
+  int64_t warps, tq, tk, d, dv;
+  Type elem, f32;
+  IRArith a;
+
+  // Host values visible in the kernel.
+  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, out, lse;
+  Value batch, hq, hkv, nq, nk, groups;
+};
+
+void KernelEmitter::emitTileCopy(
+    Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
+    Value src,
+    function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
+    SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = cols / 8;
+  int64_t chunks = rows * chunksPerRow;
+  int64_t threads = kLanes * warps;
+  assert(chunks % threads == 0 && "tile copy must be uniform");
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t it = 0; it < chunks / threads; ++it) {
+    Value c = a.add(ci(it * threads), tid);
+    Value row = divu(c, ci(chunksPerRow));
+    Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
+    auto [srcIdx, valid] = srcRow(row);
+    srcIdx.back() = col;
+    Value elems = a.select(valid, ci(8), ci(0));
+    SmallVector<Value> dstIdx(dstPrefix);
+    dstIdx.push_back(row);
+    dstIdx.push_back(col);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
+        b.getUnitAttr()));
+  }
+}
+
+void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
+  q = inputs[0];
+  k = inputs[1];
+  v = inputs[2];
+  unsigned next = 3;
+  if (op.getKvLen())
+    kvLenBuf = inputs[next++];
+  if (op.getMask())
+    maskBuf = inputs[next++];
+  if (op.getBias())
+    biasBuf = inputs[next++];
+  if (op.getAlibiSlopes())
+    alibiBuf = inputs[next++];
+  out = outBuf;
+  lse = lseBuf;
+
+  batch = dim(q, 0);
+  hq = dim(q, 1);
+  nq = dim(q, 2);
+  hkv = dim(k, 1);
+  nk = dim(k, 2);
+  // Sizes the types leave dynamic are checked here (the kernel ABI checks
+  // the sizes named alike; this is the relation between them).
+  Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
+  Value divisible = a.either(a.negate(hkvNonZero),
+                             a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
+  cf::AssertOp::create(b, loc, divisible,
+                       "attn: the number of query heads must be a multiple "
+                       "of the number of K/V heads");
+  groups = divu(hq, a.max(hkv, ci(1)));
+  Value rows = a.mul(nq, groups);
+  Value gx = a.ceilDiv(rows, ci(tq));
+  Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero),
+                     a.slt(ci(0), batch));
+  auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  int64_t smemBytes =
+      (tq * (d + kPad) + 2 * tk * (d + kPad) + 2 * tk * (dv + kPad)) *
+      (elem.getIntOrFloatBitWidth() / 8);
+  Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
+  auto launch = gpu::LaunchOp::create(b, loc, gx, hkv, batch,
+                                      ci(kLanes * warps), ci(1), ci(1),
+                                      smem);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  emitKernel(launch);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
+  MLIRContext *ctx = b.getContext();
+  Value rt = launch.getBlockIds().x;
+  Value hk = launch.getBlockIds().y;
+  Value bb = launch.getBlockIds().z;
+  Value tid = launch.getThreadIds().x;
+  Value warp = divu(tid, ci(kLanes));
+  Value lane = remu(tid, ci(kLanes));
+
+  // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface{}, wg));
+  int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+  auto qType = MemRefType::get({tq, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
+  auto kType = MemRefType::get({2, tk, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
+  auto vType = MemRefType::get({2, tk, dv + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
+  Value qs = memref::ViewOp::create(b, loc, qType, raw, ci(0), ValueRange{});
+  int64_t kOff = tq * (d + kPad) * bytes;
+  Value ks = memref::ViewOp::create(b, loc, kType, raw, ci(kOff), ValueRange{});
+  int64_t vOff = kOff + 2 * tk * (d + kPad) * bytes;
+  Value vs = memref::ViewOp::create(b, loc, vType, raw, ci(vOff), ValueRange{});
+
+  // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
+  LogitContext lctx;
+  lctx.op = op;
+  lctx.nq = nq;
+  lctx.nk = nk;
+  lctx.scale = cf(*op.getEffectiveScale());
+  if (auto cap = op.getSoftcapAttr())
+    lctx.softcap = cf(cap.getValueAsDouble());
+  Value kvLen = nk;
+  if (kvLenBuf) {
+    Value len = memref::LoadOp::create(b, loc, kvLenBuf,
+                                       ValueRange{bcast(kvLenBuf, 0, bb)});
+    kvLen = buildClampedKvLen(b, loc, lctx, len);
+  }
+  Value row0 = a.mul(rt, ci(tq));
+  Value rowEnd = a.min(a.add(row0, ci(tq)), a.mul(nq, groups));
+  Value q0 = divu(row0, groups);
+  Value qLast = divu(a.sub(rowEnd, ci(1)), groups);
+  Value qCount = a.add(a.sub(qLast, q0), ci(1));
+  ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
+  TileRules<IRArith> rules(spec, a);
+  auto [lo, hi] = rules.readableKeys(q0, qCount, kvLen, nq);
+  auto [ktLo, ktHi] = rules.keyTiles(lo, hi);
+
+  // Stage Q and the first K/V tile.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  SmallVector<Value> tokens;
+  Value nqLast = a.max(a.sub(nq, ci(1)), ci(0));
+  Value nkLast = a.max(a.sub(nk, ci(1)), ci(0));
+  emitTileCopy(
+      qs, {}, tq, d, q,
+      [&](Value r) {
+        Value row = a.add(row0, r);
+        Value i = divu(row, groups);
+        Value h = a.add(a.mul(hk, groups), remu(row, groups));
+        Value valid = a.slt(i, nq);
+        return std::make_pair(phys(bb, h, a.min(i, nqLast), ci(0)), valid);
+      },
+      tokens);
+  auto copyKv = [&](Value tile, Value buf, Value inRange) {
+    Value k0 = a.mul(tile, ci(tk));
+    auto rowOf = [&](Value r) {
+      Value key = a.add(k0, r);
+      Value valid = a.both(inRange, a.slt(key, kvLen));
+      return std::make_pair(phys(bb, hk, a.min(key, nkLast), ci(0)), valid);
+    };
+    emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
+    emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
+  };
+  copyKv(ktLo, ci(0), a.slt(ktLo, ktHi));
+  Value group =
+      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+
+  // Q's A fragments, once.
+  auto aType = VectorType::get({4, 2}, elem);
+  auto bType = VectorType::get({2, 2}, elem);
+  auto cType = VectorType::get({2, 2}, f32);
+  Value wrow = a.mul(warp, ci(16));
+  SmallVector<Value> qFrag;
+  for (int64_t kk = 0; kk < d / 16; ++kk) {
+    Value r = a.add(wrow, remu(lane, ci(16)));
+    Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
+    qFrag.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
+                                              ValueRange{r, c}, false, 4));
+  }
+
+  // The two rows a lane holds: query, head, ALiBi slope.
+  Value quad = divu(lane, ci(4));
+  Value pair = a.mul(remu(lane, ci(4)), ci(2));
+  Value rowI[2], rowH[2], rowSlope[2] = {};
+  for (int r = 0; r < 2; ++r) {
+    Value row = a.add(a.add(row0, wrow), a.add(quad, ci(8 * r)));
+    rowI[r] = divu(row, groups);
+    rowH[r] = a.add(a.mul(hk, groups), remu(row, groups));
+    if (alibiBuf) {
+      Value h = a.min(rowH[r], a.sub(hq, ci(1)));
+      rowSlope[r] = memref::LoadOp::create(b, loc, alibiBuf, ValueRange{h});
+    }
+  }
+
+  // The key loop: state m[2], l[2] (per-lane partial sums), O fragments.
+  Value ninf = cf(-std::numeric_limits<double>::infinity());
+  Value zeroC = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
+  SmallVector<Value> init = {ninf, ninf, cf(0.0), cf(0.0)};
+  int64_t nOut = dv / 8;
+  for (int64_t i = 0; i < nOut; ++i)
+    init.push_back(zeroC);
+  auto loop = scf::ForOp::create(b, loc, ktLo, ktHi, ci(1), init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    ValueRange state = loop.getRegionIterArgs();
+    Value cur = remu(a.sub(t, ktLo), ci(2));
+    Value nextBuf = a.sub(ci(1), cur);
+    Value tNext = a.add(t, ci(1));
+    tokens.clear();
+    copyKv(tNext, nextBuf, a.slt(tNext, ktHi));
+    Value g2 = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                       tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, g2, b.getI32IntegerAttr(1));
+    gpu::BarrierOp::create(b, loc);
+
+    // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
+    int64_t nS = tk / 8;
+    SmallVector<Value> s(nS);
+    for (int64_t n = 0; n < nS; ++n) {
+      Value acc = zeroC;
+      Value r = a.add(ci(n * 8), remu(lane, ci(8)));
+      for (int64_t kk = 0; kk < d / 16; ++kk) {
+        Value c =
+            a.add(ci(kk * 16), a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
+        Value kf = nvgpu::LdMatrixOp::create(b, loc, bType, ks,
+                                             ValueRange{cur, r, c}, false, 2);
+        acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], kf, acc,
+                                       ArrayRef<int64_t>{16, 8, 16});
+      }
+      s[n] = acc;
+    }
+
+    // Logits: full tiles skip the masks.
+    Value k0 = a.mul(t, ci(tk));
+    Value ks0 = a.min(ci(tk), a.sub(nk, k0));
+    Value full = rules.isFull(q0, qCount, k0, ks0, kvLen, nq);
+    SmallVector<Type> logitTypes(nS * 4, f32);
+    auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
+    for (int branch = 0; branch < 2; ++branch) {
+      OpBuilder::InsertionGuard g3(b);
+      b.setInsertionPointToStart(branch == 0 ? &ifFull.getThenRegion().front()
+                                             : &ifFull.getElseRegion().front());
+      SmallVector<Value> xs;
+      for (int64_t n = 0; n < nS; ++n)
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t c = 0; c < 2; ++c) {
+            Value j = a.add(a.add(k0, ci(n * 8 + c)), pair);
+            LogitOperands in;
+            in.raw = vector::ExtractOp::create(b, loc, s[n],
+                                               ArrayRef<int64_t>{r, c});
+            in.b = bb;
+            in.h = rowH[r];
+            in.i = rowI[r];
+            in.j = j;
+            in.kvLen = kvLen;
+            in.slope = rowSlope[r];
+            Value ic = a.min(rowI[r], nqLast);
+            Value jc = a.min(j, nkLast);
+            Value hc = a.min(rowH[r], a.sub(hq, ci(1)));
+            auto tensorIdx = [&](Value buf) {
+              return SmallVector<Value>{bcast(buf, 0, bb), bcast(buf, 1, hc),
+                                        bcast(buf, 2, ic), bcast(buf, 3, jc)};
+            };
+            if (biasBuf)
+              in.bias = memref::LoadOp::create(b, loc, biasBuf,
+                                               tensorIdx(biasBuf));
+            if (maskBuf)
+              in.maskBit = memref::LoadOp::create(b, loc, maskBuf,
+                                                  tensorIdx(maskBuf));
+            xs.push_back(branch == 0 ? buildUnmaskedLogit(b, loc, lctx, in)
+                                     : buildLogit(b, loc, lctx, in));
+          }
+      scf::YieldOp::create(b, loc, xs);
+    }
+    auto x = [&](int64_t n, int64_t r, int64_t c) {
+      return ifFull.getResult(n * 4 + r * 2 + c);
+    };
+
+    // Online softmax per row.
+    Value l2e = cf(kLog2E);
+    SmallVector<Value> newState(state.begin(), state.end());
+    Value alpha[2], mScaled[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      Value mx = x(0, r, 0);
+      for (int64_t n = 0; n < nS; ++n)
+        for (int64_t c = 0; c < 2; ++c)
+          if (n || c)
+            mx = arith::MaximumFOp::create(b, loc, mx, x(n, r, c));
+      mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 1));
+      mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 2));
+      Value mOld = state[r];
+      Value mNew = arith::MaximumFOp::create(b, loc, mOld, mx);
+      Value mSafe = buildSafeMax(b, loc, mNew);
+      mScaled[r] = arith::MulFOp::create(b, loc, mSafe, l2e);
+      alpha[r] = math::Exp2Op::create(
+          b, loc,
+          arith::SubFOp::create(b, loc,
+                                arith::MulFOp::create(b, loc, mOld, l2e),
+                                mScaled[r]));
+      newState[r] = mNew;
+    }
+    SmallVector<Value> p(nS);
+    Value sum[2] = {cf(0.0), cf(0.0)};
+    for (int64_t n = 0; n < nS; ++n) {
+      Value pv = zeroC;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t c = 0; c < 2; ++c) {
+          Value e = math::FmaOp::create(
+              b, loc, x(n, r, c), l2e,
+              arith::NegFOp::create(b, loc, mScaled[r]));
+          Value pe = math::Exp2Op::create(b, loc, e);
+          sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          pv = vector::InsertOp::create(b, loc, pe, pv,
+                                        ArrayRef<int64_t>{r, c});
+        }
+      p[n] = pv;
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      newState[2 + r] = math::FmaOp::create(b, loc, state[2 + r], alpha[r],
+                                            sum[r]);
+    // O *= alpha (per row), then O += P V.
+    Value alphaVec = vector::FromElementsOp::create(
+        b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+    SmallVector<Value> o(nOut);
+    for (int64_t nd = 0; nd < nOut; ++nd)
+      o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    auto aHalf = VectorType::get({2, 2}, elem);
+    for (int64_t kc = 0; kc < tk / 16; ++kc) {
+      Value lo = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc]);
+      Value hi = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc + 1]);
+      Value pa = vector::ShuffleOp::create(b, loc, lo, hi,
+                                           ArrayRef<int64_t>{0, 1, 2, 3});
+      Value r = a.add(ci(kc * 16), remu(lane, ci(16)));
+      for (int64_t nd = 0; nd < nOut; ++nd) {
+        Value vf = nvgpu::LdMatrixOp::create(
+            b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2);
+        o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, vf, o[nd],
+                                         ArrayRef<int64_t>{16, 8, 16});
+      }
+    }
+    for (int64_t nd = 0; nd < nOut; ++nd)
+      newState[4 + nd] = o[nd];
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, newState);
+  }
+
+  // Epilogue: l over the quad, out = O / l, lse = m + log l.
+  Type outElem = cast<MemRefType>(out.getType()).getElementType();
+  for (int64_t r = 0; r < 2; ++r) {
+    Value m = loop.getResult(r);
+    Value l = loop.getResult(2 + r);
+    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
+    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
+    SmallVector<Value> vals;
+    for (int64_t nd = 0; nd < nOut; ++nd)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
+                                              ArrayRef<int64_t>{r, c});
+        Value val = buildNormalizedOutput(b, loc, acc, l);
+        if (outElem != f32)
+          val = arith::TruncFOp::create(b, loc, outElem, val);
+        vals.push_back(val);
+      }
+    Value lseVal = lse ? buildLogSumExp(b, loc, m, l) : Value();
+    auto store = scf::IfOp::create(b, loc, a.slt(rowI[r], nq), false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t nd = 0; nd < nOut; ++nd)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value col = a.add(ci(nd * 8 + c), pair);
+        memref::StoreOp::create(b, loc, vals[nd * 2 + c], out,
+                                phys(bb, rowH[r], rowI[r], col));
+      }
+    if (lse) {
+      auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, lseVal, lse,
+                              ValueRange{bb, rowH[r], rowI[r]});
+    }
+  }
+}
+
+} // namespace
+
+LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
+                                             const GpuKernelOptions &opts) {
+  auto fail = [&](const Twine &msg) {
+    return op.emitOpError("cannot be lowered to the GPU: ") << msg;
+  };
+  Block &body = fn.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (&body.front() != op.getOperation() || op->getNextNode() != ret ||
+      ret.getOperands() != op->getResults())
+    return fail("the function must consist of this op alone, returning its "
+                "results in order");
+  for (Value operand : op->getOperands())
+    if (!isa<BlockArgument>(operand) ||
+        cast<BlockArgument>(operand).getOwner() != &body)
+      return fail("every operand must be an argument of the function");
+  Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+  for (Value t : {op.getKey(), op.getValue()})
+    if (cast<ShapedType>(t.getType()).getElementType() != elem)
+      return fail("q, k and v must have the same element type");
+  if (!elem.isF16() && !elem.isBF16())
+    return fail("the tensor-core kernels take f16 or bf16 q, k and v (got ")
+           << elem << ")";
+  int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
+  for (int64_t x : {d, dv})
+    if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)
+      return fail("head dimensions must be static multiples of 16 up to 256 "
+                  "(got Dqk = ")
+             << (ShapedType::isDynamic(d) ? -1 : d) << ", Dv = "
+             << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+  if (op.getScoreModBlock() || op.getMaskModBlock())
+    return fail("score_mod and mask_mod regions are not supported on the "
+                "GPU yet");
+  if (op.getNormalization() != Normalization::softmax)
+    return fail("only softmax normalization is supported on the GPU yet");
+  if (!op.getModInputs().empty())
+    return fail("mod_inputs are not supported on the GPU yet");
+  if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
+      opts.warps != 4)
+    return fail("warps must be 1, 2 or 4 (got ") << opts.warps << ")";
+  int64_t warps = chooseWarps(op, opts);
+  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0 ||
+      (opts.tileK * d / 8) % (kLanes * warps) != 0 ||
+      (opts.tileK * dv / 8) % (kLanes * warps) != 0)
+    return fail("tile-k must be a multiple of 16 in [16, 128] whose tiles "
+                "the block's threads copy evenly (got ")
+           << opts.tileK << ")";
+  return success();
+}
+
+static MemRefType toMemRef(Type t) {
+  auto ranked = cast<RankedTensorType>(t);
+  return MemRefType::get(ranked.getShape(), ranked.getElementType());
+}
+
+LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
+                                            const GpuKernelOptions &opts) {
+  Location loc = op.getLoc();
+  OpBuilder b(fn);
+  SmallVector<Type> inputs;
+  for (Type t : fn.getArgumentTypes())
+    inputs.push_back(toMemRef(t));
+  for (Type t : op->getResultTypes())
+    inputs.push_back(toMemRef(t));
+  auto type = b.getFunctionType(inputs, {});
+  auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(), type);
+  gpuFn.setVisibility(fn.getVisibility());
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    gpuFn->setAttr(attr.getName(), attr.getValue());
+  gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
+  Block *entry = gpuFn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  // The op's operands, in operand order, as the new arguments.
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(
+        entry->getArgument(cast<BlockArgument>(operand).getArgNumber()));
+  unsigned numIn = fn.getNumArguments();
+  Value outBuf = entry->getArgument(numIn);
+  Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
+
+  KernelEmitter emitter(b, loc, op, chooseWarps(op, opts), opts.tileK);
+  emitter.emitHost(operands, outBuf, lseBuf);
+  func::ReturnOp::create(b, loc);
+
+  // Take over the name.
+  fn->remove();
+  gpuFn.setName(fn.getName());
+  fn->destroy();
+  return success();
+}

@@ -1,0 +1,47 @@
+//===- KernelBuilder.h - the tensor-core attention kernel -------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds the GPU form of one attn.attention: a host function on memrefs
+// whose body launches one FlashAttention-2 style kernel (gpu.launch with
+// nvgpu warp-level ops). See the pass description (Passes.td) and
+// docs/GPU.md for the design.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+#define ATTN_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir {
+namespace attn {
+namespace gpu_codegen {
+
+struct GpuKernelOptions {
+  /// Warps per block (16 rows each): 1, 2 or 4; 0 picks from the rows.
+  int64_t warps = 0;
+  /// Keys per staged tile, a multiple of 16.
+  int64_t tileK = 64;
+};
+
+/// Whether the GPU lowering supports `op` inside `fn`; emits an error at the
+/// op naming what is not supported otherwise.
+LogicalResult checkGpuSupported(func::FuncOp fn, AttentionOp op,
+                                const GpuKernelOptions &opts);
+
+/// Replaces `fn` (checked by checkGpuSupported) by its GPU form: same name,
+/// memref arguments (inputs, then the results as out-parameters), no
+/// results, a gpu.launch of the kernel.
+LogicalResult buildGpuFunction(func::FuncOp fn, AttentionOp op,
+                               const GpuKernelOptions &opts);
+
+} // namespace gpu_codegen
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

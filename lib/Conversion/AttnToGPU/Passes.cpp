@@ -1,0 +1,62 @@
+//===- Passes.cpp - the GPU lowering pass ---------------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct ConvertAttnToGpuPass
+    : public attn::impl::ConvertAttnToGpuBase<ConvertAttnToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    gpu_codegen::GpuKernelOptions opts;
+    opts.warps = warps;
+    opts.tileK = tileK;
+    SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
+    bool bad = false;
+    getOperation().walk([&](AttentionOp op) {
+      auto fn = op->getParentOfType<func::FuncOp>();
+      if (!fn) {
+        op.emitOpError("cannot be lowered to the GPU outside a func.func");
+        bad = true;
+        return;
+      }
+      if (failed(gpu_codegen::checkGpuSupported(fn, op, opts)))
+        bad = true;
+      else
+        work.push_back({fn, op});
+    });
+    if (!bad)
+      getOperation().walk([&](ProjectedAttentionOp op) {
+        op.emitOpError("cannot be lowered to the GPU: expand the projections "
+                       "first and lower the projections separately; the GPU "
+                       "form takes one attn.attention per function");
+        bad = true;
+      });
+    if (bad)
+      return signalPassFailure();
+    for (auto [fn, op] : work)
+      if (failed(gpu_codegen::buildGpuFunction(fn, op, opts)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,209 @@
+//===- GpuPipeline.cpp - the attn GPU (NVIDIA) pipeline -------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pass order follows what docs/GPU.md records as working with MLIR 22
+// (and ../shared/docs/gpu.md's traps): index computations are sunk into the
+// launch right before outlining; kernels are outlined with bare-pointer
+// memrefs; nvgpu is converted before the GPU-to-NVVM conversion; libdevice
+// is linked explicitly through nvvm-attach-target's `l=` option.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/GpuPipeline.h"
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Lets ptxas use the registers the kernels need: with only `.maxntid`
+/// (from the launch's block size) ptxas caps a 128-thread kernel at 128
+/// registers to fit four blocks per SM, and spills; the kernels' shared
+/// memory allows one or two blocks per SM anyway, so `.minnctapersm 1`.
+struct AnnotateGpuKernelsPass
+    : public PassWrapper<AnnotateGpuKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AnnotateGpuKernelsPass)
+  StringRef getArgument() const override { return "attn-annotate-gpu-kernels"; }
+  void runOnOperation() override {
+    getOperation().walk([](gpu::GPUFuncOp fn) {
+      if (fn.isKernel())
+        fn->setAttr("nvvm.minctasm",
+                    IntegerAttr::get(IntegerType::get(fn.getContext(), 32), 1));
+    });
+  }
+};
+
+/// Reports a pipeline option error as a diagnostic on the module (a pass
+/// pipeline registration cannot fail by itself).
+struct PipelineErrorPass
+    : public PassWrapper<PipelineErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PipelineErrorPass)
+  explicit PipelineErrorPass(std::string message)
+      : message(std::move(message)) {}
+  StringRef getArgument() const override { return "attn-pipeline-error"; }
+  void runOnOperation() override {
+    getOperation().emitError("attn-to-nvvm: ") << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+#ifndef ATTN_CUDA_TOOLKIT_DIR
+#define ATTN_CUDA_TOOLKIT_DIR ""
+#endif
+
+static std::string libdeviceIn(llvm::StringRef dir) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  return llvm::sys::fs::exists(path) ? std::string(path) : std::string();
+}
+
+std::string mlir::attn::findCudaToolkit(llvm::StringRef preferred) {
+  SmallVector<std::string> candidates;
+  if (!preferred.empty())
+    return libdeviceIn(preferred).empty() ? std::string() : preferred.str();
+  for (const char *env : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(env))
+      candidates.push_back(*v);
+  candidates.push_back(ATTN_CUDA_TOOLKIT_DIR);
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &c : candidates)
+    if (!c.empty() && !libdeviceIn(c).empty())
+      return c;
+  return {};
+}
+
+llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
+                                             const GpuPipelineOptions &opts) {
+  auto err = [](const llvm::Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  };
+  ConvertAttnToGpuOptions kernelOpts;
+  kernelOpts.warps = opts.warps;
+  kernelOpts.tileK = opts.tileK;
+  if (opts.kernelsOnly) {
+    pm.addPass(createConvertAttnToGpu(kernelOpts));
+    return llvm::Error::success();
+  }
+  if (opts.format != "isa" && opts.format != "bin" && opts.format != "fatbin")
+    return err("unknown GPU binary format '" + opts.format +
+               "': expected isa, bin or fatbin");
+  llvm::StringRef chip = opts.chip;
+  unsigned cc = 0;
+  if (!chip.starts_with("sm_") ||
+      chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc))
+    return err("unknown chip '" + chip + "': expected sm_80, sm_90a, ...");
+  if (cc < 80)
+    return err("chip '" + chip +
+               "' is not supported: the kernels need mma.sync m16n8k16 and "
+               "cp.async (sm_80 or newer)");
+  std::string toolkit = findCudaToolkit(opts.cudaPath);
+  if (toolkit.empty()) {
+    std::string looked = opts.cudaPath.empty()
+                             ? std::string("$CUDA_HOME, ") +
+                                   ATTN_CUDA_TOOLKIT_DIR + ", /usr/local/cuda"
+                             : std::string(opts.cudaPath);
+    return err("no CUDA toolkit with nvvm/libdevice/libdevice.10.bc found "
+               "(looked in " +
+               looked + "): pass cuda-path");
+  }
+
+  // Kernels, outlined with their index computations sunk into them (else
+  // constants hoisted out of the launch become kernel parameters).
+  pm.addPass(createConvertAttnToGpu(kernelOpts));
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
+  // nvgpu before the GPU-to-NVVM conversion; host side to LLVM.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = opts.chip;
+  target.features = opts.features;
+  target.optLevel = 3;
+  target.fastFlag = true;
+  target.ftzFlag = true;
+  target.linkLibs.push_back(libdeviceIn(toolkit));
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernelPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernelPm.addPass(createCanonicalizerPass());
+  kernelPm.addPass(createCSEPass());
+  kernelPm.addPass(createReconcileUnrealizedCastsPass());
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = toolkit;
+  binary.compilationTarget = opts.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return llvm::Error::success();
+}
+
+LogicalResult mlir::attn::lowerToGpu(ModuleOp module,
+                                     const GpuPipelineOptions &opts) {
+  PassManager pm(module.getContext());
+  if (llvm::Error e = buildAttnGpuPipeline(pm, opts))
+    return module.emitError("attn: ") << llvm::toString(std::move(e));
+  return pm.run(module);
+}
+
+void mlir::attn::registerGpuCodegen(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+
+void mlir::attn::registerAttnGpuPipeline() {
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-to-nvvm",
+      "Lower attn specs to NVIDIA GPU kernels (tensor cores): host code in "
+      "the LLVM dialect plus a gpu.binary (chip=sm_80|sm_90a|..., "
+      "format=isa|bin|fatbin, warps, tile-k, cuda-path, kernels-only)",
+      [](OpPassManager &pm, const GpuPipelineOptions &opts) {
+        if (llvm::Error e = buildAttnGpuPipeline(pm, opts)) {
+          pm.clear();
+          pm.addPass(std::make_unique<PipelineErrorPass>(
+              llvm::toString(std::move(e))));
+        }
+      });
+}
