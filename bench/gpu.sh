@@ -63,13 +63,17 @@ prepare() {
     name="$(basename "$spec" .mlir)"
     if (cd "$work" && "$compile" "$spec" --gpu-chip="$chip" --emit=shared \
           -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN' "${extra[@]}") \
-          > "$pack/compile/$name.err" 2>&1; then
+          > "$work/err" 2>&1; then
       ok=$((ok + 1))
-      rm -f "$pack/compile/$name.err"
       echo "gpu.sh prepare: $name: compiled"
     else
       failed=$((failed + 1))
       rm -f "$pack/lib/lib$name.so"
+      # The first error, then the start of the log (it can be megabytes).
+      sed -i "s|$pack/specs/||g" "$work/err"
+      { grep -m 1 "error" "$work/err" || head -n 1 "$work/err"; } \
+        > "$pack/compile/$name.err"
+      head -n 40 "$work/err" >> "$pack/compile/$name.err"
       echo "gpu.sh prepare: $name: FAILED: $(head -n 1 "$pack/compile/$name.err")"
     fi
   done

@@ -100,7 +100,7 @@ def markdown(rows, device):
         if not sel:
             continue
         out.append(f"| {kind} | shape | ours {unit} (min-max) | {rate} | "
-                   f"{pct} | max err (tol) | " +
+                   f"{pct} | max err (tol; SDPA's) | " +
                    " | ".join(f"{b} {unit}" for b in BACKENDS) +
                    f" | best SDPA {rate} | ours vs best |")
         out.append("|" + "---|" * (8 + len(BACKENDS)))
@@ -130,11 +130,14 @@ def markdown(rows, device):
             else:
                 cells += [f"{r['status']}: {r.get('message', '')}"[:120],
                           "", ""]
+            sdpa_err = min(r.get("sdpa_err", {}).values(), default=None)
+            theirs = (f"; SDPA {sdpa_err:.1e}" if sdpa_err is not None
+                      else "")
             if r.get("err") is not None:
                 mark = "" if r["status"] == "ok" else " WRONG"
-                cells.append(f"{r['err']:.2e} ({r['tol']:.0e}){mark}")
+                cells.append(f"{r['err']:.2e} ({r['tol']:.0e}{theirs}){mark}")
             else:
-                cells.append("")
+                cells.append(theirs[2:])
             cells += [_ms(sdpa.get(b), unit) +
                       ("*" if b in r.get("sdpa_expanded", []) else "")
                       for b in BACKENDS]
@@ -259,7 +262,7 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps):
         if os.path.exists(err_file):
             lines = [ln for ln in open(err_file).read().splitlines() if ln]
             if lines:
-                why += ": " + lines[-1][:150]
+                why += ": " + lines[0][:150]
         result.update(status="FAIL", message=why)
     else:
         try:

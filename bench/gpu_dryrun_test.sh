@@ -42,7 +42,7 @@ cat "$work/stdout"
 fail() { echo "gpu_dryrun_test: $1"; exit 1; }
 [ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (one spec failed)"
 cmp -s "$work/stdout" <(cat "$work/out/gpu.md") || fail "stdout differs from gpu.md"
-grep -qE '^\| p_small \| B2 H4/2 64x64 d32 bf16 causal \| [0-9.]+ \([0-9.]+-[0-9.]+\) 3 reps \| [0-9.e+-]+ \| n/a \| [0-9.e+-]+ \(2e-02\) \| [0-9.]+ \| err \| err \| [0-9.e+-]+ \| [0-9.]+x \|$' "$work/stdout" \
+grep -qE '^\| p_small \| B2 H4/2 64x64 d32 bf16 causal \| [0-9.]+ \([0-9.]+-[0-9.]+\) 3 reps \| [0-9.e+-]+ \| n/a \| [0-9.e+-]+ \(2e-02; SDPA [0-9.e+-]+\) \| [0-9.]+ \| err \| err \| [0-9.e+-]+ \| [0-9.]+x \|$' "$work/stdout" \
   || fail "no p_small row"
 grep -qE '^\| d_small \| B2 H4/2 1x128 d32 bf16 \| [0-9.]+ \(' "$work/stdout" || fail "no d_small row"
 grep -qF '| missing | B1 H2/1 16x16 d16 f16 causal | FAIL: not compiled: attn-compile: error: boom |' \

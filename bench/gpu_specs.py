@@ -5,8 +5,8 @@
 Prefill: GQA 64/8 and 32/8 query/K-V heads, head dim 128, causal, bf16 and
 f16, N 2k-16k with the batch sized so that every shape does about the same
 work per token (B * N = 16k tokens: a few ms each on an H200). Decode: one
-query per sequence against a full KV cache, GQA 32/8, d128, bf16, batch 1,
-16, 64, kv_len 4k-32k. Plain Python (no numpy): it runs where the project
+query per sequence against a full KV cache, GQA 32/8, d128, bf16 and f16,
+batch 1, 16, 64, kv_len 4k-32k. Plain Python (no numpy): it runs where the project
 builds.
 """
 
@@ -33,12 +33,13 @@ def prefill_specs():
 
 def decode_specs():
     specs = []
-    for b, kv in ((1, 4096), (1, 32768), (16, 4096), (16, 16384),
-                  (64, 8192), (64, 32768)):
-        specs.append({
-            "name": f"decode_b{b}_kv{kv // 1024}k_bf16", "kind": "decode",
-            "B": b, "Hq": 32, "Hkv": 8, "Nq": 1, "Nk": kv, "D": D,
-            "dtype": "bf16", "causal": None})
+    for dtype in ("bf16", "f16"):
+        for b, kv in ((1, 4096), (1, 32768), (16, 4096), (16, 16384),
+                      (64, 8192), (64, 32768)):
+            specs.append({
+                "name": f"decode_b{b}_kv{kv // 1024}k_{dtype}",
+                "kind": "decode", "B": b, "Hq": 32, "Hkv": 8, "Nq": 1,
+                "Nk": kv, "D": D, "dtype": dtype, "causal": None})
     return specs
 
 
