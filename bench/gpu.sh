@@ -18,6 +18,9 @@
 #                          gpu.json) when OUT is set. Without a GPU it says so
 #                          and exits 0. Extra arguments go to gpu_bench.py
 #                          (--only NAME,..., --reps N, --budget SECONDS).
+#                          The pack is git-ignored: a tool that copies the
+#                          working tree to the GPU machine must carry
+#                          bench/gpu-pack explicitly.
 # Environment: ATTN_BUILD_DIR (default build), ATTN_GPU_CHIP (sm_90a),
 # ATTN_GPU_PACK (bench/gpu-pack), ATTN_GPU_COMPILE_FLAGS (more attn-compile
 # flags), PYTHON (python3).
@@ -30,7 +33,7 @@ chip="${ATTN_GPU_CHIP:-sm_90a}"
 python="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
 
-usage() { sed -n '2,27p' "$0"; }
+usage() { sed -n '2,30p' "$0"; }
 
 prepare() {
   if [ ! -f "$build/build.ninja" ]; then

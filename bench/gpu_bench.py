@@ -232,7 +232,7 @@ def _short(e):
     return text[:200]
 
 
-def run_spec(torch, dev, attn, ref, spec, pack, reps):
+def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours=False):
     import torch.nn.functional as F
     result = {"spec": spec, "status": "ok", "sdpa": {}, "sdpa_err": {}}
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[spec["dtype"]]
@@ -255,6 +255,12 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps):
         return float((got - want).abs().max())
 
     # Ours.
+    _say("PHASE", "ours")
+    # Test hooks (bench/gpu_dryrun_test.sh): a kernel that hangs or crashes.
+    if os.environ.get("ATTN_GPU_BENCH_TEST_HANG") == spec["name"]:
+        time.sleep(3600)
+    if os.environ.get("ATTN_GPU_BENCH_TEST_CRASH") == spec["name"]:
+        os._exit(9)
     path = os.path.join(pack, "lib", f"lib{spec['name']}.so")
     if not os.path.exists(path):
         why = "not compiled"
@@ -264,6 +270,9 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps):
             if lines:
                 why += ": " + lines[0][:150]
         result.update(status="FAIL", message=why)
+    elif skip_ours:
+        result.update(status="SKIP", message="ours skipped: our kernels hung "
+                      "or broke the GPU context twice")
     else:
         try:
             kernel = attn.load_library(path)[spec["name"]]
@@ -286,6 +295,7 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps):
                 return result
 
     # PyTorch SDPA, each backend alone.
+    _say("PHASE", "sdpa")
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": getattr(SDPBackend, "FLASH_ATTENTION", None),
                 "cudnn": getattr(SDPBackend, "CUDNN_ATTENTION", None),
@@ -343,15 +353,46 @@ def _sdpa(torch, F, q, k, v, causal, expanded):
     return mha
 
 
+def _gpu_runtime(pack):
+    import ctypes
+    rt = ctypes.CDLL(os.path.join(pack, "lib", "libattn_gpu_runtime.so"))
+    rt.attn_gpu_unavailable_reason.restype = ctypes.c_char_p
+    return rt
+
+
 def gpu_unavailable_reason(pack):
     """What libattn_gpu_runtime says about this machine."""
-    import ctypes
     try:
-        rt = ctypes.CDLL(os.path.join(pack, "lib", "libattn_gpu_runtime.so"))
-        rt.attn_gpu_unavailable_reason.restype = ctypes.c_char_p
-        return rt.attn_gpu_unavailable_reason().decode() or "none"
+        return _gpu_runtime(pack).attn_gpu_unavailable_reason().decode() \
+            or "none"
     except OSError as e:
         return f"libattn_gpu_runtime not loadable: {e}"
+
+
+def runtime_view(pack):
+    """Device 0 as libattn_gpu_runtime sees it (attn-c/Gpu.h), or why not."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_char * 256)] + \
+            [(f, ctypes.c_int32) for f in (
+                "major", "minor", "sm_count", "clock_khz", "memory_clock_khz",
+                "bus_bits", "smem_optin", "reserved0")] + \
+            [("total_memory", ctypes.c_uint64), ("bandwidth_gbs",
+                                                 ctypes.c_double)]
+    try:
+        rt = _gpu_runtime(pack)
+    except OSError as e:
+        return f"libattn_gpu_runtime not loadable: {e}"
+    if not rt.attn_gpu_available():
+        return "no GPU: " + rt.attn_gpu_unavailable_reason().decode()
+    info = Info()
+    if rt.attn_gpu_device_info(0, ctypes.byref(info)) != 0:
+        rt.attn_gpu_take_error.restype = ctypes.c_char_p
+        return "device 0: " + (rt.attn_gpu_take_error() or b"?").decode()
+    return (f"{info.name.decode()}, sm_{info.major}{info.minor}, "
+            f"{info.sm_count} SMs, {info.smem_optin // 1024} KiB shared "
+            f"memory per block, {info.bandwidth_gbs:.0f} GB/s (driver)")
 
 
 def device_info(torch, pack):
@@ -361,7 +402,8 @@ def device_info(torch, pack):
             "memory_gib": round(p.total_memory / 2**30, 1),
             "torch": torch.__version__,
             "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version()}
+            "cudnn": torch.backends.cudnn.version(),
+            "attn_runtime": runtime_view(pack)}
     for name, tflops, gbs in PEAKS:
         if name in p.name:
             info["peak_tflops"], info["peak_gbs"] = tflops, gbs
@@ -382,7 +424,8 @@ def worker(args):
     if args.dry_run_cpu:
         dev = Device(torch, "cpu")
         _say("DEVICE", json.dumps({"name": "CPU (dry run)",
-                                   "torch": torch.__version__}))
+                                   "torch": torch.__version__,
+                                   "attn_runtime": runtime_view(args.pack)}))
     elif not torch.cuda.is_available():
         _say("NOGPU", "PyTorch sees no CUDA device; attn's runtime: "
              f"{gpu_unavailable_reason(args.pack)}")
@@ -399,7 +442,7 @@ def worker(args):
         _say("START", name)
         try:
             result = run_spec(torch, dev, attn, ref, specs[name], args.pack,
-                              args.reps)
+                              args.reps, args.skip_ours)
         except Exception as e:
             result = {"spec": specs[name], "status": "FAIL",
                       "message": _short(e)}
@@ -445,6 +488,9 @@ def parent(args):
     pending = [s["name"] for s in specs]
     by_name = {s["name"]: s for s in specs}
     results, device = {}, {}
+    # Our kernel hung or broke the CUDA context this often: after two, the
+    # rest of the specs time SDPA alone.
+    ours_broken = 0
     while pending:
         if time.monotonic() - start > args.budget:
             for name in pending:
@@ -456,18 +502,21 @@ def parent(args):
                "--only", ",".join(pending)]
         if args.dry_run_cpu:
             cmd.append("--dry-run-cpu")
+        if ours_broken >= 2:
+            cmd.append("--skip-ours")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
                                 env=env)
         lines = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, lines),
                          daemon=True).start()
-        current, timeout = None, args.startup_timeout
+        current, timeout, phase = None, args.startup_timeout, None
         while True:
             try:
                 line = lines.get(timeout=timeout)
             except queue.Empty:
                 proc.kill()
+                ours_broken += phase == "ours"
                 what = current or pending[0]
                 results[what] = {"spec": by_name[what], "status": "FAIL",
                                  "message": f"no answer in {timeout:.0f} s "
@@ -477,6 +526,7 @@ def parent(args):
             if line is None:
                 proc.wait()
                 if current and current in pending:
+                    ours_broken += phase == "ours"
                     results[current] = {
                         "spec": by_name[current], "status": "FAIL",
                         "message": f"worker died (exit {proc.returncode})"}
@@ -495,11 +545,14 @@ def parent(args):
             if tag == "DEVICE":
                 device = json.loads(payload)
                 print(f"gpu_bench: {device}", file=sys.stderr)
+            elif tag == "PHASE":
+                phase = payload
             elif tag == "START":
-                current, timeout = payload, args.spec_timeout
+                current, timeout, phase = payload, args.spec_timeout, None
                 print(f"gpu_bench: {payload} ...", file=sys.stderr)
             elif tag == "RESULT":
                 r = json.loads(payload)
+                ours_broken += bool(r.get("fatal")) and phase == "ours"
                 name = r["spec"]["name"]
                 results[name] = r
                 pending.remove(name)
@@ -522,7 +575,9 @@ def parent(args):
             f"{device.get('peak_tflops', '?')} TFLOP/s and "
             f"{device.get('peak_gbs', '?')} GB/s "
             f"({device.get('peak_source', 'unknown')}); "
-            f"{time.monotonic() - start:.0f} s", "", markdown(rows, device)]
+            f"{time.monotonic() - start:.0f} s", "",
+            f"libattn_gpu_runtime: {device.get('attn_runtime', '?')}", "",
+            markdown(rows, device)]
     table = "\n".join(text)
     print(table)
     if args.out:
@@ -541,13 +596,14 @@ def main():
     p.add_argument("--out", default=os.environ.get("OUT", ""))
     p.add_argument("--only", default="")
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--budget", type=float, default=200.0)
-    p.add_argument("--spec-timeout", type=float, default=60.0)
+    p.add_argument("--budget", type=float, default=180.0)
+    p.add_argument("--spec-timeout", type=float, default=45.0)
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--dry-run-cpu", action="store_true",
                    help="run on the CPU (a pack of CPU kernels): tests the "
                    "harness without a GPU")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--skip-ours", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.pack = os.path.abspath(args.pack)
     return worker(args) if args.worker else parent(args)

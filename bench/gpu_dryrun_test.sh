@@ -35,8 +35,10 @@ for n in p_small d_small; do
   "$build/bin/attn-compile" "$work/$n.mlir" --emit=shared \
     -o "$pack/lib/lib$n.so" --runtime-dir="$pack/lib"
 done
+# The fake CUDA driver: the header shows what libattn_gpu_runtime sees.
 rc=0
-"$python" "$pack/gpu_bench.py" --pack "$pack" --dry-run-cpu --reps 3 \
+ATTN_CUDA_DRIVER="$build/lib/libattn_fake_cuda.so" \
+  "$python" "$pack/gpu_bench.py" --pack "$pack" --dry-run-cpu --reps 3 \
   --out "$work/out" > "$work/stdout" || rc=$?
 cat "$work/stdout"
 fail() { echo "gpu_dryrun_test: $1"; exit 1; }
@@ -48,4 +50,31 @@ grep -qE '^\| d_small \| B2 H4/2 1x128 d32 bf16 \| [0-9.]+ \(' "$work/stdout" ||
 grep -qF '| missing | B1 H2/1 16x16 d16 f16 causal | FAIL: not compiled: attn-compile: error: boom |' \
   "$work/stdout" || fail "no FAIL row"
 grep -qF '"status": "ok"' "$work/out/gpu.json" || fail "gpu.json"
+grep -qxF 'libattn_gpu_runtime: Fake GPU 0, sm_90, 132 SMs, 227 KiB shared memory per block, 4023 GB/s (driver)' \
+  "$work/stdout" || fail "no runtime view"
+
+# A kernel that hangs and one that kills the worker: FAIL rows, the worker
+# restarted each time, and after two such failures the remaining specs time
+# SDPA alone.
+cp "$pack/lib/libp_small.so" "$pack/lib/libhang.so"
+cp "$pack/lib/libp_small.so" "$pack/lib/libcrash.so"
+"$python" - "$pack/specs.json" <<'PY'
+import json, sys
+specs = json.load(open(sys.argv[1]))
+for name, n in (("hang", 16), ("crash", 32)):
+    specs.append(dict(specs[0], name=name, Nq=n, Nk=n))
+json.dump(specs, open(sys.argv[1], "w"))
+PY
+rc=0
+ATTN_GPU_BENCH_TEST_HANG=hang ATTN_GPU_BENCH_TEST_CRASH=crash \
+  "$python" "$pack/gpu_bench.py" --pack "$pack" --dry-run-cpu --reps 3 \
+  --spec-timeout 5 --only hang,crash,p_small > "$work/stdout2" || rc=$?
+cat "$work/stdout2"
+[ "$rc" -eq 1 ] || fail "exit $rc with a hang and a crash, expected 1"
+grep -qF '| hang | B2 H4/2 16x16 d32 bf16 causal | FAIL: no answer in 5 s (hung?); worker killed |' \
+  "$work/stdout2" || fail "no row for the hang"
+grep -qF '| crash | B2 H4/2 32x32 d32 bf16 causal | FAIL: worker died (exit 9) |' \
+  "$work/stdout2" || fail "no row for the crash"
+grep -qE '^\| p_small \| .* \| SKIP: ours skipped: .* \| [0-9.]+ \| err \| err \|' \
+  "$work/stdout2" || fail "p_small not skipped after two failures"
 echo "gpu_dryrun_test: ok"
