@@ -33,7 +33,7 @@ chip="${ATTN_GPU_CHIP:-sm_90a}"
 python="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
 
-usage() { sed -n '2,30p' "$0"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; }
 
 prepare() {
   if [ ! -f "$build/build.ninja" ]; then
