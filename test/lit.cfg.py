@@ -20,6 +20,9 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 # The fake CUDA driver of the GPU runtime's tests (test/GPURuntime).
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
+config.substitutions.append(
+    ("%call_gpu_kernel",
+     os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
