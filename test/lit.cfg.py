@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -19,6 +20,9 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 # The fake CUDA driver of the GPU runtime's tests (test/GPURuntime).
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
+config.substitutions.append(
+    ("%call_gpu_kernel",
+     os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -42,3 +46,14 @@ for cc in ("cc", "gcc", "clang"):
 import platform
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64-host")
+
+# The CUDA toolkit (ptxas, libdevice) for the GPU pipeline's PTX tests
+# (test/GPU): without it they are UNSUPPORTED.
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = shutil.which("ptxas") or os.path.join(cuda_home, "bin", "ptxas")
+if os.path.exists(ptxas) and os.path.exists(
+        os.path.join(os.path.dirname(os.path.dirname(ptxas)), "nvvm", "libdevice",
+                     "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", ptxas))
+config.substitutions.append(("%python", sys.executable if "sys" in dir() else "python3"))

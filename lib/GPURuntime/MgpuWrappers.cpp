@@ -26,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,18 @@ bool allowSharedMemory(const DriverApi *api, CUfunction f, int32_t smem) {
   return check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
                api->cuFuncSetAttribute(
                    f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+}
+
+/// Allocations that are not stream-ordered (managed memory, or any memory
+/// when the driver lacks cuMemAllocAsync): cuMemFree releases them, which
+/// waits for the device.
+std::mutex &syncAllocationsLock() {
+  static auto *lock = new std::mutex();
+  return *lock;
+}
+std::set<CUdeviceptr> &syncAllocations() {
+  static auto *set = new std::set<CUdeviceptr>();
+  return *set;
 }
 
 bool isCurrent(CUstream s) {
@@ -294,14 +307,22 @@ ATTN_GPU_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   if (!ctx.ok() || sizeBytes == 0)
     return nullptr;
   CUdeviceptr p = 0;
-  if (isHostShared & 1)
-    check("cuMemAllocManaged",
-          ctx->cuMemAllocManaged(&p, sizeBytes, CU_MEM_ATTACH_GLOBAL));
-  else if (ctx->cuMemAllocAsync)
-    check("cuMemAllocAsync",
-          ctx->cuMemAllocAsync(&p, sizeBytes, static_cast<CUstream>(stream)));
-  else
-    check("cuMemAlloc", ctx->cuMemAlloc(&p, sizeBytes));
+  if (!(isHostShared & 1) && ctx->cuMemAllocAsync) {
+    if (!check(
+            "cuMemAllocAsync",
+            ctx->cuMemAllocAsync(&p, sizeBytes, static_cast<CUstream>(stream))))
+      p = 0;
+    return reinterpret_cast<void *>(p);
+  }
+  bool ok =
+      (isHostShared & 1)
+          ? check("cuMemAllocManaged",
+                  ctx->cuMemAllocManaged(&p, sizeBytes, CU_MEM_ATTACH_GLOBAL))
+          : check("cuMemAlloc", ctx->cuMemAlloc(&p, sizeBytes));
+  if (!ok)
+    return nullptr;
+  std::lock_guard<std::mutex> guard(syncAllocationsLock());
+  syncAllocations().insert(p);
   return reinterpret_cast<void *>(p);
 }
 
@@ -312,13 +333,16 @@ ATTN_GPU_EXPORT void mgpuMemFree(void *ptr, void *stream) {
   if (!ctx.ok())
     return;
   auto p = reinterpret_cast<CUdeviceptr>(ptr);
-  // Memory from cuMemAlloc or cuMemAllocManaged may be freed in stream order
-  // too (the driver synchronizes then).
-  if (ctx->cuMemFreeAsync)
+  bool sync = !ctx->cuMemFreeAsync;
+  {
+    std::lock_guard<std::mutex> guard(syncAllocationsLock());
+    sync |= syncAllocations().erase(p) > 0;
+  }
+  if (sync)
+    check("cuMemFree", ctx->cuMemFree(p));
+  else
     check("cuMemFreeAsync",
           ctx->cuMemFreeAsync(p, static_cast<CUstream>(stream)));
-  else
-    check("cuMemFree", ctx->cuMemFree(p));
 }
 
 ATTN_GPU_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,

@@ -11,6 +11,11 @@ exports DLPack are passed without copies; strided views are fine.
 
     lib = attn.jit(open("spec.mlir").read())          # JIT through the C API
 
+GPU kernels (``kernel.gpu``) take CUDA tensors (PyTorch's, or any DLPack
+kCUDA tensor) and run on ``stream=`` (a CUstream as an int), by default
+PyTorch's current stream of the tensors' device; calls are asynchronous on
+that stream, as PyTorch's own operations are.
+
 Errors raise ``attn.KernelError`` (the status and the runtime's message).
 ``attn.torch_ops.register(kernel, "ns::name")`` makes a kernel a
 ``torch.library.custom_op`` with a fake implementation for torch.compile.
@@ -83,6 +88,8 @@ class Kernel:
         self.symbol = info.symbol.decode()
         self.form = info.form.decode()
         self.target_cpu = info.target_cpu.decode()
+        # ATTN_KERNEL_GPU: target_cpu is the GPU chip ("sm_90a").
+        self.gpu = bool(info.flags & _abi.KERNEL_GPU)
         self.num_inputs = info.num_inputs
         self.num_outputs = info.num_outputs
         self.tensors = []
@@ -101,7 +108,8 @@ class Kernel:
     def __repr__(self):
         args = ", ".join(f"{t['name']}: {t['dtype']}{t['shape']}"
                          for t in self.tensors)
-        return f"<attn kernel {self.name}({args})>"
+        where = f" on {self.target_cpu}" if self.gpu else ""
+        return f"<attn kernel {self.name}({args}){where}>"
 
     def allocate_outputs(self, like):
         """Empty outputs of this kernel's static shapes, numpy or torch like
@@ -114,7 +122,8 @@ class Kernel:
             outs.append(_abi.empty_like(like, t["shape"], t["dtype"]))
         return outs
 
-    def __call__(self, *inputs, out=None, num_threads=0, workspace=None):
+    def __call__(self, *inputs, out=None, num_threads=0, workspace=None,
+                 stream=None):
         if len(inputs) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} inputs "
                             f"({', '.join(t['name'] for t in self.inputs)}),"
@@ -126,14 +135,31 @@ class Kernel:
         else:
             outs = list(out)
         call(self._owner._runtime, self._info, list(inputs) + outs,
-             num_threads, workspace)
+             num_threads, workspace, stream=stream)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def current_stream(tensors):
+    """PyTorch's current CUDA stream (a CUstream as an int) for the first
+    CUDA tensor among `tensors`; None when there is none."""
+    for t in tensors:
+        device = getattr(t, "device", None)
+        if getattr(device, "type", None) == "cuda":
+            import torch
+            return torch.cuda.current_stream(device).cuda_stream
+    return None
+
+
 def call(runtime, info, tensors, num_threads=0, workspace=None,
-         dispatch=None):
+         dispatch=None, stream=None):
     """attn_kernel_call (or attn_kernel_dispatch over `dispatch`, a list of
-    info pointers) on DLPack tensors; raises KernelError."""
+    info pointers) on DLPack tensors; raises KernelError. `stream`: the
+    CUstream of a GPU kernel (default: PyTorch's current stream for CUDA
+    tensors, else CUDA's default stream)."""
+    kernels = dispatch if dispatch is not None else [info]
+    if stream is None and any(k.contents.flags & _abi.KERNEL_GPU
+                              for k in kernels):
+        stream = current_stream(tensors)
     views = [_dlpack_tensor(t) for t in tensors]
     array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
         *[v[0] for v in views])
@@ -143,6 +169,8 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
     if workspace is not None:
         opts.workspace = workspace.ctypes.data
         opts.workspace_size = workspace.nbytes
+    if stream:
+        opts.stream = stream
     if dispatch is None:
         status = runtime.attn_kernel_call(info, array, len(views),
                                           ctypes.byref(opts))
@@ -171,10 +199,10 @@ class KernelLibrary:
     def __getitem__(self, name):
         return self.kernels[name]
 
-    def dispatch(self, *tensors, num_threads=0):
+    def dispatch(self, *tensors, num_threads=0, stream=None):
         infos = [k._info for k in self.kernels.values()]
         call(self._runtime, None, list(tensors), num_threads,
-             dispatch=infos)
+             dispatch=infos, stream=stream)
 
 
 def load_library(path, prefix="attn_"):

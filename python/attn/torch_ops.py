@@ -44,6 +44,7 @@ def register(kernel, qualname):
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     op = torch.library.custom_op(qualname, impl, mutates_args=(),
-                                 device_types="cpu", schema=schema)
+                                 device_types="cuda" if kernel.gpu else "cpu",
+                                 schema=schema)
     op.register_fake(fake)
     return op

@@ -341,11 +341,21 @@ FAKE_EXPORT int cuCtxPopCurrent_v2(void **ctx) {
   return kSuccess;
 }
 
+/// A cubin (ELF) or fatbin image: every function name is found in it.
+static bool isBinaryImage(const void *image) {
+  const auto *b = static_cast<const unsigned char *>(image);
+  return (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') ||
+         (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba);
+}
+
 FAKE_EXPORT int cuModuleLoadData(void **module, const void *image) {
-  logCall("cuModuleLoadData %s", static_cast<const char *>(image));
+  bool binary = isBinaryImage(image);
+  logCall("cuModuleLoadData %s",
+          binary ? "<binary image>" : static_cast<const char *>(image));
   if (int code = enter("cuModuleLoadData", true))
     return code;
-  *module = new Module{static_cast<const char *>(image)};
+  *module = new Module{binary ? std::string("*")
+                              : std::string(static_cast<const char *>(image))};
   return kSuccess;
 }
 
@@ -363,7 +373,9 @@ FAKE_EXPORT int cuModuleLoadDataEx(void **module, const void *image, unsigned n,
     else if (options[i] == 7)
       optLevel = static_cast<int>(reinterpret_cast<intptr_t>(values[i]));
   }
-  logCall("cuModuleLoadDataEx %s O%d", text, optLevel);
+  const char *eol = std::strchr(text, '\n');
+  int firstLine = eol ? static_cast<int>(eol - text) : 200;
+  logCall("cuModuleLoadDataEx %.*s O%d", firstLine, text, optLevel);
   if (int code = enter("cuModuleLoadDataEx", true))
     return code;
   if (std::strstr(text, "bad-ptx")) {
@@ -389,7 +401,8 @@ FAKE_EXPORT int cuModuleGetFunction(void **fn, void *module, const char *name) {
     return code;
   if (!module)
     return kInvalidHandle;
-  if (!std::strstr(static_cast<Module *>(module)->image.c_str(), name))
+  const std::string &image = static_cast<Module *>(module)->image;
+  if (image != "*" && !std::strstr(image.c_str(), name))
     return kNotFound;
   *fn = new Function{name}; // leaked, like the driver's handles
   return kSuccess;

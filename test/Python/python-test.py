@@ -66,6 +66,29 @@ def reference(q, k, v, top_left=True):
     return out, lse
 
 
+def gpu_kernel(lib):
+    """An attn.Kernel over a GPU kernel descriptor (x: f32[N] -> out: f32[N],
+    target sm_90a) whose entry point must never run."""
+    import ctypes
+    from attn import _abi
+    keep = []
+
+    def tensor(name, is_output):
+        shape = (ctypes.c_int64 * 1)(-1)
+        dims = (ctypes.c_char_p * 1)(b"N")
+        keep.extend([shape, dims])
+        return _abi.TensorInfo(name, _abi.DLDataType(2, 32, 1), 1, is_output,
+                               shape, dims)
+
+    tensors = (_abi.TensorInfo * 2)(tensor(b"x", 0), tensor(b"out", 1))
+    info = _abi.KernelInfo(_abi.ABI_VERSION, _abi.KERNEL_GPU, b"add_one",
+                           b"attn_add_one", 1, 1, tensors, b"sm_90a",
+                           b"fused", None, None)
+    kernel = attn.Kernel(ctypes.pointer(info), lib)
+    kernel._keep = (keep, tensors, info)
+    return kernel
+
+
 rng = np.random.default_rng(7)
 lib = attn.load_library(kernels_path, prefix="py_")
 prefill = lib["prefill"]
@@ -101,6 +124,19 @@ if mode == "numpy":
     except attn.KernelError as e:
         check(e.status == "ATTN_STATUS_NO_SPECIALIZATION" and
               "prefill(q: f32[1,4,6,8]" in e.message, f"error {e}")
+    # A GPU kernel (a hand-made descriptor: none is compiled here) refuses
+    # host arrays before anything runs; the status names match the header.
+    gpu = gpu_kernel(lib)
+    check(gpu.gpu and "on sm_90a" in repr(gpu), repr(gpu))
+    try:
+        gpu(np.zeros(4, np.float32), out=np.zeros(4, np.float32))
+        check(False, "host arrays to a GPU kernel")
+    except attn.KernelError as e:
+        check(e.status == "ATTN_STATUS_UNSUPPORTED_DEVICE" and
+              e.message == "input x: device type 1, expected kDLCUDA (2): "
+              "kernel add_one runs on the GPU (sm_90a)", f"error {e}")
+    check(attn._abi.STATUS_NAMES[9] == "ATTN_STATUS_DEVICE_ERROR",
+          "status names")
     # JIT through the C API, the same ABI.
     jit = attn.jit(open(small_spec).read(), name="small.mlir")
     qs, ks, vs = (rng.uniform(-1, 1, (1, 2, 4, 8)).astype(np.float32)

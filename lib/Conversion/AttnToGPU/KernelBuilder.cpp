@@ -58,16 +58,11 @@ constexpr int64_t kLanes = 32;
 constexpr int64_t kPad = 8;
 constexpr double kLog2E = 1.4426950408889634;
 
+/// Four warps unless stated: fewer warps would compute fewer padded rows
+/// for decode (G * Nq <= 16), but each thread would then issue four times
+/// the copies per tile, and their addresses spill at head dim 128.
 int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
-  if (opts.warps > 0)
-    return opts.warps;
-  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
-  int64_t nq = op.getQuerySeqLen();
-  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
-      ShapedType::isDynamic(nq) || hkv == 0)
-    return 4;
-  int64_t rows = nq * (hq / hkv);
-  return rows <= 16 ? 1 : rows <= 32 ? 2 : 4;
+  return opts.warps > 0 ? opts.warps : 4;
 }
 
 /// Everything the kernel emitter needs: the op, its memrefs and sizes.
@@ -241,6 +236,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
       (tq * (d + kPad) + 2 * tk * (d + kPad) + 2 * tk * (dv + kPad)) *
       (elem.getIntOrFloatBitWidth() / 8);
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
+  b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
+      "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
   auto launch = gpu::LaunchOp::create(b, loc, gx, hkv, batch,
                                       ci(kLanes * warps), ci(1), ci(1),
                                       smem);

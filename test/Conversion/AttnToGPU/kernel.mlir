@@ -71,11 +71,12 @@ func.func @gqa(%q: tensor<2x8x200x64xf16>, %k: tensor<2x2x300x64xf16>,
   return %o, %lse : tensor<2x8x200x64xf16>, tensor<2x8x200xf32>
 }
 
-// A decode step (Nq = 1, MQA-like group of 4): one warp, rows = the group's
-// heads; every modifier of the contract reads its tensor per element.
+// A decode step (Nq = 1, MQA-like group of 4): rows = the group's heads
+// (padded to the block's 64: four warps keep each thread's copies few);
+// every modifier of the contract reads its tensor per element.
 // CHECK-LABEL: func.func @decode(
 // CHECK-SAME: memref<?x4x1x128xbf16>, %{{.*}}: memref<?x1x?x128xbf16>, %{{.*}}: memref<?x1x?x128xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x1x1x?xi1>, %{{.*}}: memref<?x4x1x?xbf16>, %{{.*}}: memref<4xf32>, %{{.*}}: memref<?x4x1x128xbf16>)
-// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32,
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128,
 // kv_len, read once per block and clamped to [0, Nk].
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xi32>
 // CHECK: arith.minsi

@@ -1,0 +1,83 @@
+"""The fixed specs of the GPU benchmark (bench/gpu.sh), one static spec each.
+
+    python3 bench/gpu_specs.py DIR     writes DIR/<name>.mlir and DIR/specs.json
+
+Prefill: GQA 64/8 and 32/8 query/K-V heads, head dim 128, causal, bf16 and
+f16, N 2k-16k with the batch sized so that every shape does about the same
+work per token (B * N = 16k tokens: a few ms each on an H200). Decode: one
+query per sequence against a full KV cache, GQA 32/8, d128, bf16 and f16,
+batch 1, 16, 64, kv_len 4k-32k. Plain Python (no numpy): it runs where the project
+builds.
+"""
+
+import json
+import os
+import sys
+
+D = 128
+TOKENS = 16384
+
+
+def prefill_specs():
+    specs = []
+    for hq, hkv in ((64, 8), (32, 8)):
+        for dtype in ("bf16", "f16"):
+            for n in (2048, 4096, 8192, 16384):
+                specs.append({
+                    "name": f"prefill_h{hq}_{hkv}_n{n // 1024}k_{dtype}",
+                    "kind": "prefill", "B": TOKENS // n, "Hq": hq,
+                    "Hkv": hkv, "Nq": n, "Nk": n, "D": D, "dtype": dtype,
+                    "causal": "top_left"})
+    return specs
+
+
+def decode_specs():
+    specs = []
+    for dtype in ("bf16", "f16"):
+        for b, kv in ((1, 4096), (1, 32768), (16, 4096), (16, 16384),
+                      (64, 8192), (64, 32768)):
+            specs.append({
+                "name": f"decode_b{b}_kv{kv // 1024}k_{dtype}",
+                "kind": "decode", "B": b, "Hq": 32, "Hkv": 8, "Nq": 1,
+                "Nk": kv, "D": D, "dtype": dtype, "causal": None})
+    return specs
+
+
+def all_specs():
+    return prefill_specs() + decode_specs()
+
+
+def spec_text(s):
+    """The spec's MLIR: out = attention(q, k, v), causal as given."""
+    el = s["dtype"]
+    q = f"tensor<{s['B']}x{s['Hq']}x{s['Nq']}x{s['D']}x{el}>"
+    kv = f"tensor<{s['B']}x{s['Hkv']}x{s['Nk']}x{s['D']}x{el}>"
+    causal = f" causal({s['causal']})" if s["causal"] else ""
+    return (f"// bench/gpu_specs.py: {s['kind']} B={s['B']} Hq={s['Hq']} "
+            f"Hkv={s['Hkv']} Nq={s['Nq']} Nk={s['Nk']} D={s['D']} {el}\n"
+            f"func.func @{s['name']}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
+            f"  %out = attn.attention q(%q : {q}) k(%k : {kv}) v(%v : {kv})"
+            f"{causal} -> {q}\n"
+            f"  return %out : {q}\n"
+            f"}}\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    specs = all_specs()
+    for s in specs:
+        with open(os.path.join(out, s["name"] + ".mlir"), "w") as f:
+            f.write(spec_text(s))
+    with open(os.path.join(out, "specs.json"), "w") as f:
+        json.dump(specs, f, indent=1)
+    for s in specs:
+        print(s["name"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
