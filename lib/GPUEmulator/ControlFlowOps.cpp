@@ -260,7 +260,17 @@ static LogicalResult execAssert(Interp &in, Operation *op, Frame &f) {
 }
 
 static LogicalResult execLaunch(Interp &in, Operation *op, Frame &f) {
+  // The launch runs to completion: its async token (if any) is ready.
+  for (Value r : op->getResults())
+    in.defRef(f, r, true);
   return in.launch(op, f);
+}
+
+/// Tokens of asynchronous host operations: everything ran synchronously.
+static LogicalResult execGpuWait(Interp &in, Operation *op, Frame &f) {
+  for (Value r : op->getResults())
+    in.defRef(f, r, true);
+  return success();
 }
 
 void mlir::attn::gpuemu::registerControlFlowHandlers(Interp &in) {
@@ -269,4 +279,5 @@ void mlir::attn::gpuemu::registerControlFlowHandlers(Interp &in) {
   in.registerHandler(TypeID::get<scf::WhileOp>(), execWhile);
   in.registerHandler(TypeID::get<cf::AssertOp>(), execAssert);
   in.registerHandler(TypeID::get<gpu::LaunchOp>(), execLaunch);
+  in.registerHandler(TypeID::get<gpu::WaitOp>(), execGpuWait);
 }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mlir {
@@ -121,6 +122,10 @@ struct Buffer {
   std::vector<uint32_t> writeEpoch, readEpoch;
   std::vector<uint16_t> pending;
 };
+
+// Buffers live in a vector that grows: moving one must keep `data` (the heap
+// storage of `owned` moves with it).
+static_assert(std::is_nothrow_move_constructible_v<Buffer>);
 
 /// An asynchronous copy in flight: its bytes were read from the source when
 /// it was issued and land in shared memory when a wait retires its group.

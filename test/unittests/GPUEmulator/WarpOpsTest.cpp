@@ -38,6 +38,17 @@ void isaC16816(int lane, int i, int &row, int &col) {
   row = (i < 2) ? groupID : groupID + 8;
   col = tig * 2 + (i & 0x1);
 }
+// "Matrix Fragments for mma.m16n8k8" with .f16 / .bf16.
+void isaA1688f16(int lane, int i, int &row, int &col) {
+  int groupID = lane >> 2, tig = lane % 4;
+  row = (i < 2) ? groupID : groupID + 8;
+  col = tig * 2 + (i & 0x1);
+}
+void isaB1688f16(int lane, int i, int &row, int &col) {
+  int groupID = lane >> 2, tig = lane % 4;
+  row = tig * 2 + i;
+  col = groupID;
+}
 // "Matrix Fragments for mma.m16n8k8" with .tf32.
 void isaA1688tf32(int lane, int i, int &row, int &col) {
   int groupID = lane >> 2, tig = lane % 4;
@@ -69,12 +80,13 @@ const char *kMmaBody = R"(
       vector.store %vd, %d[%w, %l, %c0, %c0] : memref<$Wx32x2x2xf32>, vector<2x2xf32>
 )";
 
-enum class MmaType { F16, BF16, TF32 };
+enum class MmaType { F16, BF16, TF32, F16K8 };
 
 void checkMma(MmaType type, int warps, unsigned seed) {
-  const int K = type == MmaType::TF32 ? 8 : 16;
-  const int nA = type == MmaType::TF32 ? 4 : 8; // elements per lane
-  const int nB = type == MmaType::TF32 ? 2 : 4;
+  const bool k8 = type == MmaType::TF32 || type == MmaType::F16K8;
+  const int K = k8 ? 8 : 16;
+  const int nA = k8 ? 4 : 8; // elements per lane
+  const int nB = k8 ? 2 : 4;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2, 2);
   // Matrices per warp, and the values as the element type holds them.
@@ -84,7 +96,7 @@ void checkMma(MmaType type, int warps, unsigned seed) {
   std::vector<float> c(warps * 32 * 4), d(warps * 32 * 4, -7.0f);
   auto make = [&](uint16_t &bits, float &f32) -> double {
     float x = dist(rng);
-    if (type == MmaType::F16) {
+    if (type == MmaType::F16 || type == MmaType::F16K8) {
       bits = f16Bits(x);
       return f16Value(bits);
     }
@@ -106,6 +118,8 @@ void checkMma(MmaType type, int warps, unsigned seed) {
       for (int i = 0; i < nA; ++i) {
         if (type == MmaType::TF32)
           isaA1688tf32(lane, i, row, col);
+        else if (type == MmaType::F16K8)
+          isaA1688f16(lane, i, row, col);
         else
           isaA16816(lane, i, row, col);
         size_t at = (w * 32 + lane) * nA + i;
@@ -114,6 +128,8 @@ void checkMma(MmaType type, int warps, unsigned seed) {
       for (int i = 0; i < nB; ++i) {
         if (type == MmaType::TF32)
           isaB1688tf32(lane, i, row, col);
+        else if (type == MmaType::F16K8)
+          isaB1688f16(lane, i, row, col);
         else
           isaB16816(lane, i, row, col);
         size_t at = (w * 32 + lane) * nB + i;
@@ -127,9 +143,9 @@ void checkMma(MmaType type, int warps, unsigned seed) {
       }
     }
   int pa = type == MmaType::TF32 ? 1 : 2;
-  std::string t = type == MmaType::F16    ? "f16"
-                  : type == MmaType::BF16 ? "bf16"
-                                          : "f32";
+  std::string t = type == MmaType::BF16   ? "bf16"
+                  : type == MmaType::TF32 ? "f32"
+                                          : "f16";
   std::vector<std::pair<std::string, std::string>> kv = {
       {"W", std::to_string(warps)},
       {"NA", std::to_string(nA / pa)},
@@ -171,6 +187,7 @@ TEST(GPUEmulatorMma, F16m16n8k16EqualsMatrixProduct) {
 }
 TEST(GPUEmulatorMma, BF16m16n8k16TwoWarps) { checkMma(MmaType::BF16, 2, 7); }
 TEST(GPUEmulatorMma, TF32m16n8k8) { checkMma(MmaType::TF32, 1, 11); }
+TEST(GPUEmulatorMma, F16m16n8k8) { checkMma(MmaType::F16K8, 2, 13); }
 
 //===----------------------------------------------------------------------===//
 // ldmatrix
