@@ -192,7 +192,10 @@ LogicalResult Interp::failLane(Operation *op, Frame &f, unsigned lane,
 //===----------------------------------------------------------------------===//
 
 LogicalResult Interp::execOp(Operation *op, Frame &f) {
-  ++stats.ops;
+  if (++stats.ops > options.maxOps)
+    return fail(op, "more than " + Twine(options.maxOps) +
+                        " operations interpreted: the kernel does not "
+                        "terminate? (EmulatorOptions::maxOps)");
   auto it = handlers.find(op->getName().getTypeID());
   if (it == handlers.end())
     return fail(op, "the GPU emulator does not support this op");

@@ -6,6 +6,10 @@
 // RUN: attn-run %s --device=gpu-emulate --entry=window_alibi_bf16 --verify | FileCheck %s --check-prefix=WIN
 // RUN: attn-run %s --device=gpu-emulate --entry=decode --verify --seed=3 | FileCheck %s --check-prefix=DEC
 // RUN: attn-run %s --device=gpu-emulate --entry=softcap_bias --verify | FileCheck %s --check-prefix=CAP
+// RUN: not attn-run %s --device=gpu-emulate --entry=decode --tile-map 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not attn-run %s --device=tpu --entry=decode 2>&1 | FileCheck %s --check-prefix=DEV
+// OPT: error: --tile-map, --count-tiles and --report are not available with --device=gpu-emulate
+// DEV: error: unknown --device 'tpu': cpu or gpu-emulate
 
 // GQA 8/2, 37 queries and keys (tails of the 16-row and 64-key tiles hidden
 // by the causal mask).

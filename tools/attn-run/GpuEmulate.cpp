@@ -140,24 +140,53 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
         llvm::outs() << llvm::format("%.6g", t.get(e))
                      << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
   }
+  auto resultIndex = [&](llvm::StringRef key) {
+    return key == "out" || key == "0" ? 0 : key == "lse" || key == "1" ? 1 : -1;
+  };
+  auto writeNpy = [&](llvm::StringRef path, const std::vector<double> &values,
+                      const std::vector<int64_t> &shape,
+                      const std::string &dtype) {
+    ::attn::npy::Array arr;
+    std::string e = ::attn::npy::fromDoubles(values, shape, dtype, arr);
+    if (e.empty())
+      e = ::attn::npy::write(path.str(), arr);
+    return e;
+  };
+  auto values = [](const HostTensor &t) {
+    std::vector<double> v(t.numElements());
+    for (size_t e = 0; e < v.size(); ++e)
+      v[e] = t.get(static_cast<int64_t>(e));
+    return v;
+  };
   for (const std::string &s : run.outputs) {
     auto [key, path] = llvm::StringRef(s).split('=');
-    int idx = key == "out" || key == "0"   ? 0
-              : key == "lse" || key == "1" ? 1
-                                           : -1;
+    int idx = resultIndex(key);
     if (idx < 0 || idx >= static_cast<int>(results.size()) || path.empty())
       return fail("bad --output '" + s + "'");
     const HostTensor &t = results[idx];
-    std::vector<double> values(t.numElements());
-    for (size_t e = 0; e < values.size(); ++e)
-      values[e] = t.get(static_cast<int64_t>(e));
-    ::attn::npy::Array arr;
-    std::string e =
-        ::attn::npy::fromDoubles(values, t.shape, npyDtype(t.kind), arr);
-    if (e.empty())
-      e = ::attn::npy::write(path.str(), arr);
+    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
     if (!e.empty())
       return fail("output " + key + ": " + e);
+  }
+  for (const std::string &s : run.referenceOutputs) {
+    auto [key, path] = llvm::StringRef(s).split('=');
+    int idx = resultIndex(key);
+    if (idx < 0 || idx >= static_cast<int>(expected.size()) || path.empty())
+      return fail("bad --reference-output '" + s + "'");
+    std::string e =
+        writeNpy(path, expected[idx].data, expected[idx].shape, "<f8");
+    if (!e.empty())
+      return fail("reference output " + key + ": " + e);
+  }
+  for (const std::string &s : run.saveInputs) {
+    auto [key, path] = llvm::StringRef(s).split('=');
+    int a = spec.findArg(key);
+    if (a < 0 || path.empty())
+      return fail("bad --save-input '" + s + "'");
+    const HostTensor &t = binding.args[a];
+    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
+    if (!e.empty())
+      return fail("input " + key + ": " + e);
   }
   if (run.verify && !verified)
     return fail("outputs differ from the reference beyond tolerance");

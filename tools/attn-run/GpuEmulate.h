@@ -26,8 +26,8 @@ struct GpuEmulateRun {
   bool verify = false;
   double atol = -1, rtol = -1;
   bool print = false;
-  /// --output RES=path.
-  std::vector<std::string> outputs;
+  /// --output RES=path, --reference-output RES=path, --save-input ARG=path.
+  std::vector<std::string> outputs, referenceOutputs, saveInputs;
 };
 
 /// Runs the spec's GPU kernel on the warp-level emulator and compares it

@@ -196,8 +196,16 @@ static int runMain(MLIRContext &context) {
     return fail(std::move(err));
   fillRandomInputs(*spec, *binding, seed);
   if (device == "gpu-emulate") {
-    GpuEmulateRun run{verifyOpt, atolOpt, rtolOpt, printValues,
-                      {outputs.begin(), outputs.end()}};
+    if (printTileMap || countTiles || !reportFile.empty())
+      return fail("--tile-map, --count-tiles and --report are not available "
+                  "with --device=gpu-emulate");
+    GpuEmulateRun run{verifyOpt,
+                      atolOpt,
+                      rtolOpt,
+                      printValues,
+                      {outputs.begin(), outputs.end()},
+                      {referenceOutputs.begin(), referenceOutputs.end()},
+                      {inputOutputs.begin(), inputOutputs.end()}};
     return runGpuEmulated(*module, *spec, *binding, run);
   }
   if (device != "cpu")

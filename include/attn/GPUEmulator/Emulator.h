@@ -93,6 +93,9 @@ struct EmulatorOptions {
   /// still in flight will write (a missing nvgpu.device_async_wait). When
   /// false, such reads see the bytes as they were before the copy.
   bool reportAsyncHazards = true;
+  /// Interpreted operations (per block, not per thread) after which the
+  /// emulation stops with an error: a kernel that does not terminate.
+  int64_t maxOps = int64_t(1) << 32;
   /// Emulate only these blocks (linear block ids; empty: all blocks).
   std::vector<int64_t> onlyBlocks;
   /// Filled when non-null.
