@@ -11,7 +11,7 @@
 
 // CHECK: .target sm_80
 // CHECK-NOT: .extern .func
-// CHECK: .entry gqa_kernel(
+// CHECK: .entry gqa_attention(
 // CHECK: .maxntid 128, 1, 1
 // CHECK: .minnctapersm 1
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
