@@ -138,6 +138,12 @@ private:
     Value s = memref::DimOp::create(b, loc, memref, dimPos);
     return a.select(a.eq(s, ci(1)), ci(0), idx);
   }
+  /// Rows [2 h, 2 h + 2) of a vector<4x2> ldmatrix x4 result: the B
+  /// fragment of its matrices 2 h and 2 h + 1.
+  Value halfOf(Value x4, int64_t h) {
+    return vector::ShuffleOp::create(b, loc, x4, x4,
+                                     ArrayRef<int64_t>{2 * h, 2 * h + 1});
+  }
   Value shuffleXor(Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, loc, v, offset, kLanes,
                                   gpu::ShuffleMode::XOR)
@@ -520,12 +526,26 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value acc = zeroC;
       Value r = a.add(ci(n * 8), remu(lane, ci(8)));
       for (int64_t kk = 0; kk < d / 16; ++kk) {
-        Value c =
-            a.add(ci(kk * 16), a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
-        Value kf = nvgpu::LdMatrixOp::create(b, loc, bType, ks,
-                                             ValueRange{cur, r, c}, false, 2);
-        acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], kf, acc,
-                                       ArrayRef<int64_t>{16, 8, 16});
+        SmallVector<Value, 2> kf;
+        if (kk + 1 < d / 16) {
+          // x4: the B fragments of two steps of 16 dims at once (lanes
+          // 8 q .. 8 q + 7 address matrix q: dims kk * 16 + 8 q).
+          Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(8)), ci(8)));
+          Value both = nvgpu::LdMatrixOp::create(
+              b, loc, aType, ks, ValueRange{cur, r, c}, false, 4);
+          kf = {halfOf(both, 0), halfOf(both, 1)};
+        } else {
+          Value c = a.add(ci(kk * 16),
+                          a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
+          kf = {nvgpu::LdMatrixOp::create(b, loc, bType, ks,
+                                          ValueRange{cur, r, c}, false, 2)};
+        }
+        for (Value f : kf) {
+          acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], f, acc,
+                                         ArrayRef<int64_t>{16, 8, 16});
+          ++kk;
+        }
+        --kk;
       }
       s[n] = acc;
     }
@@ -632,10 +652,24 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                            ArrayRef<int64_t>{0, 1, 2, 3});
       Value r = a.add(ci(kc * 16), remu(lane, ci(16)));
       for (int64_t nd = 0; nd < nOut; ++nd) {
-        Value vf = nvgpu::LdMatrixOp::create(
-            b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2);
-        o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, vf, o[nd],
-                                         ArrayRef<int64_t>{16, 8, 16});
+        SmallVector<Value, 2> vf;
+        if (nd + 1 < nOut) {
+          // x4 transposed: the B fragments of two 8-column blocks of V
+          // (lanes 16..31 address the second).
+          Value c = a.add(ci(nd * 8), a.mul(divu(lane, ci(16)), ci(8)));
+          Value both = nvgpu::LdMatrixOp::create(
+              b, loc, aType, vs, ValueRange{cur, r, c}, true, 4);
+          vf = {halfOf(both, 0), halfOf(both, 1)};
+        } else {
+          vf = {nvgpu::LdMatrixOp::create(
+              b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2)};
+        }
+        for (Value f : vf) {
+          o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, f, o[nd],
+                                           ArrayRef<int64_t>{16, 8, 16});
+          ++nd;
+        }
+        --nd;
       }
     }
     for (int64_t nd = 0; nd < nOut; ++nd)
@@ -749,8 +783,8 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
   if (!op.getModInputs().empty())
     return fail("mod_inputs are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
-      opts.warps != 4)
-    return fail("warps must be 1, 2 or 4 (got ") << opts.warps << ")";
+      opts.warps != 4 && opts.warps != 8)
+    return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
   int64_t warps = chooseWarps(op, opts);
   if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0 ||
       (opts.tileK * d / 8) % (kLanes * warps) != 0 ||
