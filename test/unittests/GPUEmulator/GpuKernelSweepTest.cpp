@@ -100,7 +100,7 @@ Case makeCase(uint64_t seed, int index) {
   int64_t d = pick<int64_t>(rng, {16, 32, 64, 128});
   int64_t dv = rng() % 4 == 0 ? pick<int64_t>(rng, {16, 32, 64}) : d;
   bool lse = rng() % 2;
-  c.warps = pick<int64_t>(rng, {0, 0, 1, 2, 4});
+  c.warps = pick<int64_t>(rng, {0, 0, 1, 2, 4, 8});
   c.tileK = pick<int64_t>(rng, {16, 32, 64, 64, 128});
   bool causal = rng() % 3 == 0, bottomRight = rng() % 2;
   bool kvLen = rng() % 4 == 0, windowL = rng() % 6 == 0,
