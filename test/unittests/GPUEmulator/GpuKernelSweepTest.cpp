@@ -96,7 +96,7 @@ Case makeCase(uint64_t seed, int index) {
   int64_t g = pick<int64_t>(rng, {1, 2, 4, 8});
   int64_t hq = hkv * g;
   int64_t nq = pick<int64_t>(rng, {1, 5, 16, 37, 64, 100});
-  int64_t nk = pick<int64_t>(rng, {1, 17, 64, 100, 130});
+  int64_t nk = pick<int64_t>(rng, {1, 17, 64, 100, 130, 256, 520});
   int64_t d = pick<int64_t>(rng, {16, 32, 64, 128});
   int64_t dv = rng() % 4 == 0 ? pick<int64_t>(rng, {16, 32, 64}) : d;
   bool lse = rng() % 2;
@@ -139,7 +139,7 @@ Case makeCase(uint64_t seed, int index) {
     g = 8;
     hq = hkv * g;
     nq = pick<int64_t>(rng, {1, 3});
-    nk = 130;
+    nk = pick<int64_t>(rng, {130, 512, 1000}); // decode: split-KV and merge
     break;
   case 9:
     t = "bf16";
