@@ -552,8 +552,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
 
     // Logits: full tiles skip the masks.
     Value k0 = a.mul(t, ci(tk));
-    Value ks0 = a.min(ci(tk), a.sub(nk, k0));
-    Value full = rules.isFull(q0, qCount, k0, ks0, kvLen, nq);
+    // The tile computes all tk columns (those past Nk are zero-filled), so
+    // it is full only when all tk keys are readable: a tail tile cut short
+    // by Nk is a boundary tile (found by the warp-level emulator).
+    Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
     SmallVector<Type> logitTypes(nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {
@@ -577,9 +579,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
             Value ic = a.min(rowI[r], nqLast);
             Value jc = a.min(j, nkLast);
             Value hc = a.min(rowH[r], a.sub(hq, ci(1)));
+            // Masks and biases broadcast by numpy rules: a rank-r tensor
+            // is indexed by the last r of (b, h, i, j).
             auto tensorIdx = [&](Value buf) {
-              return SmallVector<Value>{bcast(buf, 0, bb), bcast(buf, 1, hc),
-                                        bcast(buf, 2, ic), bcast(buf, 3, jc)};
+              Value logical[4] = {bb, hc, ic, jc};
+              int64_t rank = cast<MemRefType>(buf.getType()).getRank();
+              SmallVector<Value> idx;
+              for (int64_t dpos = 0; dpos < rank; ++dpos)
+                idx.push_back(bcast(buf, dpos, logical[4 - rank + dpos]));
+              return idx;
             };
             if (biasBuf)
               in.bias = memref::LoadOp::create(b, loc, biasBuf,
