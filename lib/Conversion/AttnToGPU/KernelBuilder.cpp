@@ -327,15 +327,22 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
   Value wsSize = a.mul(wsRows(), ci(dv + 2));
   auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
-  ws = gpu::AllocOp::create(b, loc, wsType, Type(), ValueRange{},
-                            ValueRange{wsSize}, ValueRange{}, UnitAttr())
-           .getMemref();
+  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
+  // only): alloc, split kernel, merge, dealloc, then wait.
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token = gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  auto alloc = gpu::AllocOp::create(b, loc, wsType, tokenType,
+                                    ValueRange{token}, ValueRange{wsSize},
+                                    ValueRange{}, UnitAttr());
+  ws = alloc.getMemref();
+  token = alloc.getAsyncToken();
   {
     OpBuilder::InsertionGuard g(b);
     auto launch = gpu::LaunchOp::create(
         b, loc, numSplits, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
-        Type(), ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(),
-        Value(), kernelModule(), kernelName("attention_split"));
+        tokenType, ValueRange{token}, TypeRange{}, TypeRange{}, Value(),
+        Value(), Value(), kernelModule(), kernelName("attention_split"));
+    token = launch.getAsyncToken();
     b.setInsertionPointToStart(&launch.getBody().front());
     emitKernel(launch);
     gpu::TerminatorOp::create(b, loc);
@@ -343,14 +350,17 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   {
     OpBuilder::InsertionGuard g(b);
     auto merge = gpu::LaunchOp::create(
-        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), Type(),
-        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
-        kernelModule(), kernelName("merge"));
+        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), tokenType,
+        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(),
+        Value(), kernelModule(), kernelName("merge"));
+    token = merge.getAsyncToken();
     b.setInsertionPointToStart(&merge.getBody().front());
     emitMerge(merge);
     gpu::TerminatorOp::create(b, loc);
   }
-  gpu::DeallocOp::create(b, loc, Type(), ValueRange{}, ws);
+  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, ws)
+              .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
 void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
