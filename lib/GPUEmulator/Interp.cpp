@@ -59,9 +59,21 @@ Val &Interp::get(Frame &f, Value v) {
     if (x.defined)
       return x;
   }
-  // Verified IR defines values before their uses; only an op the emulator
-  // skipped could leave one undefined, and skipping is an error.
-  llvm::report_fatal_error("gpu emulator: use of an undefined value");
+  // Verified IR defines values before their uses: a handler left a result
+  // undefined. Report it (execOp stops at the error) and hand out zeros.
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    def = v.getParentBlock()->getParentOp();
+  (void)fail(def, "the GPU emulator left a value of this op undefined "
+                  "(an emulator bug)");
+  static Val dummy = [] {
+    Val d;
+    d.defined = true;
+    d.data.assign(4096, Slot{0});
+    d.refs.assign(1, MemRefDesc());
+    return d;
+  }();
+  return dummy;
 }
 
 Val &Interp::def(Frame &f, Value v, unsigned n, bool uniform) {
@@ -199,7 +211,9 @@ LogicalResult Interp::execOp(Operation *op, Frame &f) {
   auto it = handlers.find(op->getName().getTypeID());
   if (it == handlers.end())
     return fail(op, "the GPU emulator does not support this op");
-  return it->second(*this, op, f);
+  if (failed(it->second(*this, op, f)) || !error.empty())
+    return failure();
+  return success();
 }
 
 LogicalResult Interp::execBlock(Block &block, Frame &f) {
