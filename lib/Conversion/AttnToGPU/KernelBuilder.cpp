@@ -90,6 +90,7 @@ public:
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         splitsOpt(splits), a{b, loc} {
     splitMode = usesSplitKv(op, tq, splits);
+    sigmoid = op.getNormalization() == Normalization::sigmoid;
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
     elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
@@ -207,6 +208,8 @@ private:
   /// The decode form's split-KV: a grid over key-tile chunks whose partial
   /// states a second kernel merges.
   bool splitMode = false;
+  /// norm(sigmoid): out = sum_j sigmoid(s_ij) v_j, no row max or sum.
+  bool sigmoid = false;
   Value numSplits, ws;
   Type srcElem, elem, f32;
   IRArith a;
@@ -330,10 +333,11 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
   // only): alloc, split kernel, merge, dealloc, then wait.
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value token = gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  auto alloc = gpu::AllocOp::create(b, loc, wsType, tokenType,
-                                    ValueRange{token}, ValueRange{wsSize},
-                                    ValueRange{}, UnitAttr());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  auto alloc =
+      gpu::AllocOp::create(b, loc, wsType, tokenType, ValueRange{token},
+                           ValueRange{wsSize}, ValueRange{}, UnitAttr());
   ws = alloc.getMemref();
   token = alloc.getAsyncToken();
   {
@@ -351,8 +355,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     OpBuilder::InsertionGuard g(b);
     auto merge = gpu::LaunchOp::create(
         b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), tokenType,
-        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(),
-        Value(), kernelModule(), kernelName("merge"));
+        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("merge"));
     token = merge.getAsyncToken();
     b.setInsertionPointToStart(&merge.getBody().front());
     emitMerge(merge);
@@ -399,7 +403,8 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(sumLoop.getBody());
     Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
-    Value w = buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
+    Value w = sigmoid ? cf(1.0)
+                      : buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
     Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
                                   sumLoop.getRegionIterArgs()[0]);
     Value acc =
@@ -408,7 +413,9 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
     scf::YieldOp::create(b, loc, ValueRange{l, acc});
   }
   Value bigL = sumLoop.getResult(0);
-  Value val = buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+  Value val = sigmoid
+                  ? sumLoop.getResult(1)
+                  : buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (outElem != f32)
     val = arith::TruncFOp::create(b, loc, outElem, val);
@@ -642,11 +649,12 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       return ifFull.getResult(n * 4 + r * 2 + c);
     };
 
-    // Online softmax per row.
+    // Online softmax per row (sigmoid: a_ij = sigmoid(s_ij), no row max, no
+    // row sum, no rescaling).
     Value l2e = cf(kLog2E);
     SmallVector<Value> newState(state.begin(), state.end());
     Value alpha[2], mScaled[2];
-    for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t r = 0; r < 2 && !sigmoid; ++r) {
       Value mx = x(0, r, 0);
       for (int64_t n = 0; n < nS; ++n)
         for (int64_t c = 0; c < 2; ++c)
@@ -670,25 +678,41 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value pv = zeroC;
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t c = 0; c < 2; ++c) {
-          Value e =
-              math::FmaOp::create(b, loc, x(n, r, c), l2e,
-                                  arith::NegFOp::create(b, loc, mScaled[r]));
-          Value pe = math::Exp2Op::create(b, loc, e);
-          sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          Value pe;
+          if (sigmoid) {
+            // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
+            Value e = math::Exp2Op::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, arith::NegFOp::create(b, loc, x(n, r, c)), l2e));
+            pe = arith::DivFOp::create(
+                b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
+          } else {
+            Value e =
+                math::FmaOp::create(b, loc, x(n, r, c), l2e,
+                                    arith::NegFOp::create(b, loc, mScaled[r]));
+            pe = math::Exp2Op::create(b, loc, e);
+            sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          }
           pv =
               vector::InsertOp::create(b, loc, pe, pv, ArrayRef<int64_t>{r, c});
         }
       p[n] = pv;
     }
-    for (int64_t r = 0; r < 2; ++r)
-      newState[2 + r] =
-          math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
-    // O *= alpha (per row), then O += P V.
-    Value alphaVec = vector::FromElementsOp::create(
-        b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
     SmallVector<Value> o(nOut);
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    if (sigmoid) {
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = state[4 + nd];
+    } else {
+      for (int64_t r = 0; r < 2; ++r)
+        newState[2 + r] =
+            math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
+      // O *= alpha (per row), then O += P V.
+      Value alphaVec = vector::FromElementsOp::create(
+          b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    }
     auto aHalf = VectorType::get({2, 2}, elem);
     for (int64_t kc = 0; kc < tk / 16; ++kc) {
       Value lo = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc]);
@@ -768,7 +792,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       for (int64_t c = 0; c < 2; ++c) {
         Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
                                               ArrayRef<int64_t>{r, c});
-        Value val = buildNormalizedOutput(b, loc, acc, l);
+        Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
         if (outElem != f32)
           val = arith::TruncFOp::create(b, loc, outElem, val);
         vals.push_back(val);
@@ -823,8 +847,6 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
   if (op.getScoreModBlock() || op.getMaskModBlock())
     return fail("score_mod and mask_mod regions are not supported on the "
                 "GPU yet");
-  if (op.getNormalization() != Normalization::softmax)
-    return fail("only softmax normalization is supported on the GPU yet");
   if (!op.getModInputs().empty())
     return fail("mod_inputs are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
