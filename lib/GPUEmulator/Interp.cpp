@@ -318,6 +318,10 @@ LogicalResult Interp::noteRead(Operation *op, Frame &f, unsigned lane,
                       "reads shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write: a missing nvgpu.device_async_wait");
+    if (options.detectUninitializedReads && b.writer[i] == -1)
+      return failLane(op, f, lane,
+                      "reads shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that no thread of the block has written");
     if (options.detectSharedRaces && b.writeEpoch[i] == epoch &&
         b.writer[i] != static_cast<int32_t>(lane))
       return failLane(op, f, lane,
@@ -485,6 +489,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       Buffer &b = buffers[id];
       std::fill(b.owned.begin(), b.owned.end(), 0xff);
       std::fill(b.pending.begin(), b.pending.end(), 0);
+      std::fill(b.writer.begin(), b.writer.end(), -1);
     }
     // Block arguments: ids and sizes.
     auto bindUniform = [&](Value v, int64_t x) {
