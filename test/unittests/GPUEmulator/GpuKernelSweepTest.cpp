@@ -10,8 +10,8 @@
 // alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap), sigmoid
 // normalization, tails (sizes that are not multiples of the tiles), GQA group
 // sizes, head dims, dtypes (f16, bf16; f32, which the kernel stages as bf16),
-// warps and key-tile sizes. Specs the lowering reports as unsupported are
-// skipped with its message.
+// layouts (bhnd, bnhd), warps and key-tile sizes. Specs the lowering
+// reports as unsupported are skipped with its message.
 //
 // Case `i` of seed `s` is a pure function of (s, i). Environment:
 //   ATTN_GPU_SWEEP_SEED=N   sweep seed (default 1)
@@ -151,11 +151,16 @@ Case makeCase(uint64_t seed, int index) {
       s += std::to_string(x) + "x";
     return s + et + ">";
   };
-  std::string qT = shape({b, hq, nq, d}, t), kT = shape({b, hkv, nk, d}, t),
-              vT = shape({b, hkv, nk, dv}, t), oT = shape({b, hq, nq, dv}, t),
+  // layout(bnhd): q, k, v and out stored [B, N, H, D] (FlashAttention's).
+  bool bnhd = rng() % 4 == 0;
+  auto qkvShape = [&](int64_t h, int64_t n, int64_t dd) {
+    return bnhd ? shape({b, n, h, dd}, t) : shape({b, h, n, dd}, t);
+  };
+  std::string qT = qkvShape(hq, nq, d), kT = qkvShape(hkv, nk, d),
+              vT = qkvShape(hkv, nk, dv), oT = qkvShape(hq, nq, dv),
               lT = shape({b, hq, nq}, "f32");
   std::string args = "%q: " + qT + ", %k: " + kT + ", %v: " + vT;
-  std::string mods;
+  std::string mods = bnhd ? " layout(bnhd)" : "";
   if (kvLen) {
     args += ", %len: " + shape({b}, "i32");
     mods += " kv_len(%len : " + shape({b}, "i32") + ")";
