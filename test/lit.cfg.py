@@ -57,3 +57,7 @@ if os.path.exists(ptxas) and os.path.exists(
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%ptxas", ptxas))
 config.substitutions.append(("%python", sys.executable if "sys" in dir() else "python3"))
+# The GPU kernel sweep (test/unittests/GPUEmulator), which can dump its specs.
+config.substitutions.append(
+    ("%gpu_sweep", os.path.join(config.attn_obj_root, "test", "unittests",
+                                "AttnGPUKernelSweepTests")))
