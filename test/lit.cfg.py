@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -19,6 +20,11 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 # The fake CUDA driver of the GPU runtime's tests (test/GPURuntime).
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
+config.substitutions.append(("%attn_lib_dir", os.path.join(config.attn_obj_root, "lib")))
+python3 = shutil.which("python3", path="/usr/bin") or shutil.which("python3")
+if python3:
+    config.available_features.add("python3")
+    config.substitutions.append(("%python3", python3))
 config.substitutions.append(
     ("%call_gpu_kernel",
      os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
