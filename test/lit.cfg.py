@@ -1,6 +1,7 @@
 # -*- Python -*-
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -51,3 +52,14 @@ for cc in ("cc", "gcc", "clang"):
 import platform
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64-host")
+
+# The CUDA toolkit (ptxas, libdevice) for the GPU pipeline's PTX tests
+# (test/GPU): without it they are UNSUPPORTED.
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = shutil.which("ptxas") or os.path.join(cuda_home, "bin", "ptxas")
+if os.path.exists(ptxas) and os.path.exists(
+        os.path.join(os.path.dirname(os.path.dirname(ptxas)), "nvvm", "libdevice",
+                     "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", ptxas))
+config.substitutions.append(("%python", sys.executable if "sys" in dir() else "python3"))

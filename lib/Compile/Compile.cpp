@@ -221,6 +221,13 @@ mlir::attn::lowerKernels(ModuleOp module, const KernelCompileOptions &options) {
     clone->lookupSymbol<func::FuncOp>(sig.name)->setAttr(
         "llvm.emit_c_interface", UnitAttr::get(ctx));
   if (options.isGpu()) {
+    // Only the selected functions become kernels (each one a GPU binary).
+    llvm::StringSet<> selected;
+    for (const KernelSignature &sig : *sigs)
+      selected.insert(sig.name);
+    for (auto fn : llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
+      if (!selected.contains(fn.getSymName()))
+        fn.erase();
     GpuPipelineOptions gpuOpts;
     gpuOpts.chip = options.gpuChip;
     gpuOpts.format = options.gpuFormat;

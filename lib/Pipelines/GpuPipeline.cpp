@@ -137,6 +137,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
   // nvgpu before the GPU-to-NVVM conversion; host side to LLVM.
+  pm.addPass(createAttnLowerBf16MmaSync());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -158,13 +159,13 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
   ConvertGpuOpsToNVVMOpsOptions nvvm;
-  nvvm.useBarePtrCallConv = true;
+  nvvm.useBarePtrCallConv = false;
   kernelPm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernelPm.addPass(createCanonicalizerPass());
   kernelPm.addPass(createCSEPass());
   kernelPm.addPass(createReconcileUnrealizedCastsPass());
   GpuToLLVMConversionPassOptions host;
-  host.kernelBarePtrCallConv = true;
+  host.kernelBarePtrCallConv = false;
   pm.addPass(createGpuToLLVMConversionPass(host));
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = toolkit;

@@ -15,6 +15,8 @@
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -39,7 +41,7 @@ using namespace mlir::attn;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Mlir, Llvm, Asm, Obj, Lib, Shared, Header };
+enum class Emit { Mlir, Llvm, Asm, Obj, Lib, Shared, Header, Ptx, Cubin };
 } // namespace
 
 static cl::OptionCategory category("attn-compile options");
@@ -58,7 +60,12 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Shared, "shared",
                           "a shared library (links with the system C "
                           "compiler, --cc)"),
-               clEnumValN(Emit::Header, "header", "the C header")),
+               clEnumValN(Emit::Header, "header", "the C header"),
+               clEnumValN(Emit::Ptx, "ptx",
+                          "the GPU kernels' PTX (with --gpu-chip)"),
+               clEnumValN(Emit::Cubin, "cubin",
+                          "the GPU kernels' cubin (with --gpu-chip; needs "
+                          "ptxas)")),
     cl::cat(category));
 static cl::opt<std::string>
     headerFile("header",
@@ -279,6 +286,27 @@ static int compileMain(MLIRContext &context, const char *argv0) {
     if (int rc = writeFile(headerFile, header))
       return rc;
 
+  if (emit == Emit::Ptx || emit == Emit::Cubin) {
+    if (!options.isGpu())
+      return fail("--emit=ptx and --emit=cubin need --gpu-chip");
+    options.gpuFormat = emit == Emit::Ptx ? "isa" : "bin";
+    auto lowered = lowerKernels(*module, options);
+    if (!lowered)
+      return fail(lowered.takeError());
+    std::string bytes;
+    unsigned count = 0;
+    (*lowered)->walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects()) {
+        bytes += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+        ++count;
+      }
+    });
+    if (count != 1)
+      return fail("expected one GPU binary, found " + llvm::Twine(count) +
+                  (count > 1 ? " (compile one kernel at a time with --entry)"
+                             : ""));
+    return writeFile(outputFile, bytes);
+  }
   auto tm = createKernelTargetMachine(options);
   if (!tm)
     return fail(tm.takeError());

@@ -227,4 +227,21 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnLowerBf16MmaSync : Pass<"attn-lower-bf16-mma-sync"> {
+  let summary = "Rewrite bf16 nvgpu.mma.sync to nvvm.mma.sync";
+  let description = [{
+    MLIR 22's `convert-nvgpu-to-nvvm` rejects bf16 `nvgpu.mma.sync` ("failed
+    to deduce operand PTX types"). This pass rewrites each bf16 m16n8k16
+    `nvgpu.mma.sync` with f32 accumulators into `nvvm.mma.sync` with the
+    fragments' rows bit-cast to i32 registers and the bf16 PTX type stated;
+    the fragment layout is unchanged. Runs in the GPU pipeline before the
+    NVGPU-to-NVVM conversion.
+  }];
+  let dependentDialects = [
+    "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

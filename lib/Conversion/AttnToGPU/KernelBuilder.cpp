@@ -58,16 +58,11 @@ constexpr int64_t kLanes = 32;
 constexpr int64_t kPad = 8;
 constexpr double kLog2E = 1.4426950408889634;
 
+/// Four warps unless stated: fewer warps would compute fewer padded rows
+/// for decode (G * Nq <= 16), but each thread would then issue four times
+/// the copies per tile, and their addresses spill at head dim 128.
 int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
-  if (opts.warps > 0)
-    return opts.warps;
-  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
-  int64_t nq = op.getQuerySeqLen();
-  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
-      ShapedType::isDynamic(nq) || hkv == 0)
-    return 4;
-  int64_t rows = nq * (hq / hkv);
-  return rows <= 16 ? 1 : rows <= 32 ? 2 : 4;
+  return opts.warps > 0 ? opts.warps : 4;
 }
 
 /// Everything the kernel emitter needs: the op, its memrefs and sizes.
@@ -77,7 +72,9 @@ public:
                 int64_t tileK)
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         a{b, loc} {
-    elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    // f32 inputs are rounded to bf16 (f32's range) as they are staged.
+    elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
     d = op.getHeadDimQK();
     dv = op.getHeadDimV();
     f32 = b.getF32Type();
@@ -128,6 +125,17 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+  /// Commits the copies in `tokens` as one group and waits until at most
+  /// `pending` groups are in flight (nothing for converting copies).
+  void waitForCopies(ArrayRef<Value> tokens, int32_t pending) {
+    if (tokens.empty())
+      return;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    Value group =
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+  }
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
   /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
   void emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows,
@@ -140,7 +148,7 @@ private:
   Location loc;
   AttentionOp op;
   int64_t warps, tq, tk, d, dv;
-  Type elem, f32;
+  Type srcElem, elem, f32;
   IRArith a;
 
   // Host values visible in the kernel.
@@ -165,10 +173,22 @@ void KernelEmitter::emitTileCopy(
     Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
     auto [srcIdx, valid] = srcRow(row);
     srcIdx.back() = col;
-    Value elems = a.select(valid, ci(8), ci(0));
     SmallVector<Value> dstIdx(dstPrefix);
     dstIdx.push_back(row);
     dstIdx.push_back(col);
+    if (srcElem != elem) {
+      // Converting copy (f32 inputs): a plain load of the (clamped, always
+      // in-bounds) row, zero where invalid, rounded, stored.
+      auto srcType = VectorType::get({8}, srcElem);
+      Value x = vector::LoadOp::create(b, loc, srcType, src, srcIdx);
+      Value zero = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(srcType, b.getZeroAttr(srcElem)));
+      x = arith::SelectOp::create(b, loc, valid, x, zero);
+      x = arith::TruncFOp::create(b, loc, VectorType::get({8}, elem), x);
+      vector::StoreOp::create(b, loc, x, dst, dstIdx);
+      continue;
+    }
+    Value elems = a.select(valid, ci(8), ci(0));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
         b.getUnitAttr()));
@@ -216,6 +236,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
       (tq * (d + kPad) + 2 * tk * (d + kPad) + 2 * tk * (dv + kPad)) *
       (elem.getIntOrFloatBitWidth() / 8);
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
+  b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
+      "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
   auto launch = gpu::LaunchOp::create(b, loc, gx, hkv, batch,
                                       ci(kLanes * warps), ci(1), ci(1),
                                       smem);
@@ -272,7 +294,6 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto [ktLo, ktHi] = rules.keyTiles(lo, hi);
 
   // Stage Q and the first K/V tile.
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
   SmallVector<Value> tokens;
   Value nqLast = a.max(a.sub(nq, ci(1)), ci(0));
   Value nkLast = a.max(a.sub(nk, ci(1)), ci(0));
@@ -297,9 +318,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
   };
   copyKv(ktLo, ci(0), a.slt(ktLo, ktHi));
-  Value group =
-      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  waitForCopies(tokens, 0);
   gpu::BarrierOp::create(b, loc);
 
   // Q's A fragments, once.
@@ -348,9 +367,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Value tNext = a.add(t, ci(1));
     tokens.clear();
     copyKv(tNext, nextBuf, a.slt(tNext, ktHi));
-    Value g2 = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
-                                                       tokens);
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, g2, b.getI32IntegerAttr(1));
+    waitForCopies(tokens, 1);
     gpu::BarrierOp::create(b, loc);
 
     // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
@@ -538,12 +555,9 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
         cast<BlockArgument>(operand).getOwner() != &body)
       return fail("every operand must be an argument of the function");
   Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
-  for (Value t : {op.getKey(), op.getValue()})
-    if (cast<ShapedType>(t.getType()).getElementType() != elem)
-      return fail("q, k and v must have the same element type");
-  if (!elem.isF16() && !elem.isBF16())
-    return fail("the tensor-core kernels take f16 or bf16 q, k and v (got ")
-           << elem << ")";
+  // (The verifier makes q, k, v and out share one element type.)
+  if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
+    return fail("q, k and v must be f16, bf16 or f32 (got ") << elem << ")";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
   for (int64_t x : {d, dv})
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)

@@ -1,0 +1,56 @@
+// RUN: attn-opt --convert-attn-to-gpu --split-input-file --verify-diagnostics %s
+
+func.func @head_dim(%q: tensor<1x1x16x40xf16>, %k: tensor<1x1x16x40xf16>,
+                    %v: tensor<1x1x16x40xf16>) -> tensor<1x1x16x40xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: head dimensions must be static multiples of 16 up to 256 (got Dqk = 40, Dv = 40)}}
+  %o = attn.attention q(%q : tensor<1x1x16x40xf16>) k(%k : tensor<1x1x16x40xf16>)
+      v(%v : tensor<1x1x16x40xf16>) -> tensor<1x1x16x40xf16>
+  return %o : tensor<1x1x16x40xf16>
+}
+
+// -----
+
+func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+                     %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  %q2 = arith.addf %q, %q : tensor<1x1x16x64xf16>
+  // expected-error @+1 {{cannot be lowered to the GPU: the function must consist of this op alone, returning its results in order}}
+  %o = attn.attention q(%q2 : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16>
+  return %o : tensor<1x1x16x64xf16>
+}
+
+// -----
+
+func.func @sigmoid(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+                   %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: only softmax normalization is supported on the GPU yet}}
+  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>) norm(sigmoid) -> tensor<1x1x16x64xf16>
+  return %o : tensor<1x1x16x64xf16>
+}
+
+// -----
+
+func.func @region(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+                  %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: score_mod and mask_mod regions are not supported on the GPU yet}}
+  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c = arith.cmpi sle, %j, %i : index
+        attn.yield %c : i1
+      } -> tensor<1x1x16x64xf16>
+  return %o : tensor<1x1x16x64xf16>
+}
+
+// -----
+
+func.func @projected(%x: tensor<1x16x64xf16>, %w: tensor<64x64xf16>) -> tensor<1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: expand the projections first}}
+  %y = attn.projected_attention x(%x : tensor<1x16x64xf16>)
+      wq(%w : tensor<64x64xf16>) wk(%w : tensor<64x64xf16>)
+      wv(%w : tensor<64x64xf16>) wo(%w : tensor<64x64xf16>)
+      heads(1, 1) -> tensor<1x16x64xf16>
+  return %y : tensor<1x16x64xf16>
+}

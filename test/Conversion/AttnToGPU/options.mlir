@@ -1,0 +1,21 @@
+// Option and pipeline errors are diagnostics with a non-zero exit.
+// RUN: not attn-opt --convert-attn-to-gpu="warps=3" %s 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not attn-opt --convert-attn-to-gpu="tile-k=24" %s 2>&1 | FileCheck %s --check-prefix=TILEK
+// RUN: not attn-opt --attn-to-nvvm="chip=sm_75" %s 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt --attn-to-nvvm="chip=gfx90a" %s 2>&1 | FileCheck %s --check-prefix=NOTNV
+// RUN: not attn-opt --attn-to-nvvm="format=elf" %s 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not attn-opt --attn-to-nvvm="cuda-path=%t.missing" %s 2>&1 | FileCheck %s --check-prefix=TOOLKIT
+
+// WARPS: error: 'attn.attention' op cannot be lowered to the GPU: warps must be 1, 2 or 4 (got 3)
+// TILEK: error: 'attn.attention' op cannot be lowered to the GPU: tile-k must be a multiple of 16 in [16, 128] whose tiles the block's threads copy evenly (got 24)
+// CHIP: error: attn-to-nvvm: chip 'sm_75' is not supported: the kernels need mma.sync m16n8k16 and cp.async (sm_80 or newer)
+// NOTNV: error: attn-to-nvvm: unknown chip 'gfx90a': expected sm_80, sm_90a, ...
+// FORMAT: error: attn-to-nvvm: unknown GPU binary format 'elf': expected isa, bin or fatbin
+// TOOLKIT: error: attn-to-nvvm: no CUDA toolkit with nvvm/libdevice/libdevice.10.bc found (looked in {{.*}}.missing): pass cuda-path
+
+func.func @f(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+             %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16>
+  return %o : tensor<1x1x16x64xf16>
+}

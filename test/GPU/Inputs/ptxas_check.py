@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Compiles attn specs to PTX for NVIDIA chips and checks them with ptxas.
+
+For every spec and chip: attn-compile --emit=ptx, then `ptxas -v`; prints
+one line with the kernel's registers, spills, stack frame and shared memory
+(static from ptxas plus the dynamic amount the launch requests), and fails
+(exit 1) on a ptxas error, any spill or stack frame, unresolved externals, a
+missing tensor-core instruction, or shared memory over the chip's budget.
+Specs the GPU form does not take print NOT-GPU with the compiler's reason.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# Opt-in shared memory per block (bytes).
+SMEM_BUDGET = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024,
+               "sm_90": 227 * 1024, "sm_90a": 227 * 1024}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--attn-compile", required=True)
+    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--chips", default="sm_80,sm_90a")
+    ap.add_argument("specs", nargs="+")
+    args = ap.parse_args()
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in args.specs:
+            name = os.path.relpath(spec, os.path.dirname(os.path.dirname(spec)))
+            for chip in args.chips.split(","):
+                ptx = os.path.join(tmp, "k.ptx")
+                r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
+                                    "--emit=ptx", "-o", ptx],
+                                   capture_output=True, text=True)
+                if r.returncode != 0:
+                    m = re.search(r"cannot be lowered to the GPU: (.*)", r.stderr)
+                    if m:
+                        print(f"NOT-GPU {name}: {m.group(1)}")
+                        break
+                    print(f"FAIL {name} {chip}: attn-compile: {r.stderr.strip()}")
+                    failures += 1
+                    continue
+                mlir = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
+                                       "--gpu-format=isa", "--emit=mlir", "-o", "-"],
+                                      capture_output=True, text=True).stdout
+                dyn = [int(x) for x in re.findall(
+                    r"attn.gpu_shared_memory = (\d+)", mlir)]
+                text = open(ptx).read()
+                problems = []
+                if ".extern .func" in text:
+                    problems.append("unresolved external function")
+                for needed in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync",
+                               "ex2.approx"):
+                    if needed not in text:
+                        problems.append("no " + needed)
+                r = subprocess.run([args.ptxas, "-v", "-arch=" + chip, ptx, "-o",
+                                    os.path.join(tmp, "k.cubin")],
+                                   capture_output=True, text=True)
+                info = r.stderr + r.stdout
+                if r.returncode != 0:
+                    print(f"FAIL {name} {chip}: ptxas: {info.strip()}")
+                    failures += 1
+                    continue
+                regs = int(re.search(r"Used (\d+) registers", info).group(1))
+                m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                              r"(\d+) bytes spill loads", info)
+                stack, spill_st, spill_ld = (int(x) for x in m.groups())
+                static = re.search(r"(\d+) bytes smem", info)
+                smem = (int(static.group(1)) if static else 0) + max(dyn or [0])
+                if stack or spill_st or spill_ld:
+                    problems.append("spills or stack")
+                if smem > SMEM_BUDGET.get(chip, 48 * 1024):
+                    problems.append("shared memory over budget")
+                status = "FAIL" if problems else "OK"
+                failures += bool(problems)
+                print(f"{status} {name} {chip}: registers={regs} spill_stores={spill_st} "
+                      f"spill_loads={spill_ld} stack={stack} smem={smem}"
+                      + ("".join(" [" + p + "]" for p in problems)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
