@@ -1,6 +1,5 @@
 # -*- Python -*-
 import os
-import shutil
 import sys
 
 import lit.formats
@@ -22,10 +21,6 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
 config.substitutions.append(("%attn_lib_dir", os.path.join(config.attn_obj_root, "lib")))
-python3 = shutil.which("python3", path="/usr/bin") or shutil.which("python3")
-if python3:
-    config.available_features.add("python3")
-    config.substitutions.append(("%python3", python3))
 config.substitutions.append(
     ("%call_gpu_kernel",
      os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
