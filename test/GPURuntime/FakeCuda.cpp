@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -48,11 +49,12 @@ enum : int {
 using KernelFn = void (*)(void **params, const unsigned *grid,
                           const unsigned *block, unsigned smem);
 
-struct Module {
-  std::string image;
-};
 struct Function {
   std::string name;
+};
+struct Module {
+  std::string image;
+  std::map<std::string, std::unique_ptr<Function>> functions;
 };
 struct Stream {
   int id;
@@ -355,7 +357,8 @@ FAKE_EXPORT int cuModuleLoadData(void **module, const void *image) {
   if (int code = enter("cuModuleLoadData", true))
     return code;
   *module = new Module{binary ? std::string("*")
-                              : std::string(static_cast<const char *>(image))};
+                              : std::string(static_cast<const char *>(image)),
+                       {}};
   return kSuccess;
 }
 
@@ -383,7 +386,7 @@ FAKE_EXPORT int cuModuleLoadDataEx(void **module, const void *image, unsigned n,
       std::snprintf(errorLog, errorLogSize, "ptxas fatal: fake syntax error");
     return kInvalidPtx;
   }
-  *module = new Module{text};
+  *module = new Module{text, {}};
   return kSuccess;
 }
 
@@ -404,7 +407,10 @@ FAKE_EXPORT int cuModuleGetFunction(void **fn, void *module, const char *name) {
   const std::string &image = static_cast<Module *>(module)->image;
   if (image != "*" && !std::strstr(image.c_str(), name))
     return kNotFound;
-  *fn = new Function{name}; // leaked, like the driver's handles
+  auto &f = static_cast<Module *>(module)->functions[name];
+  if (!f)
+    f.reset(new Function{name});
+  *fn = f.get();
   return kSuccess;
 }
 
