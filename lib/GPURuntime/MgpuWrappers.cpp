@@ -307,6 +307,9 @@ ATTN_GPU_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   if (!ctx.ok() || sizeBytes == 0)
     return nullptr;
   CUdeviceptr p = 0;
+  // Synchronous gpu.alloc passes no stream: order it on the caller's.
+  if (!stream && currentStream().set)
+    stream = currentStream().stream;
   if (!(isHostShared & 1) && ctx->cuMemAllocAsync) {
     if (!check(
             "cuMemAllocAsync",
@@ -338,6 +341,8 @@ ATTN_GPU_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     std::lock_guard<std::mutex> guard(syncAllocationsLock());
     sync |= syncAllocations().erase(p) > 0;
   }
+  if (!stream && currentStream().set)
+    stream = currentStream().stream;
   if (sync)
     check("cuMemFree", ctx->cuMemFree(p));
   else

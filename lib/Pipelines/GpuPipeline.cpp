@@ -103,6 +103,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   ConvertAttnToGpuOptions kernelOpts;
   kernelOpts.warps = opts.warps;
   kernelOpts.tileK = opts.tileK;
+  kernelOpts.splits = opts.splits;
   if (opts.kernelsOnly) {
     pm.addPass(createConvertAttnToGpu(kernelOpts));
     return llvm::Error::success();

@@ -11,7 +11,7 @@
 
 // CHECK: .target sm_80
 // CHECK-NOT: .extern .func
-// CHECK: .entry gqa_kernel(
+// CHECK: .entry gqa_attention(
 // CHECK: .maxntid 128, 1, 1
 // CHECK: .minnctapersm 1
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
@@ -22,7 +22,7 @@
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: ex2.approx
-// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // SM90: .target sm_90a
 // SM90: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // ELF: 7f 45 4c 46

@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuEmulate.h"
+
 #include "attn/Conversion/Passes.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
@@ -141,6 +143,11 @@ static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3), cl::Prefix, cl::cat(category));
 static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
                                  cl::cat(category));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("Where the spec runs: cpu (JIT for this host) or "
+                    "gpu-emulate (the GPU kernel on the warp-level emulator)"),
+           cl::init("cpu"), cl::cat(category));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-run: error: " << msg << "\n";
@@ -166,6 +173,8 @@ static int runMain(MLIRContext &context) {
     return fail("could not parse " + inputFile);
   if (failed(mlir::verify(*module)))
     return fail(inputFile + " does not verify");
+  if (device == "gpu-emulate" && hasGpuLaunch(*module))
+    return runGpuKernelModule(*module, entryName, seed, printValues);
 
   // The entry function and the roles of its arguments.
   auto spec = introspectSpec(*module, entryName, inputFile);
@@ -186,6 +195,21 @@ static int runMain(MLIRContext &context) {
   if (llvm::Error err = checkMemory(*spec, *binding))
     return fail(std::move(err));
   fillRandomInputs(*spec, *binding, seed);
+  if (device == "gpu-emulate") {
+    if (printTileMap || countTiles || !reportFile.empty())
+      return fail("--tile-map, --count-tiles and --report are not available "
+                  "with --device=gpu-emulate");
+    GpuEmulateRun run{verifyOpt,
+                      atolOpt,
+                      rtolOpt,
+                      printValues,
+                      {outputs.begin(), outputs.end()},
+                      {referenceOutputs.begin(), referenceOutputs.end()},
+                      {inputOutputs.begin(), inputOutputs.end()}};
+    return runGpuEmulated(*module, *spec, *binding, run);
+  }
+  if (device != "cpu")
+    return fail("unknown --device '" + device + "': cpu or gpu-emulate");
   const llvm::StringMap<int64_t> &known = binding->sizes;
   std::vector<HostTensor> &hostArgs = binding->args;
 
@@ -498,7 +522,7 @@ int main(int argc, char **argv) {
   // a line-buffered C stdout writes the message before the abort, also
   // into a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &gpuEmulateCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-run: compile an attn spec for the host CPU, run it, and check it "

@@ -200,6 +200,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       accumulator fragments in registers (row max by `gpu.shuffle xor`,
       `exp2` with log2(e) folded in); P becomes the A operand of P V in
       registers;
+    - when every row fits one row tile (decode: `Nq * G <= 64`), the key
+      tiles are split into chunks (split-KV, about two blocks per SM unless
+      `splits` says otherwise), whose partial states (unnormalized output,
+      row max, row sum) a second kernel merges exactly, as the CPU's decode
+      form does; the workspace comes from `gpu.alloc`;
     - the key tiles each row tile reads come from the shared schedule
       (`TileRules`: kv_len, causal in either alignment, window), full tiles
       skip the mask arithmetic, and the logits are formed by the same
@@ -213,7 +218,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"warps", "warps", "int64_t", "0",
            "Warps per block, 16 rows each (1, 2 or 4; 0: from the rows)">,
-    Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile (16..128)">
+    Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile (16..128)">,
+    Option<"splits", "splits", "int64_t", "-1",
+           "Split-KV chunks when all rows fit one row tile (decode): -1 "
+           "chooses at run time (about two blocks per SM), 0 turns split-KV "
+           "off">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -45,6 +45,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k", llvm::cl::desc("Keys per shared-memory tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> splits{
+      *this, "splits",
+      llvm::cl::desc("Split-KV chunks for decode (-1: chosen at run time, "
+                     "0: off)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit (libdevice, ptxas); empty: $CUDA_HOME, "

@@ -210,7 +210,12 @@ public:
   /// [ktLo, ktHi) into `spec.splits` even chunks (trailing ones may be
   /// empty).
   std::pair<V, V> splitTiles(V ktLo, V ktHi, V split) {
-    V per = a.ceilDiv(a.sub(ktHi, ktLo), a.c(spec.splits));
+    return splitTiles(ktLo, ktHi, split, a.c(spec.splits));
+  }
+  /// The same with the number of splits a value (chosen at run time, as the
+  /// GPU form does from the grid it needs).
+  std::pair<V, V> splitTiles(V ktLo, V ktHi, V split, V numSplits) {
+    V per = a.ceilDiv(a.sub(ktHi, ktLo), numSplits);
     V sLo = a.min(ktHi, a.add(ktLo, a.mul(split, per)));
     return {sLo, a.min(ktHi, a.add(sLo, per))};
   }

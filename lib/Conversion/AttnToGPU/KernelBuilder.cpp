@@ -65,13 +65,31 @@ int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
   return opts.warps > 0 ? opts.warps : 4;
 }
 
+/// Blocks the split-KV decode form aims for: two per SM of an H100/H200
+/// (132 SMs); fewer SMs are filled all the same.
+constexpr int64_t kTargetBlocks = 264;
+
+/// Split-KV when every row of the op fits one row tile (decode: Nq * G <=
+/// TQ) and splits are not turned off.
+bool usesSplitKv(AttentionOp op, int64_t tq, int64_t splits) {
+  if (splits == 0)
+    return false;
+  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
+  int64_t nq = op.getQuerySeqLen();
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
+      ShapedType::isDynamic(nq) || hkv == 0)
+    return false;
+  return nq * (hq / hkv) <= tq;
+}
+
 /// Everything the kernel emitter needs: the op, its memrefs and sizes.
 class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &b, Location loc, AttentionOp op, int64_t warps,
-                int64_t tileK)
+                int64_t tileK, int64_t splits)
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
-        a{b, loc} {
+        splitsOpt(splits), a{b, loc} {
+    splitMode = usesSplitKv(op, tq, splits);
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
     elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
@@ -79,6 +97,8 @@ public:
     dv = op.getHeadDimV();
     f32 = b.getF32Type();
   }
+
+  std::string fnName;
 
   /// Host code: sizes, checks, the launch. `args` are the new function's
   /// arguments in the order q, k, v, modifiers..., out, [lse].
@@ -118,6 +138,12 @@ private:
     Value s = memref::DimOp::create(b, loc, memref, dimPos);
     return a.select(a.eq(s, ci(1)), ci(0), idx);
   }
+  /// Rows [2 h, 2 h + 2) of a vector<4x2> ldmatrix x4 result: the B
+  /// fragment of its matrices 2 h and 2 h + 1.
+  Value halfOf(Value x4, int64_t h) {
+    return vector::ShuffleOp::create(b, loc, x4, x4,
+                                     ArrayRef<int64_t>{2 * h, 2 * h + 1});
+  }
   Value shuffleXor(Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, loc, v, offset, kLanes,
                                   gpu::ShuffleMode::XOR)
@@ -144,10 +170,33 @@ private:
                         srcRow,
                     SmallVectorImpl<Value> &tokens);
 
+  void emitMerge(gpu::LaunchOp launch);
+  /// One GPU module per function (one binary): <fn>_kernels, holding
+  /// <fn>_attention (or _attention_split and _merge).
+  FlatSymbolRefAttr kernelModule() {
+    return FlatSymbolRefAttr::get(b.getContext(), fnName + "_kernels");
+  }
+  FlatSymbolRefAttr kernelName(StringRef what) {
+    return FlatSymbolRefAttr::get(b.getContext(), fnName + "_" + what.str());
+  }
+  /// Offsets into the split-KV workspace: acc [B][Hkv][S][TQ][Dv], then
+  /// m and l [B][Hkv][S][TQ] each.
+  Value wsRow(Value bb, Value hk, Value split, Value row) {
+    return a.add(
+        a.mul(a.add(a.mul(a.add(a.mul(bb, hkv), hk), numSplits), split),
+              ci(tq)),
+        row);
+  }
+  Value wsRows() { return a.mul(a.mul(a.mul(batch, hkv), numSplits), ci(tq)); }
+
   OpBuilder &b;
   Location loc;
   AttentionOp op;
-  int64_t warps, tq, tk, d, dv;
+  int64_t warps, tq, tk, d, dv, splitsOpt;
+  /// The decode form's split-KV: a grid over key-tile chunks whose partial
+  /// states a second kernel merges.
+  bool splitMode = false;
+  Value numSplits, ws;
   Type srcElem, elem, f32;
   IRArith a;
 
@@ -238,17 +287,114 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
   b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
       "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
-  auto launch = gpu::LaunchOp::create(b, loc, gx, hkv, batch,
-                                      ci(kLanes * warps), ci(1), ci(1),
-                                      smem);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  emitKernel(launch);
-  gpu::TerminatorOp::create(b, loc);
+  if (!splitMode) {
+    auto launch = gpu::LaunchOp::create(
+        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
+        Type(), ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(),
+        Value(), kernelModule(), kernelName("attention"));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    emitKernel(launch);
+    gpu::TerminatorOp::create(b, loc);
+    return;
+  }
+  // Split-KV: S chunks of the key tiles (S from the grid the blocks need,
+  // at most one per key tile), partial states in a workspace, a merge.
+  Value maxSplits = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
+  Value want = splitsOpt > 0
+                   ? ci(splitsOpt)
+                   : a.ceilDiv(ci(kTargetBlocks), a.mul(hkv, batch));
+  numSplits = a.min(a.max(want, ci(1)), maxSplits);
+  Value wsSize = a.mul(wsRows(), ci(dv + 2));
+  auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
+  ws = gpu::AllocOp::create(b, loc, wsType, Type(), ValueRange{},
+                            ValueRange{wsSize}, ValueRange{}, UnitAttr())
+           .getMemref();
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, numSplits, hkv, batch, ci(kLanes * warps), ci(1), ci(1),
+        smem, Type(), ValueRange{}, TypeRange{}, TypeRange{}, Value(),
+        Value(), Value(), kernelModule(), kernelName("attention_split"));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    emitKernel(launch);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto merge = gpu::LaunchOp::create(
+        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), Type(),
+        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("merge"));
+    b.setInsertionPointToStart(&merge.getBody().front());
+    emitMerge(merge);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  gpu::DeallocOp::create(b, loc, Type(), ValueRange{}, ws);
+}
+
+void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
+  Value row = launch.getBlockIds().x;
+  Value hk = launch.getBlockIds().y;
+  Value bb = launch.getBlockIds().z;
+  Value col = launch.getThreadIds().x;
+  auto inRows = scf::IfOp::create(b, loc, a.slt(row, a.mul(nq, groups)), false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&inRows.getThenRegion().front());
+  Value i = divu(row, groups);
+  Value h = a.add(a.mul(hk, groups), remu(row, groups));
+  Value mBase = a.mul(wsRows(), ci(dv));
+  Value lBase = a.add(mBase, wsRows());
+  auto load = [&](Value idx) {
+    return memref::LoadOp::create(b, loc, ws, ValueRange{idx}).getResult();
+  };
+  // M = max_s m_s.
+  auto maxLoop = scf::ForOp::create(
+      b, loc, ci(0), numSplits, ci(1),
+      ValueRange{cf(-std::numeric_limits<double>::infinity())});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(maxLoop.getBody());
+    Value ms = load(a.add(mBase, wsRow(bb, hk, maxLoop.getInductionVar(),
+                                       row)));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::MaximumFOp::create(
+                             b, loc, maxLoop.getRegionIterArgs()[0], ms)});
+  }
+  Value bigM = maxLoop.getResult(0);
+  // L = sum_s w_s l_s, acc = sum_s w_s acc_s, w_s = exp(m_s - M).
+  auto sumLoop = scf::ForOp::create(b, loc, ci(0), numSplits, ci(1),
+                                    ValueRange{cf(0.0), cf(0.0)});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(sumLoop.getBody());
+    Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
+    Value w = buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
+    Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
+                                  sumLoop.getRegionIterArgs()[0]);
+    Value acc = math::FmaOp::create(
+        b, loc, w, load(a.add(a.mul(r, ci(dv)), col)),
+        sumLoop.getRegionIterArgs()[1]);
+    scf::YieldOp::create(b, loc, ValueRange{l, acc});
+  }
+  Value bigL = sumLoop.getResult(0);
+  Value val = buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+  Type outElem = cast<MemRefType>(out.getType()).getElementType();
+  if (outElem != f32)
+    val = arith::TruncFOp::create(b, loc, outElem, val);
+  memref::StoreOp::create(b, loc, val, out, phys(bb, h, i, col));
+  if (lse) {
+    auto first = scf::IfOp::create(b, loc, a.eq(col, ci(0)), false);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    memref::StoreOp::create(b, loc, buildLogSumExp(b, loc, bigM, bigL), lse,
+                            ValueRange{bb, h, i});
+  }
 }
 
 void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
-  Value rt = launch.getBlockIds().x;
+  // The row tile, or (split-KV: one row tile) the chunk of key tiles.
+  Value rt = splitMode ? ci(0) : launch.getBlockIds().x;
+  Value split = splitMode ? launch.getBlockIds().x : Value();
   Value hk = launch.getBlockIds().y;
   Value bb = launch.getBlockIds().z;
   Value tid = launch.getThreadIds().x;
@@ -290,8 +436,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value qCount = a.add(a.sub(qLast, q0), ci(1));
   ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
   TileRules<IRArith> rules(spec, a);
-  auto [lo, hi] = rules.readableKeys(q0, qCount, kvLen, nq);
-  auto [ktLo, ktHi] = rules.keyTiles(lo, hi);
+  std::pair<Value, Value> keys = rules.readableKeys(q0, qCount, kvLen, nq);
+  std::pair<Value, Value> tiles = rules.keyTiles(keys.first, keys.second);
+  if (splitMode)
+    tiles = rules.splitTiles(tiles.first, tiles.second, split, numSplits);
+  Value ktLo = tiles.first, ktHi = tiles.second;
 
   // Stage Q and the first K/V tile.
   SmallVector<Value> tokens;
@@ -377,20 +526,36 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value acc = zeroC;
       Value r = a.add(ci(n * 8), remu(lane, ci(8)));
       for (int64_t kk = 0; kk < d / 16; ++kk) {
-        Value c =
-            a.add(ci(kk * 16), a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
-        Value kf = nvgpu::LdMatrixOp::create(b, loc, bType, ks,
-                                             ValueRange{cur, r, c}, false, 2);
-        acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], kf, acc,
-                                       ArrayRef<int64_t>{16, 8, 16});
+        SmallVector<Value, 2> kf;
+        if (kk + 1 < d / 16) {
+          // x4: the B fragments of two steps of 16 dims at once (lanes
+          // 8 q .. 8 q + 7 address matrix q: dims kk * 16 + 8 q).
+          Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(8)), ci(8)));
+          Value both = nvgpu::LdMatrixOp::create(
+              b, loc, aType, ks, ValueRange{cur, r, c}, false, 4);
+          kf = {halfOf(both, 0), halfOf(both, 1)};
+        } else {
+          Value c = a.add(ci(kk * 16),
+                          a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
+          kf = {nvgpu::LdMatrixOp::create(b, loc, bType, ks,
+                                          ValueRange{cur, r, c}, false, 2)};
+        }
+        for (Value f : kf) {
+          acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], f, acc,
+                                         ArrayRef<int64_t>{16, 8, 16});
+          ++kk;
+        }
+        --kk;
       }
       s[n] = acc;
     }
 
     // Logits: full tiles skip the masks.
     Value k0 = a.mul(t, ci(tk));
-    Value ks0 = a.min(ci(tk), a.sub(nk, k0));
-    Value full = rules.isFull(q0, qCount, k0, ks0, kvLen, nq);
+    // The tile computes all tk columns (those past Nk are zero-filled), so
+    // it is full only when all tk keys are readable: a tail tile cut short
+    // by Nk is a boundary tile (found by the warp-level emulator).
+    Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
     SmallVector<Type> logitTypes(nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {
@@ -414,9 +579,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
             Value ic = a.min(rowI[r], nqLast);
             Value jc = a.min(j, nkLast);
             Value hc = a.min(rowH[r], a.sub(hq, ci(1)));
+            // Masks and biases broadcast by numpy rules: a rank-r tensor
+            // is indexed by the last r of (b, h, i, j).
             auto tensorIdx = [&](Value buf) {
-              return SmallVector<Value>{bcast(buf, 0, bb), bcast(buf, 1, hc),
-                                        bcast(buf, 2, ic), bcast(buf, 3, jc)};
+              Value logical[4] = {bb, hc, ic, jc};
+              int64_t rank = cast<MemRefType>(buf.getType()).getRank();
+              SmallVector<Value> idx;
+              for (int64_t dpos = 0; dpos < rank; ++dpos)
+                idx.push_back(bcast(buf, dpos, logical[4 - rank + dpos]));
+              return idx;
             };
             if (biasBuf)
               in.bias = memref::LoadOp::create(b, loc, biasBuf,
@@ -489,10 +660,24 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                            ArrayRef<int64_t>{0, 1, 2, 3});
       Value r = a.add(ci(kc * 16), remu(lane, ci(16)));
       for (int64_t nd = 0; nd < nOut; ++nd) {
-        Value vf = nvgpu::LdMatrixOp::create(
-            b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2);
-        o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, vf, o[nd],
-                                         ArrayRef<int64_t>{16, 8, 16});
+        SmallVector<Value, 2> vf;
+        if (nd + 1 < nOut) {
+          // x4 transposed: the B fragments of two 8-column blocks of V
+          // (lanes 16..31 address the second).
+          Value c = a.add(ci(nd * 8), a.mul(divu(lane, ci(16)), ci(8)));
+          Value both = nvgpu::LdMatrixOp::create(
+              b, loc, aType, vs, ValueRange{cur, r, c}, true, 4);
+          vf = {halfOf(both, 0), halfOf(both, 1)};
+        } else {
+          vf = {nvgpu::LdMatrixOp::create(
+              b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2)};
+        }
+        for (Value f : vf) {
+          o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, f, o[nd],
+                                           ArrayRef<int64_t>{16, 8, 16});
+          ++nd;
+        }
+        --nd;
       }
     }
     for (int64_t nd = 0; nd < nOut; ++nd)
@@ -501,8 +686,41 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     scf::YieldOp::create(b, loc, newState);
   }
 
-  // Epilogue: l over the quad, out = O / l, lse = m + log l.
+  // Epilogue: l over the quad, out = O / l, lse = m + log l; split-KV
+  // stores the partial state (acc = O unnormalized, m, l) instead.
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
+  if (splitMode) {
+    Value mBase = a.mul(wsRows(), ci(dv));
+    Value lBase = a.add(mBase, wsRows());
+    for (int64_t r = 0; r < 2; ++r) {
+      Value l = loop.getResult(2 + r);
+      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
+      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
+      Value rowInTile = a.add(wrow, a.add(quad, ci(8 * r)));
+      Value wr = wsRow(bb, hk, split, rowInTile);
+      SmallVector<Value> vals;
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        for (int64_t c = 0; c < 2; ++c)
+          vals.push_back(vector::ExtractOp::create(
+              b, loc, loop.getResult(4 + nd), ArrayRef<int64_t>{r, c}));
+      auto store = scf::IfOp::create(
+          b, loc, a.slt(rowInTile, a.mul(nq, groups)), false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        for (int64_t c = 0; c < 2; ++c)
+          memref::StoreOp::create(
+              b, loc, vals[nd * 2 + c], ws,
+              ValueRange{a.add(a.mul(wr, ci(dv)),
+                               a.add(ci(nd * 8 + c), pair))});
+      auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, loop.getResult(r), ws,
+                              ValueRange{a.add(mBase, wr)});
+      memref::StoreOp::create(b, loc, l, ws, ValueRange{a.add(lBase, wr)});
+    }
+    return;
+  }
   for (int64_t r = 0; r < 2; ++r) {
     Value m = loop.getResult(r);
     Value l = loop.getResult(2 + r);
@@ -573,8 +791,8 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
   if (!op.getModInputs().empty())
     return fail("mod_inputs are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
-      opts.warps != 4)
-    return fail("warps must be 1, 2 or 4 (got ") << opts.warps << ")";
+      opts.warps != 4 && opts.warps != 8)
+    return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
   int64_t warps = chooseWarps(op, opts);
   if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0 ||
       (opts.tileK * d / 8) % (kLanes * warps) != 0 ||
@@ -617,7 +835,9 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   Value outBuf = entry->getArgument(numIn);
   Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
 
-  KernelEmitter emitter(b, loc, op, chooseWarps(op, opts), opts.tileK);
+  KernelEmitter emitter(b, loc, op, chooseWarps(op, opts), opts.tileK,
+                        opts.splits);
+  emitter.fnName = fn.getName().str();
   emitter.emitHost(operands, outBuf, lseBuf);
   func::ReturnOp::create(b, loc);
 

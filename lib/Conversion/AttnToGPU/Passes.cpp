@@ -30,6 +30,7 @@ struct ConvertAttnToGpuPass
     gpu_codegen::GpuKernelOptions opts;
     opts.warps = warps;
     opts.tileK = tileK;
+    opts.splits = splits;
     SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
     bool bad = false;
     getOperation().walk([&](AttentionOp op) {

@@ -43,7 +43,7 @@
 // P (converted in registers) times V (ldmatrix.trans).
 // CHECK: arith.truncf {{.*}} : vector<2x2xf32> to vector<2x2xf16>
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3] : vector<2x2xf16>, vector<2x2xf16>
-// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = true}
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-32: nvgpu.mma.sync
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield

@@ -65,21 +65,28 @@ def main():
                     print(f"FAIL {name} {chip}: ptxas: {info.strip()}")
                     failures += 1
                     continue
-                regs = int(re.search(r"Used (\d+) registers", info).group(1))
-                m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
-                              r"(\d+) bytes spill loads", info)
-                stack, spill_st, spill_ld = (int(x) for x in m.groups())
-                static = re.search(r"(\d+) bytes smem", info)
-                smem = (int(static.group(1)) if static else 0) + max(dyn or [0])
-                if stack or spill_st or spill_ld:
-                    problems.append("spills or stack")
-                if smem > SMEM_BUDGET.get(chip, 48 * 1024):
-                    problems.append("shared memory over budget")
-                status = "FAIL" if problems else "OK"
-                failures += bool(problems)
-                print(f"{status} {name} {chip}: registers={regs} spill_stores={spill_st} "
-                      f"spill_loads={spill_ld} stack={stack} smem={smem}"
-                      + ("".join(" [" + p + "]" for p in problems)))
+                static = 0
+                kernels = re.split(r"ptxas info\s*: Compiling entry function ", info)[1:]
+                if not kernels:
+                    problems.append("no kernel in the ptxas report")
+                for block in kernels:
+                    kname = block.split("'")[1]
+                    regs = int(re.search(r"Used (\d+) registers", block).group(1))
+                    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                                  r"(\d+) bytes spill loads", block)
+                    stack, spill_st, spill_ld = (int(x) for x in m.groups())
+                    st = re.search(r"(\d+) bytes smem", block)
+                    smem = (int(st.group(1)) if st else 0) + max(dyn or [0])
+                    mine = list(problems)
+                    if stack or spill_st or spill_ld:
+                        mine.append("spills or stack")
+                    if smem > SMEM_BUDGET.get(chip, 48 * 1024):
+                        mine.append("shared memory over budget")
+                    status = "FAIL" if mine else "OK"
+                    failures += bool(mine)
+                    print(f"{status} {name} {chip} {kname}: registers={regs} "
+                          f"spill_stores={spill_st} spill_loads={spill_ld} stack={stack} "
+                          f"smem={smem}" + "".join(" [" + p + "]" for p in mine))
     return 1 if failures else 0
 
 

@@ -1,0 +1,53 @@
+//===- SpecEmulation.h - run an attn spec's GPU kernel on the emulator -*- C++
+//-*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers a spec with `--convert-attn-to-gpu` and runs the emitted host
+// function and its kernels on the warp-level emulator (Emulator.h), on the
+// same host tensors the CPU path takes. attn-run --device=gpu-emulate and
+// the GPU emulation sweep use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_GPUEMULATOR_SPECEMULATION_H
+#define ATTN_GPUEMULATOR_SPECEMULATION_H
+
+#include "attn/Execution/HostTensor.h"
+#include "attn/GPUEmulator/Emulator.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+
+struct GpuEmulationOptions {
+  /// Options of convert-attn-to-gpu (0 / 64: the pass's defaults).
+  int64_t warps = 0;
+  int64_t tileK = 64;
+  /// Emulator options (checks, block subset, statistics).
+  EmulatorOptions emulator;
+  /// When non-null, receives the lowered module as text.
+  std::string *loweredIR = nullptr;
+};
+
+/// Lowers a clone of `spec` (the function `entry` with one attn.attention)
+/// to the GPU form and emulates it on `args` (one per argument of `entry`).
+/// `results` receives the out-parameters (out, then lse when the function
+/// returns it), shaped `resultShapes`.
+llvm::Error emulateSpecOnGpu(
+    ModuleOp spec, llvm::StringRef entry, const std::vector<HostTensor> &args,
+    const std::vector<std::vector<int64_t>> &resultShapes,
+    std::vector<HostTensor> &results, const GpuEmulationOptions &options = {});
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_GPUEMULATOR_SPECEMULATION_H

@@ -1,0 +1,82 @@
+//===- SpecEmulation.cpp - run an attn spec's GPU kernel on the emulator --===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/GPUEmulator/SpecEmulation.h"
+
+#include "attn/Pipelines/GpuPipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+llvm::Error mlir::attn::emulateSpecOnGpu(
+    ModuleOp spec, llvm::StringRef entry, const std::vector<HostTensor> &args,
+    const std::vector<std::vector<int64_t>> &resultShapes,
+    std::vector<HostTensor> &results, const GpuEmulationOptions &options) {
+  OwningOpRef<ModuleOp> module(spec.clone());
+  MLIRContext *ctx = module->getContext();
+  // Collect the lowering's diagnostics into the error.
+  std::string diags;
+  {
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+      llvm::raw_string_ostream os(diags);
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    // The GPU pipeline up to the gpu.launch form (kernels-only).
+    PassManager pm(ctx);
+    GpuPipelineOptions pipelineOpts;
+    pipelineOpts.kernelsOnly = true;
+    pipelineOpts.warps = options.warps;
+    pipelineOpts.tileK = options.tileK;
+    if (llvm::Error e = buildAttnGpuPipeline(pm, pipelineOpts))
+      return e;
+    if (failed(pm.run(*module)))
+      return error("convert-attn-to-gpu failed: " + diags);
+  }
+  if (options.loweredIR) {
+    llvm::raw_string_ostream os(*options.loweredIR);
+    module->print(os);
+  }
+  auto fn = module->lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    return error("the GPU form has no function '" + entry + "'");
+  size_t numOut = fn.getNumArguments() - args.size();
+  if (fn.getNumArguments() < args.size() || numOut != resultShapes.size())
+    return error("the GPU form of '" + entry + "' takes " +
+                 llvm::Twine(fn.getNumArguments()) + " arguments; expected " +
+                 llvm::Twine(args.size()) + " inputs and " +
+                 llvm::Twine(resultShapes.size()) + " out-parameters");
+  results.assign(numOut, HostTensor());
+  std::vector<EmulatedBuffer> bufs;
+  for (const HostTensor &t : args)
+    bufs.push_back(EmulatedBuffer::memref(const_cast<uint8_t *>(t.bytes.data()),
+                                          static_cast<int64_t>(t.bytes.size()),
+                                          t.shape));
+  for (size_t i = 0; i < numOut; ++i) {
+    auto type = dyn_cast<MemRefType>(fn.getArgument(args.size() + i).getType());
+    ElementKind kind;
+    if (!type || !getElementKind(type.getElementType(), kind))
+      return error("out-parameter " + llvm::Twine(i) +
+                   " of the GPU form is not a memref of a known type");
+    results[i].resize(kind, resultShapes[i]);
+    // NaN bit patterns: elements the kernel never writes show.
+    std::fill(results[i].bytes.begin(), results[i].bytes.end(), 0xff);
+    bufs.push_back(EmulatedBuffer::memref(
+        results[i].bytes.data(), static_cast<int64_t>(results[i].bytes.size()),
+        resultShapes[i]));
+  }
+  return emulate(*module, entry, bufs, options.emulator);
+}

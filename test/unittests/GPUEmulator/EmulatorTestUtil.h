@@ -1,0 +1,97 @@
+//===- EmulatorTestUtil.h - helpers of the GPU emulator tests ---*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TEST_GPUEMULATOR_EMULATORTESTUTIL_H
+#define ATTN_TEST_GPUEMULATOR_EMULATORTESTUTIL_H
+
+#include "attn/GPUEmulator/Emulator.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace emutest {
+
+/// Parses `text` and emulates its function `fn` on `args`; returns the
+/// error message ("" on success).
+inline std::string run(const std::string &text, llvm::StringRef fn,
+                       std::vector<mlir::attn::EmulatedBuffer> args,
+                       mlir::attn::EmulatorOptions opts = {}) {
+  mlir::DialectRegistry registry;
+  mlir::attn::registerEmulatorDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
+  if (!module)
+    return "parse error";
+  llvm::Error e = mlir::attn::emulate(*module, fn, args, opts);
+  if (!e)
+    return "";
+  std::string msg = llvm::toString(std::move(e));
+  return msg.empty() ? "unknown error" : msg;
+}
+
+template <typename T>
+mlir::attn::EmulatedBuffer buf(std::vector<T> &v, std::vector<int64_t> shape) {
+  return mlir::attn::EmulatedBuffer::memref(
+      v.data(), static_cast<int64_t>(v.size() * sizeof(T)), std::move(shape));
+}
+
+/// Replaces every `$key` in `text`.
+inline std::string subst(std::string text,
+                         std::vector<std::pair<std::string, std::string>> kv) {
+  for (auto &[k, v] : kv) {
+    std::string key = "$" + k;
+    for (size_t p = text.find(key); p != std::string::npos;
+         p = text.find(key, p + v.size()))
+      text.replace(p, key.size(), v);
+  }
+  return text;
+}
+
+inline uint16_t f16Bits(float x) {
+  _Float16 h = static_cast<_Float16>(x);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+inline float f16Value(uint16_t b) {
+  _Float16 h;
+  std::memcpy(&h, &b, 2);
+  return static_cast<float>(h);
+}
+inline float bf16Value(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// A launch of one block of `threads` threads around `body`.
+inline std::string launch(int threads, const std::string &body,
+                          const std::string &attrib = "") {
+  return "    %c1_l = arith.constant 1 : index\n"
+         "    %cT_l = arith.constant " +
+         std::to_string(threads) +
+         " : index\n"
+         "    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1_l, %gy = %c1_l, "
+         "%gz = %c1_l) threads(%tx, %ty, %tz) in (%sx = %cT_l, %sy = %c1_l, "
+         "%sz = %c1_l) " +
+         attrib + " {\n" + body +
+         "      gpu.terminator\n"
+         "    }\n";
+}
+
+} // namespace emutest
+
+#endif // ATTN_TEST_GPUEMULATOR_EMULATORTESTUTIL_H

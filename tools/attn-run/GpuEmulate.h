@@ -1,0 +1,52 @@
+//===- GpuEmulate.h - attn-run --device=gpu-emulate -------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
+#define ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
+
+#include "attn/Execution/SpecBinding.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+
+/// The options only --device=gpu-emulate reads (warps, tile, checks).
+extern llvm::cl::OptionCategory gpuEmulateCategory;
+
+/// The attn-run options the emulated run honours.
+struct GpuEmulateRun {
+  bool verify = false;
+  double atol = -1, rtol = -1;
+  bool print = false;
+  /// --output RES=path, --reference-output RES=path, --save-input ARG=path.
+  std::vector<std::string> outputs, referenceOutputs, saveInputs;
+};
+
+/// Runs the spec's GPU kernel on the warp-level emulator and compares it
+/// with the f64 reference; returns attn-run's exit code.
+int runGpuEmulated(ModuleOp module, const SpecInfo &spec,
+                   const SpecBinding &binding, const GpuEmulateRun &run);
+
+/// Whether `module` already holds GPU kernels (a gpu.launch): attn-run then
+/// emulates its function directly instead of lowering a spec.
+bool hasGpuLaunch(ModuleOp module);
+
+/// Emulates `entry` (or the only public function with a body) of a module
+/// with hand-written kernels on seeded random buffers, one per memref
+/// argument (static shapes), and prints every buffer afterwards (--print:
+/// all values); returns attn-run's exit code.
+int runGpuKernelModule(ModuleOp module, llvm::StringRef entry, unsigned seed,
+                       bool print);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
