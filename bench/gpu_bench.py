@@ -546,12 +546,11 @@ def parent(args):
                 return 0
             if tag == "DEVICE":
                 device = json.loads(payload)
-                print(f"gpu_bench: {device}", file=sys.stderr)
+                print(f"gpu_bench: {device.get('name')}", file=sys.stderr)
             elif tag == "PHASE":
                 phase = payload
             elif tag == "START":
                 current, timeout, phase = payload, args.spec_timeout, None
-                print(f"gpu_bench: {payload} ...", file=sys.stderr)
             elif tag == "RESULT":
                 r = json.loads(payload)
                 ours_broken += bool(r.get("fatal")) and phase == "ours"
@@ -560,10 +559,9 @@ def parent(args):
                 pending.remove(name)
                 current = None
                 ours = _median(r.get("ours"))
-                print(f"gpu_bench: {name}: {r['status']} "
-                      f"{r.get('message', '')} ours "
-                      f"{'%.3f ms' % ours if ours else '-'} "
-                      f"({time.monotonic() - start:.0f} s)", file=sys.stderr)
+                print(f"gpu_bench: {time.monotonic() - start:.0f} s {name}: "
+                      f"{r['status']} {r.get('message', '')[:80]} "
+                      f"{'%.3f ms' % ours if ours else ''}", file=sys.stderr)
                 if time.monotonic() - start > args.budget:
                     proc.kill()
                     break
