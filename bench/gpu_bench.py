@@ -415,6 +415,10 @@ def device_info(torch, pack):
 
 
 def worker(args):
+    # SDPA's "kernel not used because ..." warnings would flood the log; the
+    # table lists each backend's error.
+    import warnings
+    warnings.filterwarnings("ignore")
     sys.path.insert(0, os.path.join(args.pack, "lib", "python"))
     sys.path.insert(0, HERE)
     try:
