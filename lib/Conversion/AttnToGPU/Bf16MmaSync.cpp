@@ -42,8 +42,8 @@ struct LowerBf16MmaSync : public OpRewritePattern<nvgpu::MmaSyncOp> {
     auto cType = cast<VectorType>(op.getMatrixC().getType());
     if (!aType.getElementType().isBF16() || !cType.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not bf16 x bf16 -> f32");
-    SmallVector<int64_t> shape = llvm::to_vector(llvm::map_range(
-        op.getMmaShape(), [](Attribute a) {
+    SmallVector<int64_t> shape =
+        llvm::to_vector(llvm::map_range(op.getMmaShape(), [](Attribute a) {
           return cast<IntegerAttr>(a).getInt();
         }));
     if (shape != SmallVector<int64_t>{16, 8, 16})
@@ -57,8 +57,8 @@ struct LowerBf16MmaSync : public OpRewritePattern<nvgpu::MmaSyncOp> {
       SmallVector<Value> regs;
       for (int64_t r = 0; r < type.getDimSize(0); ++r) {
         Value pair = vector::ExtractOp::create(rewriter, loc, frag, r);
-        Value word = vector::BitCastOp::create(
-            rewriter, loc, VectorType::get({1}, i32), pair);
+        Value word = vector::BitCastOp::create(rewriter, loc,
+                                               VectorType::get({1}, i32), pair);
         regs.push_back(vector::ExtractOp::create(rewriter, loc, word, 0));
       }
       return regs;

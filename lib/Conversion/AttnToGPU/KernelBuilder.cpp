@@ -90,6 +90,7 @@ public:
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         splitsOpt(splits), a{b, loc} {
     splitMode = usesSplitKv(op, tq, splits);
+    sigmoid = op.getNormalization() == Normalization::sigmoid;
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
     elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
@@ -110,12 +111,8 @@ private:
   Value cf(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
-  Value divu(Value x, Value y) {
-    return arith::DivUIOp::create(b, loc, x, y);
-  }
-  Value remu(Value x, Value y) {
-    return arith::RemUIOp::create(b, loc, x, y);
-  }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
   Value dim(Value memref, int64_t logical) {
     return memref::DimOp::create(b, loc, memref, op.getPhysicalDim(logical));
   }
@@ -151,6 +148,21 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+  /// Rows of a staged tile of `rows` x `cols` elements including the
+  /// scratch rows its copy needs when the block's threads do not divide its
+  /// 16-byte chunks.
+  int64_t stagedRows(int64_t rows, int64_t cols) {
+    int64_t threads = kLanes * warps, chunks = rows * cols / 8;
+    if (chunks % threads == 0)
+      return rows;
+    return rows + (threads * 8 + cols + kPad - 1) / (cols + kPad);
+  }
+  int64_t sharedBytes() {
+    return (stagedRows(tq, d) * (d + kPad) +
+            2 * stagedRows(tk, d) * (d + kPad) +
+            2 * stagedRows(tk, dv) * (dv + kPad)) *
+           (elem.getIntOrFloatBitWidth() / 8);
+  }
   /// Commits the copies in `tokens` as one group and waits until at most
   /// `pending` groups are in flight (nothing for converting copies).
   void waitForCopies(ArrayRef<Value> tokens, int32_t pending) {
@@ -164,11 +176,11 @@ private:
   }
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
   /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
-  void emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows,
-                    int64_t cols, Value src,
-                    function_ref<std::pair<SmallVector<Value>, Value>(Value)>
-                        srcRow,
-                    SmallVectorImpl<Value> &tokens);
+  void
+  emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
+               Value src,
+               function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
+               SmallVectorImpl<Value> &tokens);
 
   void emitMerge(gpu::LaunchOp launch);
   /// One GPU module per function (one binary): <fn>_kernels, holding
@@ -196,6 +208,8 @@ private:
   /// The decode form's split-KV: a grid over key-tile chunks whose partial
   /// states a second kernel merges.
   bool splitMode = false;
+  /// norm(sigmoid): out = sum_j sigmoid(s_ij) v_j, no row max or sum.
+  bool sigmoid = false;
   Value numSplits, ws;
   Type srcElem, elem, f32;
   IRArith a;
@@ -206,23 +220,37 @@ private:
 };
 
 void KernelEmitter::emitTileCopy(
-    Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
-    Value src,
+    Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols, Value src,
     function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
     SmallVectorImpl<Value> &tokens) {
   int64_t chunksPerRow = cols / 8;
   int64_t chunks = rows * chunksPerRow;
   int64_t threads = kLanes * warps;
-  assert(chunks % threads == 0 && "tile copy must be uniform");
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t it = 0; it < chunks / threads; ++it) {
+  // When the threads outnumber the last round's chunks, the extra threads
+  // copy nothing (zero bytes read) into scratch rows past the tile, one
+  // 16-byte slot each (see scratchRows), so that no two copies in flight
+  // write the same bytes.
+  for (int64_t it = 0; it < (chunks + threads - 1) / threads; ++it) {
     Value c = a.add(ci(it * threads), tid);
+    Value inRange;
+    if ((it + 1) * threads > chunks) {
+      inRange = a.slt(c, ci(chunks));
+      c = a.min(c, ci(chunks - 1));
+    }
     Value row = divu(c, ci(chunksPerRow));
     Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
     auto [srcIdx, valid] = srcRow(row);
     srcIdx.back() = col;
     SmallVector<Value> dstIdx(dstPrefix);
+    if (inRange) {
+      int64_t pitch = cols + kPad;
+      Value slot = a.mul(tid, ci(8));
+      valid = a.both(valid, inRange);
+      row = a.select(inRange, row, a.add(ci(rows), divu(slot, ci(pitch))));
+      col = a.select(inRange, col, remu(slot, ci(pitch)));
+    }
     dstIdx.push_back(row);
     dstIdx.push_back(col);
     if (srcElem != elem) {
@@ -268,30 +296,27 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   // Sizes the types leave dynamic are checked here (the kernel ABI checks
   // the sizes named alike; this is the relation between them).
   Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
-  Value divisible = a.either(a.negate(hkvNonZero),
-                             a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
+  Value divisible =
+      a.either(a.negate(hkvNonZero), a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
   cf::AssertOp::create(b, loc, divisible,
                        "attn: the number of query heads must be a multiple "
                        "of the number of K/V heads");
   groups = divu(hq, a.max(hkv, ci(1)));
   Value rows = a.mul(nq, groups);
   Value gx = a.ceilDiv(rows, ci(tq));
-  Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero),
-                     a.slt(ci(0), batch));
+  Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
   auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  int64_t smemBytes =
-      (tq * (d + kPad) + 2 * tk * (d + kPad) + 2 * tk * (dv + kPad)) *
-      (elem.getIntOrFloatBitWidth() / 8);
+  int64_t smemBytes = sharedBytes();
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
   b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
       "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
   if (!splitMode) {
     auto launch = gpu::LaunchOp::create(
-        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
-        Type(), ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(),
-        Value(), kernelModule(), kernelName("attention"));
+        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem, Type(),
+        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("attention"));
     b.setInsertionPointToStart(&launch.getBody().front());
     emitKernel(launch);
     gpu::TerminatorOp::create(b, loc);
@@ -300,21 +325,28 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   // Split-KV: S chunks of the key tiles (S from the grid the blocks need,
   // at most one per key tile), partial states in a workspace, a merge.
   Value maxSplits = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
-  Value want = splitsOpt > 0
-                   ? ci(splitsOpt)
-                   : a.ceilDiv(ci(kTargetBlocks), a.mul(hkv, batch));
+  Value want = splitsOpt > 0 ? ci(splitsOpt)
+                             : a.ceilDiv(ci(kTargetBlocks), a.mul(hkv, batch));
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
   Value wsSize = a.mul(wsRows(), ci(dv + 2));
   auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
-  ws = gpu::AllocOp::create(b, loc, wsType, Type(), ValueRange{},
-                            ValueRange{wsSize}, ValueRange{}, UnitAttr())
-           .getMemref();
+  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
+  // only): alloc, split kernel, merge, dealloc, then wait.
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  auto alloc =
+      gpu::AllocOp::create(b, loc, wsType, tokenType, ValueRange{token},
+                           ValueRange{wsSize}, ValueRange{}, UnitAttr());
+  ws = alloc.getMemref();
+  token = alloc.getAsyncToken();
   {
     OpBuilder::InsertionGuard g(b);
     auto launch = gpu::LaunchOp::create(
-        b, loc, numSplits, hkv, batch, ci(kLanes * warps), ci(1), ci(1),
-        smem, Type(), ValueRange{}, TypeRange{}, TypeRange{}, Value(),
+        b, loc, numSplits, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
+        tokenType, ValueRange{token}, TypeRange{}, TypeRange{}, Value(),
         Value(), Value(), kernelModule(), kernelName("attention_split"));
+    token = launch.getAsyncToken();
     b.setInsertionPointToStart(&launch.getBody().front());
     emitKernel(launch);
     gpu::TerminatorOp::create(b, loc);
@@ -322,14 +354,17 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   {
     OpBuilder::InsertionGuard g(b);
     auto merge = gpu::LaunchOp::create(
-        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), Type(),
-        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), tokenType,
+        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
         kernelModule(), kernelName("merge"));
+    token = merge.getAsyncToken();
     b.setInsertionPointToStart(&merge.getBody().front());
     emitMerge(merge);
     gpu::TerminatorOp::create(b, loc);
   }
-  gpu::DeallocOp::create(b, loc, Type(), ValueRange{}, ws);
+  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, ws)
+              .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
 void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
@@ -354,8 +389,8 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
   {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(maxLoop.getBody());
-    Value ms = load(a.add(mBase, wsRow(bb, hk, maxLoop.getInductionVar(),
-                                       row)));
+    Value ms =
+        load(a.add(mBase, wsRow(bb, hk, maxLoop.getInductionVar(), row)));
     scf::YieldOp::create(b, loc,
                          ValueRange{arith::MaximumFOp::create(
                              b, loc, maxLoop.getRegionIterArgs()[0], ms)});
@@ -368,16 +403,19 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(sumLoop.getBody());
     Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
-    Value w = buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
+    Value w = sigmoid ? cf(1.0)
+                      : buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
     Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
                                   sumLoop.getRegionIterArgs()[0]);
-    Value acc = math::FmaOp::create(
-        b, loc, w, load(a.add(a.mul(r, ci(dv)), col)),
-        sumLoop.getRegionIterArgs()[1]);
+    Value acc =
+        math::FmaOp::create(b, loc, w, load(a.add(a.mul(r, ci(dv)), col)),
+                            sumLoop.getRegionIterArgs()[1]);
     scf::YieldOp::create(b, loc, ValueRange{l, acc});
   }
   Value bigL = sumLoop.getResult(0);
-  Value val = buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+  Value val = sigmoid
+                  ? sumLoop.getResult(1)
+                  : buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (outElem != f32)
     val = arith::TruncFOp::create(b, loc, outElem, val);
@@ -404,15 +442,22 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface{}, wg));
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, wg));
   int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
-  auto qType = MemRefType::get({tq, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
-  auto kType = MemRefType::get({2, tk, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
-  auto vType = MemRefType::get({2, tk, dv + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
+  int64_t qRows = stagedRows(tq, d), kRows = stagedRows(tk, d),
+          vRows = stagedRows(tk, dv);
+  auto qType =
+      MemRefType::get({qRows, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
+  auto kType = MemRefType::get({2, kRows, d + kPad}, elem,
+                               MemRefLayoutAttrInterface{}, wg);
+  auto vType = MemRefType::get({2, vRows, dv + kPad}, elem,
+                               MemRefLayoutAttrInterface{}, wg);
   Value qs = memref::ViewOp::create(b, loc, qType, raw, ci(0), ValueRange{});
-  int64_t kOff = tq * (d + kPad) * bytes;
+  int64_t kOff = qRows * (d + kPad) * bytes;
   Value ks = memref::ViewOp::create(b, loc, kType, raw, ci(kOff), ValueRange{});
-  int64_t vOff = kOff + 2 * tk * (d + kPad) * bytes;
+  int64_t vOff = kOff + 2 * kRows * (d + kPad) * bytes;
   Value vs = memref::ViewOp::create(b, loc, vType, raw, ci(vOff), ValueRange{});
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
@@ -535,8 +580,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
               b, loc, aType, ks, ValueRange{cur, r, c}, false, 4);
           kf = {halfOf(both, 0), halfOf(both, 1)};
         } else {
-          Value c = a.add(ci(kk * 16),
-                          a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
+          Value c =
+              a.add(ci(kk * 16), a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
           kf = {nvgpu::LdMatrixOp::create(b, loc, bType, ks,
                                           ValueRange{cur, r, c}, false, 2)};
         }
@@ -590,11 +635,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
               return idx;
             };
             if (biasBuf)
-              in.bias = memref::LoadOp::create(b, loc, biasBuf,
-                                               tensorIdx(biasBuf));
+              in.bias =
+                  memref::LoadOp::create(b, loc, biasBuf, tensorIdx(biasBuf));
             if (maskBuf)
-              in.maskBit = memref::LoadOp::create(b, loc, maskBuf,
-                                                  tensorIdx(maskBuf));
+              in.maskBit =
+                  memref::LoadOp::create(b, loc, maskBuf, tensorIdx(maskBuf));
             xs.push_back(branch == 0 ? buildUnmaskedLogit(b, loc, lctx, in)
                                      : buildLogit(b, loc, lctx, in));
           }
@@ -604,11 +649,12 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       return ifFull.getResult(n * 4 + r * 2 + c);
     };
 
-    // Online softmax per row.
+    // Online softmax per row (sigmoid: a_ij = sigmoid(s_ij), no row max, no
+    // row sum, no rescaling).
     Value l2e = cf(kLog2E);
     SmallVector<Value> newState(state.begin(), state.end());
     Value alpha[2], mScaled[2];
-    for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t r = 0; r < 2 && !sigmoid; ++r) {
       Value mx = x(0, r, 0);
       for (int64_t n = 0; n < nS; ++n)
         for (int64_t c = 0; c < 2; ++c)
@@ -622,9 +668,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       mScaled[r] = arith::MulFOp::create(b, loc, mSafe, l2e);
       alpha[r] = math::Exp2Op::create(
           b, loc,
-          arith::SubFOp::create(b, loc,
-                                arith::MulFOp::create(b, loc, mOld, l2e),
-                                mScaled[r]));
+          arith::SubFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, mOld, l2e), mScaled[r]));
       newState[r] = mNew;
     }
     SmallVector<Value> p(nS);
@@ -633,25 +678,41 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value pv = zeroC;
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t c = 0; c < 2; ++c) {
-          Value e = math::FmaOp::create(
-              b, loc, x(n, r, c), l2e,
-              arith::NegFOp::create(b, loc, mScaled[r]));
-          Value pe = math::Exp2Op::create(b, loc, e);
-          sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
-          pv = vector::InsertOp::create(b, loc, pe, pv,
-                                        ArrayRef<int64_t>{r, c});
+          Value pe;
+          if (sigmoid) {
+            // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
+            Value e = math::Exp2Op::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, arith::NegFOp::create(b, loc, x(n, r, c)), l2e));
+            pe = arith::DivFOp::create(
+                b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
+          } else {
+            Value e =
+                math::FmaOp::create(b, loc, x(n, r, c), l2e,
+                                    arith::NegFOp::create(b, loc, mScaled[r]));
+            pe = math::Exp2Op::create(b, loc, e);
+            sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          }
+          pv =
+              vector::InsertOp::create(b, loc, pe, pv, ArrayRef<int64_t>{r, c});
         }
       p[n] = pv;
     }
-    for (int64_t r = 0; r < 2; ++r)
-      newState[2 + r] = math::FmaOp::create(b, loc, state[2 + r], alpha[r],
-                                            sum[r]);
-    // O *= alpha (per row), then O += P V.
-    Value alphaVec = vector::FromElementsOp::create(
-        b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
     SmallVector<Value> o(nOut);
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    if (sigmoid) {
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = state[4 + nd];
+    } else {
+      for (int64_t r = 0; r < 2; ++r)
+        newState[2 + r] =
+            math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
+      // O *= alpha (per row), then O += P V.
+      Value alphaVec = vector::FromElementsOp::create(
+          b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    }
     auto aHalf = VectorType::get({2, 2}, elem);
     for (int64_t kc = 0; kc < tk / 16; ++kc) {
       Value lo = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc]);
@@ -703,16 +764,16 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         for (int64_t c = 0; c < 2; ++c)
           vals.push_back(vector::ExtractOp::create(
               b, loc, loop.getResult(4 + nd), ArrayRef<int64_t>{r, c}));
-      auto store = scf::IfOp::create(
-          b, loc, a.slt(rowInTile, a.mul(nq, groups)), false);
+      auto store =
+          scf::IfOp::create(b, loc, a.slt(rowInTile, a.mul(nq, groups)), false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
       for (int64_t nd = 0; nd < nOut; ++nd)
         for (int64_t c = 0; c < 2; ++c)
           memref::StoreOp::create(
               b, loc, vals[nd * 2 + c], ws,
-              ValueRange{a.add(a.mul(wr, ci(dv)),
-                               a.add(ci(nd * 8 + c), pair))});
+              ValueRange{
+                  a.add(a.mul(wr, ci(dv)), a.add(ci(nd * 8 + c), pair))});
       auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
       b.setInsertionPointToStart(&first.getThenRegion().front());
       memref::StoreOp::create(b, loc, loop.getResult(r), ws,
@@ -731,7 +792,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       for (int64_t c = 0; c < 2; ++c) {
         Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
                                               ArrayRef<int64_t>{r, c});
-        Value val = buildNormalizedOutput(b, loc, acc, l);
+        Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
         if (outElem != f32)
           val = arith::TruncFOp::create(b, loc, outElem, val);
         vals.push_back(val);
@@ -781,24 +842,18 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)
       return fail("head dimensions must be static multiples of 16 up to 256 "
                   "(got Dqk = ")
-             << (ShapedType::isDynamic(d) ? -1 : d) << ", Dv = "
-             << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+             << (ShapedType::isDynamic(d) ? -1 : d)
+             << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
   if (op.getScoreModBlock() || op.getMaskModBlock())
     return fail("score_mod and mask_mod regions are not supported on the "
                 "GPU yet");
-  if (op.getNormalization() != Normalization::softmax)
-    return fail("only softmax normalization is supported on the GPU yet");
   if (!op.getModInputs().empty())
     return fail("mod_inputs are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
       opts.warps != 4 && opts.warps != 8)
     return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
-  int64_t warps = chooseWarps(op, opts);
-  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0 ||
-      (opts.tileK * d / 8) % (kLanes * warps) != 0 ||
-      (opts.tileK * dv / 8) % (kLanes * warps) != 0)
-    return fail("tile-k must be a multiple of 16 in [16, 128] whose tiles "
-                "the block's threads copy evenly (got ")
+  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
+    return fail("tile-k must be a multiple of 16 in [16, 128] (got ")
            << opts.tileK << ")";
   return success();
 }

@@ -7,7 +7,7 @@
 // RUN: not attn-opt --attn-to-nvvm="cuda-path=%t.missing" %s 2>&1 | FileCheck %s --check-prefix=TOOLKIT
 
 // WARPS: error: 'attn.attention' op cannot be lowered to the GPU: warps must be 1, 2, 4 or 8 (got 3)
-// TILEK: error: 'attn.attention' op cannot be lowered to the GPU: tile-k must be a multiple of 16 in [16, 128] whose tiles the block's threads copy evenly (got 24)
+// TILEK: error: 'attn.attention' op cannot be lowered to the GPU: tile-k must be a multiple of 16 in [16, 128] (got 24)
 // CHIP: error: attn-to-nvvm: chip 'sm_75' is not supported: the kernels need mma.sync m16n8k16 and cp.async (sm_80 or newer)
 // NOTNV: error: attn-to-nvvm: unknown chip 'gfx90a': expected sm_80, sm_90a, ...
 // FORMAT: error: attn-to-nvvm: unknown GPU binary format 'elf': expected isa, bin or fatbin

@@ -17,16 +17,11 @@
 //   ATTN_GPU_SWEEP_SEED=N   sweep seed (default 1)
 //   ATTN_GPU_SWEEP_CASES=N  number of cases (default 48)
 //   ATTN_GPU_SWEEP_CASE=I   run only case I
-//   ATTN_GPU_SWEEP_STRICT=1 fail on the known kernel bugs too
 // A failure prints the seed, the case, the spec and the kernel options.
 //
-// Known bugs of the kernel (test/GPUEmulator/known-bug-*.mlir, XFAIL there):
-// a case that fails and matches one is skipped with the bug's name, unless
-// ATTN_GPU_SWEEP_STRICT is set:
-//   - key tail: a key tile cut short by Nk is taken as full, so its
-//     zero-filled keys past Nk enter the softmax unmasked;
-//   - low-rank bias/mask: a bias or mask of rank < 4 is indexed with four
-//     indices (invalid IR from the lowering).
+// The two kernel bugs the sweep found in the first-cut kernels (a key tile
+// cut short by Nk taken as full; rank < 4 bias/mask indexed with four
+// indices) are fixed; test/GPUEmulator/regression-*.mlir keep them fixed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,7 +222,6 @@ TEST_P(GpuKernelSweep, MatchesReference) {
       only && *only && std::atoi(only) != index)
     GTEST_SKIP() << "ATTN_GPU_SWEEP_CASE selects another case";
   Case c = makeCase(seed, index);
-  bool strict = envInt("ATTN_GPU_SWEEP_STRICT", 0) != 0;
   MLIRContext &ctx = context();
   std::string diags;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
@@ -271,15 +265,9 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     if (msg.find("convert-attn-to-gpu failed") != std::string::npos &&
         msg.find("cannot be lowered to the GPU") != std::string::npos)
       GTEST_SKIP() << "unsupported by the GPU lowering: " << msg;
-    if (!strict &&
-        msg.find("incorrect number of indices for load") != std::string::npos)
-      GTEST_SKIP() << "known kernel bug (low-rank bias/mask, "
-                      "test/GPUEmulator/known-bug-low-rank-bias-mask.mlir): "
-                   << msg;
     FAIL() << msg << "\n" << c.describe();
   }
   ASSERT_EQ(results.size(), expected.size()) << c.describe();
-  bool keyTail = c.nk % c.tileK != 0;
   bool isF32 = binding->args[0].kind == ElementKind::F32;
   for (size_t i = 0; i < results.size(); ++i) {
     // The kernel stages f32 inputs as bf16 (the GPU form's choice), so
@@ -288,12 +276,6 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     double atol, rtol;
     defaultTolerance(isF32 ? ElementKind::BF16 : results[i].kind, atol, rtol);
     Comparison cmp = compare(results[i], expected[i], atol, rtol);
-    if (cmp.mismatches && keyTail && !strict)
-      GTEST_SKIP() << "known kernel bug (key tail, "
-                      "test/GPUEmulator/known-bug-key-tail.mlir): "
-                   << cmp.mismatches << " mismatches, max abs err "
-                   << cmp.maxAbsError << "\n"
-                   << c.describe();
     EXPECT_EQ(cmp.mismatches, 0)
         << (i == 0 ? "out" : "lse") << ": max abs err " << cmp.maxAbsError
         << ", first mismatch at " << cmp.firstMismatch << ": got "

@@ -1,9 +1,7 @@
-// Known bug of the GPU kernel (convert-attn-to-gpu), found by the emulator
-// sweep: a bias or mask of rank below 4 (broadcast [Hq, Nq, Nk] or
+// Regression test of a GPU kernel bug (convert-attn-to-gpu) the emulator
+// sweep found (fixed): a bias or mask of rank below 4 (broadcast [Hq, Nq, Nk] or
 // [Nq, Nk], which the dialect allows) is indexed with four indices; the
 // lowering produces invalid IR ("'memref.load' op incorrect number of
-// indices for load, expected 3 but got 4"). Remove the XFAIL once fixed.
-// XFAIL: *
 // RUN: attn-run %s --device=gpu-emulate --entry=bias3 --verify | FileCheck %s
 // RUN: attn-run %s --device=gpu-emulate --entry=mask2 --verify | FileCheck %s
 // CHECK: out: {{.*}} [ok

@@ -1,12 +1,11 @@
-// Known bug of the GPU kernel (convert-attn-to-gpu), found by the emulator:
+// Regression test of a GPU kernel bug (convert-attn-to-gpu) the emulator found
+// (fixed):
 // a key tile cut short by Nk is treated as full when every key it holds is
 // readable, so the logits of the zero-filled keys past Nk skip the mask and
 // enter the softmax with logit 0 (outputs too small, lse too large). The
 // mma.sync computes all tile-k keys; the "full tile" test must look at
 // [k0, k0 + tile-k), not at [k0, min(k0 + tile-k, Nk)).
 // (KernelBuilder.cpp: rules.isFull(q0, qCount, k0, ks0, ...) with
-// ks0 = min(tk, nk - k0).) Remove the XFAIL once fixed.
-// XFAIL: *
 // RUN: attn-run %s --device=gpu-emulate --entry=no_mask --verify | FileCheck %s
 // RUN: attn-run %s --device=gpu-emulate --entry=one_key --verify | FileCheck %s
 // RUN: attn-run %s --device=gpu-emulate --entry=causal_tail --verify --gpu-warps=1 --gpu-tile-k=32 | FileCheck %s
