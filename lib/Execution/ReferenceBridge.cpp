@@ -466,6 +466,10 @@ llvm::Error mlir::attn::runReference(Operation *op,
     in.q = *q;
     in.k = *k;
     in.v = *v;
+    auto pageTable = bound.tensor(attn.getPageTable());
+    if (!pageTable)
+      return pageTable.takeError();
+    in.pageTable = *pageTable;
     if (llvm::Error err = bindModifiers(attn, bound, in))
       return err;
     ::attn::ref::Outputs result;

@@ -190,6 +190,12 @@ double mlir::attn::structuralFlops(AttentionOp op,
       !isa<BlockArgument>(v))
     return 0;
   int64_t batch = dim(q, 0), hq = dim(q, 1), nq = dim(q, 2), nk = dim(k, 2);
+  // Paged K/V: k is a pool of pages of nk rows; Nk = max_pages * S.
+  if (Value pt = op.getPageTable()) {
+    if (!isa<BlockArgument>(pt))
+      return 0;
+    nk *= shapeOf(pt)[1];
+  }
   int64_t dqk = dim(q, 3), dv = dim(v, 3);
   const HostTensor *kvLen = nullptr;
   if (Value kv = op.getKvLen()) {

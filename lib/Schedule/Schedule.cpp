@@ -14,6 +14,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -194,5 +197,9 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,
     t.q = tileQ;
   if (tileK > 0)
     t.k = tileK;
+  // Paged K/V: key tiles divide the page size, so that every tile is a
+  // slice of one page (read in place, never gathered).
+  if (op.isPaged() && op.getPageSize() > 0)
+    t.k = std::gcd(t.k, op.getPageSize());
   return t;
 }

@@ -64,7 +64,7 @@ static cl::list<std::string>
 static cl::list<std::string>
     shapes("shape",
            cl::desc("Shape of an argument: ARG=AxBxC where ARG is a "
-                    "name (q, k, v, kv_len, mask, bias, alibi, x, "
+                    "name (q, k, v, page_table, kv_len, mask, bias, alibi, x, "
                     "kv_source, wq, wk, wv, wo, mod_input0, mod_input1, "
                     "...) or an argument number"),
            cl::cat(category));

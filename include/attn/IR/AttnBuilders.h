@@ -72,6 +72,9 @@ struct AttentionConfig : AttentionModifiers {
   Layout layout = Layout::bhnd;
   /// Also return the row log-sum-exp `[B, Hq, Nq]` f32.
   bool withLse = false;
+  /// Paged K/V: `[B, max_pages]` i32/i64 page indices; k and v are then page
+  /// pools `[P, Hkv, S, D]` (bhnd) or `[P, S, Hkv, D]` (bnhd).
+  Value pageTable;
 };
 
 /// The `out` type of attention over `q`, `k` and `v`: logical

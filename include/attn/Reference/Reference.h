@@ -273,8 +273,13 @@ std::string evaluateRegion(const RegionProgram &program, const char *what,
 struct Inputs {
   /// Rank 4, in `Spec::layout` physical order.
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
-  /// [B]; optional.
+  /// [B]; optional (required with `pageTable`).
   const std::vector<int64_t> *kvLen = nullptr;
+  /// Paged K/V (optional): [B, maxPages] page indices. `k` and `v` are then
+  /// page pools [P, Hkv, S, D] (BHND) or [P, S, Hkv, D] (BNHD), and key
+  /// j < kvLen[b] of batch entry b is row j % S of page pageTable[b, j / S];
+  /// Nk = maxPages * S. Entries past a sequence's last page are not read.
+  const Tensor *pageTable = nullptr;
   /// Rank <= 4, broadcastable (numpy rules, trailing-aligned) to the logical
   /// [B, Hq, Nq, Nk]; nonzero = may read. Optional.
   const Tensor *mask = nullptr;
@@ -301,6 +306,13 @@ struct Outputs {
 /// success, otherwise a one-line description of the inconsistency (and
 /// `result` is left unspecified).
 std::string attention(const Spec &spec, const Inputs &inputs, Outputs &result);
+
+/// Paged K/V: dense [B, Hkv, Nk, D] copies (in `spec.layout`) of the page
+/// pools of `inputs`, keys past kvLen[b] zero. Returns an error (a page
+/// index outside the pool for a key that is read, a missing kvLen, shapes
+/// that disagree) or an empty string.
+std::string densePagedKv(const Spec &spec, const Inputs &inputs, Tensor &k,
+                         Tensor &v);
 
 /// Projection level: xq [B,Nq,D], xkv [B,Nk,D] (pass xq for self-attention),
 /// wq [D,Hq*Dqk], wk [D,Hkv*Dqk], wv [D,Hkv*Dv], wo [Hq*Dv,D]; result

@@ -127,6 +127,10 @@ public:
 
   Value batch, hq, hkv, groups, nq, nk, dqk, dv;
 
+  /// Paged K/V: tokens per page (null otherwise). Key tiles divide it, so a
+  /// tile is a slice of one page (chooseTileSizes).
+  Value pageSize;
+
   LogitContext lctx;
 
   /// Running state of one query tile: row max, row sum, accumulator.

@@ -6,6 +6,8 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/PagedKv.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <functional>
@@ -178,10 +180,18 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     return SmallVector<OpFoldResult>(s.size(), lb.getIndexAttr(1));
   };
   auto rules = rulesAt(lb, l);
+  // Paged K/V: the tile is rows [k0 % S, k0 % S + ks) of one page (key
+  // tiles divide the page size), read in place from the pool.
+  Value kvBatch = bIdx, kvRow = k0;
+  if (pageSize) {
+    kvBatch = buildPageIndex(lb, l, op, bIdx, k0);
+    kvRow = arith::RemUIOp::create(lb, l, k0, pageSize);
+  }
   SmallVector<OpFoldResult> kOff =
       layout == Layout::bhnd
-          ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
-          : SmallVector<OpFoldResult>{bIdx, k0, gIdx, lb.getIndexAttr(0)};
+          ? SmallVector<OpFoldResult>{kvBatch, gIdx, kvRow, lb.getIndexAttr(0)}
+          : SmallVector<OpFoldResult>{kvBatch, kvRow, gIdx,
+                                      lb.getIndexAttr(0)};
   auto kvSizes = [&](Value d) {
     return layout == Layout::bhnd
                ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),

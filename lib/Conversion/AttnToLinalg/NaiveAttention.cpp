@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/PagedKv.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
@@ -213,6 +214,12 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
 
     emitRuntimeShapeChecks(b, loc, op);
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
+    // the page table (the pages it reads were checked above).
+    if (op.isPaged()) {
+      k = gatherPagedKv(b, loc, op, k);
+      v = gatherPagedKv(b, loc, op, v);
+    }
     auto sizeOf = [&](Value t, int64_t logical) {
       return tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical));
     };
