@@ -78,8 +78,8 @@ std::string attn::ref::densePagedKv(const Spec &spec, const Inputs &in,
                std::to_string(j / s) + "] = " + std::to_string(entry) +
                " is outside the pool of " + std::to_string(pages) + " pages";
       int64_t page = static_cast<int64_t>(entry), row = j % s;
-      for (auto [pool, out] : {std::pair<const Tensor *, Tensor *>{&kp, &k},
-                               {&vp, &v}}) {
+      for (auto [pool, out] :
+           {std::pair<const Tensor *, Tensor *>{&kp, &k}, {&vp, &v}}) {
         int64_t d = pool->shape[3];
         for (int64_t g = 0; g < hkv; ++g) {
           int64_t src = bhnd ? ((page * hkv + g) * s + row) * d
