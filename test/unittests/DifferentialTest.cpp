@@ -78,6 +78,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -284,6 +285,14 @@ struct Config {
   int64_t maxDist = 1; // RelativeBias: table [Hq, 2 maxDist + 1]
   double modCap = 1.0; // TanhCap
   bool alignBottomRight = false;
+
+  // Paged K/V: k and v are pools of `pages` pages of `pageSize` tokens read
+  // through a [B, maxPages] page table (Nk = maxPages * pageSize); the
+  // lengths are fixed with the configuration so that the pool can be sized
+  // to them (exactly, for the "whole pool" edge case).
+  bool paged = false, pageTableI64 = false;
+  int64_t pageSize = 1, maxPages = 1, pages = 1;
+  std::vector<int64_t> pagedLens;
 };
 
 using Rng = std::mt19937_64;
@@ -400,6 +409,53 @@ void makeProjected(Rng &rng, Config &c, bool cross, bool dynamic = false) {
     for (const char *n : {"B", "Nq", "Nk", "D", "W"})
       if (chance(rng, dynamic ? 0.8 : 0.5))
         c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
+}
+
+/// Paged K/V with kv_len edge cases: an empty sequence, one that fills the
+/// whole table, one that ends exactly on a page boundary, and the pool
+/// either exactly as large as the pages the sequences use (the whole pool)
+/// or with spare pages. `decode`: one query per sequence, bottom-right.
+void makePaged(Rng &rng, Config &c, bool decode) {
+  c.paged = true;
+  c.projected = false;
+  c.pageTableI64 = chance(rng, 0.3);
+  c.pageSize = pick<int64_t>(rng, {1, 2, 3, 4, 5, 8, 16});
+  if (decode) {
+    c.Nq = 1;
+    c.causal = CausalKind::BottomRight;
+    c.Nk = pick<int64_t>(rng, {16, 37, 64, 100});
+  }
+  c.maxPages = std::max<int64_t>(1, (c.Nk + c.pageSize - 1) / c.pageSize);
+  c.Nk = c.maxPages * c.pageSize;
+  c.B = pick<int64_t>(rng, {2, 3, 4});
+  c.kvLen = true;
+  c.kvLenI64 = chance(rng, 0.5);
+  c.kvLenEdges = false;
+  c.pagedLens.assign(c.B, 0);
+  for (int64_t b = 0; b < c.B; ++b) {
+    switch (b) {
+    case 0:
+      c.pagedLens[b] = chance(rng, 0.5) ? 0 : uniformInt(rng, 0, c.Nk);
+      break;
+    case 1:
+      c.pagedLens[b] = c.Nk;
+      break;
+    case 2:
+      c.pagedLens[b] = uniformInt(rng, 0, c.maxPages) * c.pageSize;
+      break;
+    default:
+      c.pagedLens[b] = uniformInt(rng, 0, c.Nk);
+    }
+  }
+  std::shuffle(c.pagedLens.begin(), c.pagedLens.end(), rng);
+  c.pages = 0;
+  for (int64_t len : c.pagedLens)
+    c.pages += (len + c.pageSize - 1) / c.pageSize;
+  c.pages += pick<int64_t>(rng, {0, 0, 1, 3});
+  c.pages = std::max<int64_t>(c.pages, 1);
+  for (const char *n : {"P", "MaxPages"})
+    if (chance(rng, 0.2))
+      c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
 }
 
 /// One forced feature per case index: row `i % size` of this table is
@@ -648,6 +704,8 @@ const std::vector<Scenario> &scenarios() {
            c.modCap = pick(r, {2.5, 10.0});
          }
        }},
+      {"paged", [](Rng &r, Config &c) { makePaged(r, c, false); }},
+      {"paged_decode", [](Rng &r, Config &c) { makePaged(r, c, true); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -959,10 +1017,22 @@ private:
     };
     addArg("q", order({c.B, "B"}, {c.Hq, "Hq"}, {c.Nq, "Nq"}, {c.Dqk, "Dqk"}),
            elt, kind);
-    addArg("k", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
-           elt, kind);
-    addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
-           elt, kind);
+    if (c.paged) {
+      // Page pools: the page size is static (the verifier requires it).
+      Dim pages{c.pages, "P"}, rows{c.pageSize, nullptr};
+      addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), elt,
+             kind);
+      addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt, kind);
+      addArg("page_table", {{c.B, "B"}, {c.maxPages, "MaxPages"}},
+             c.pageTableI64 ? "i64" : "i32",
+             c.pageTableI64 ? ElementKind::I64 : ElementKind::I32);
+    } else {
+      addArg("k",
+             order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
+             elt, kind);
+      addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
+             elt, kind);
+    }
     addModifierArgs();
     std::vector<std::string> results = {
         type(order({c.B, "B"}, {c.Hq, "Hq"}, {c.Nq, "Nq"}, {c.Dv, "Dv"}), elt)};
@@ -976,6 +1046,8 @@ private:
     s += c.lse ? "  %out, %lse = " : "  %out = ";
     s += "attn.attention " + operand("q", "q") + " " + operand("k", "k") + " " +
          operand("v", "v");
+    if (c.paged)
+      s += " " + operand("page_table", "page_table");
     if (c.bnhd)
       s += " layout(bnhd)";
     s += modifierText() + " -> " + resultList + "\n";
@@ -1042,6 +1114,22 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
       // rows less flat.
       double r = 2.0 / std::sqrt(static_cast<double>(a.shape[0]));
       fill(-r, r);
+    } else if (a.name == "kv_len" && c.paged) {
+      for (int64_t b = 0; b < n; ++b)
+        t.set(b, static_cast<double>(c.pagedLens[b]));
+    } else if (a.name == "page_table") {
+      // Every page a sequence uses, in shuffled order; entries past a
+      // sequence's last page are never read: -1 or a page past the pool.
+      std::vector<int64_t> order(c.pages);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      size_t next = 0;
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t p = 0; p < c.maxPages; ++p)
+          t.set(b * c.maxPages + p,
+                p * c.pageSize < c.pagedLens[b]
+                    ? static_cast<double>(order[next++])
+                    : (chance(rng, 0.5) ? -1.0 : double(c.pages + 7)));
     } else if (a.name == "kv_len") {
       for (int64_t b = 0; b < n; ++b)
         t.set(b, static_cast<double>(uniformInt(rng, 0, c.Nk)));
@@ -1416,6 +1504,29 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.windowLeft && !c.windowRight, "window left only");
     note(!c.windowLeft && c.windowRight, "window right only");
     note(c.windowLeft && c.windowRight, "window both");
+    if (c.paged) {
+      bool zero = false, boundary = false, full = false;
+      int64_t used = 0;
+      for (int64_t len : c.pagedLens) {
+        zero |= len == 0;
+        boundary |= len > 0 && len < c.Nk && len % c.pageSize == 0;
+        full |= len == c.Nk;
+        used += (len + c.pageSize - 1) / c.pageSize;
+      }
+      note(true, "paged K/V");
+      note(c.bnhd, "paged K/V, bnhd pools");
+      note(c.Nq == 1, "paged K/V, decode (Nq = 1)");
+      note(c.Hq != c.Hkv, "paged K/V with GQA/MQA");
+      note(c.lse, "paged K/V with lse");
+      note(c.maskRank || c.biasRank || c.alibi || c.windowLeft ||
+               c.windowRight || c.softcap,
+           "paged K/V with other modifiers");
+      note(c.pageSize > 1 && c.Nk % 16 != 0, "paged K/V, odd page size");
+      note(zero, "paged kv_len 0");
+      note(boundary, "paged kv_len on a page boundary");
+      note(full, "paged kv_len = the whole table");
+      note(used == c.pages, "paged: the sequences use the whole pool");
+    }
     note((c.windowLeft || c.windowRight) && c.causal != CausalKind::None,
          "window with causal");
     note(c.windowLeft && *c.windowLeft == 0, "window_left(0)");
