@@ -169,6 +169,11 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
       assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
       assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
     }
+    if (a.isRagged()) {
+      // B + 1 offsets of the sequences packed along N (B = 1 in q, k, v).
+      assign(a.getCuSeqlensQ(), "cu_seqlens_q", {"Seqs1"});
+      assign(a.getCuSeqlensK(), "cu_seqlens_k", {"Seqs1"});
+    }
     modifiers(a);
   } else if (auto p = dyn_cast_or_null<ProjectedAttentionOp>(op)) {
     assign(p.getXq(), "x", {"B", "Nq", "D"});
@@ -289,15 +294,17 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
   for (const std::string &s : options.sizes) {
     auto [key, val] = StringRef(s).split('=');
     int64_t n;
-    static const char *names[] = {"B",   "Hq", "Hkv", "Nq",
-                                  "Nk",  "Dqk", "Dv", "D",
-                                  "Pages", "PageSize", "MaxPages"};
+    static const char *names[] = {"B",     "Hq",       "Hkv",      "Nq",
+                                  "Nk",    "Dqk",      "Dv",       "D",
+                                  "Pages", "PageSize", "MaxPages", "Seqs"};
     if (!llvm::is_contained(names, key) || val.getAsInteger(10, n) || n < 0)
       return makeError("bad --size '" + s +
                        "': expected NAME=N with NAME one of B, Hq, Hkv, Nq, "
                        "Nk, Dqk, Dv, D (paged K/V: Pages, PageSize, "
-                       "MaxPages) and N >= 0");
+                       "MaxPages; ragged batches: Seqs) and N >= 0");
     known[key] = n;
+    if (key == "Seqs")
+      known["Seqs1"] = n + 1;
   }
   std::vector<std::optional<std::vector<int64_t>>> argShapes(numArgs);
   for (const std::string &s : options.shapes) {
@@ -672,6 +679,28 @@ void mlir::attn::randomPaging(HostTensor &table, HostTensor &kvLen,
   }
 }
 
+void mlir::attn::randomOffsets(HostTensor &cu, int64_t tokens,
+                               std::mt19937_64 &rng) {
+  int64_t n = cu.numElements();
+  if (n == 0)
+    return;
+  // n - 1 sequences: sorted cut points in [0, tokens]; the first at 0 and
+  // the last at `tokens` most of the time (else some rows lie outside every
+  // sequence); repeated cuts are empty sequences.
+  std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(tokens, 0));
+  std::vector<int64_t> cuts(n);
+  for (int64_t &c : cuts)
+    c = d(rng);
+  std::sort(cuts.begin(), cuts.end());
+  std::bernoulli_distribution whole(0.8);
+  if (whole(rng))
+    cuts.front() = 0;
+  if (whole(rng))
+    cuts.back() = tokens;
+  for (int64_t i = 0; i < n; ++i)
+    cu.set(i, static_cast<double>(cuts[i]));
+}
+
 void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
                                   uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -680,6 +709,15 @@ void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
       continue;
     binding.args[a].resize(binding.kinds[a], binding.shapes[a]);
     randomFill(binding.args[a], spec.roles[a], binding.sizes, rng);
+  }
+  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
+    int c = spec.findArg(name),
+        src = spec.findArg(StringRef(name).ends_with("_q") ? "q" : "k");
+    if (c < 0 || src < 0 || binding.loaded[c])
+      continue;
+    auto a = cast<AttentionOp>(spec.attnOp);
+    randomOffsets(binding.args[c], binding.shapes[src][a.getPhysicalDim(2)],
+                  rng);
   }
   int t = spec.findArg("page_table"), k = spec.findArg("k"),
       l = spec.findArg("kv_len");

@@ -206,6 +206,19 @@ double mlir::attn::structuralFlops(AttentionOp op,
   // Row-level rules do not depend on the tile sizes.
   Schedule schedule(ScheduleSpec::forOp(op, {1, 1}));
   double pairs = 0;
+  // Ragged batches: every sequence is its own problem.
+  if (op.isRagged()) {
+    Value cq = op.getCuSeqlensQ(), ck = op.getCuSeqlensK();
+    if (!isa<BlockArgument>(cq) || !isa<BlockArgument>(ck))
+      return 0;
+    const HostTensor &tq = args[cast<BlockArgument>(cq).getArgNumber()];
+    const HostTensor &tk = args[cast<BlockArgument>(ck).getArgNumber()];
+    for (int64_t s = 0; s + 1 < tq.numElements() && s + 1 < tk.numElements();
+         ++s)
+      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s),
+                                     tk.getInt(s + 1) - tk.getInt(s));
+    return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
+  }
   for (int64_t b = 0; b < batch; ++b) {
     int64_t kvl = kvLen ? std::clamp<int64_t>(kvLen->getInt(b), 0, nk) : nk;
     pairs += schedule.allowedPairs(nq, kvl);

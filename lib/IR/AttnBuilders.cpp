@@ -127,7 +127,8 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
     lseType = inferAttentionLseType(q, kb, vb, config.layout);
   ModifierAttrs attrs(builder, config);
   return AttentionOp::create(
-      builder, loc, outType, lseType, q, k, v, config.pageTable, config.kvLen,
+      builder, loc, outType, lseType, q, k, v, config.pageTable, config.cuSeqlensQ,
+      config.cuSeqlensK, config.kvLen,
       config.mask,
       config.bias, config.alibiSlopes, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,

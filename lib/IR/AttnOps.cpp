@@ -422,6 +422,43 @@ std::optional<double> AttentionOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(d));
 }
 
+LogicalResult AttentionOp::verifyRagged() {
+  Value cuQ = getCuSeqlensQ(), cuK = getCuSeqlensK();
+  if (!cuQ || !cuK)
+    return emitOpError() << "ragged batches need both cu_seqlens_q and "
+                            "cu_seqlens_k";
+  auto tq = cast<RankedTensorType>(cuQ.getType());
+  auto tk = cast<RankedTensorType>(cuK.getType());
+  if (tq.getRank() != 1 || tk.getRank() != 1 ||
+      !compatible(tq.getDimSize(0), tk.getDimSize(0)) ||
+      tq.getDimSize(0) == 0 || tk.getDimSize(0) == 0)
+    return emitOpError() << "ragged offsets must be two rank-1 tensors of "
+                            "B + 1 offsets each; got "
+                         << tq << " and " << tk;
+  StringRef other = isPaged()                 ? "page_table"
+                    : getKvLen()              ? "kv_len"
+                    : getMask()               ? "mask"
+                    : getBias()               ? "bias"
+                    : getScoreModBlock()      ? "score_mod"
+                    : getMaskModBlock()       ? "mask_mod"
+                    : !getModInputs().empty() ? "mod_inputs"
+                                              : "";
+  if (!other.empty())
+    return emitOpError() << "ragged batches do not take " << other
+                         << " (the sequences' lengths come from the offsets)";
+  for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQuery()},
+                         {"k", getKey()},
+                         {"v", getValue()},
+                         {"out", getOut()}}) {
+    int64_t b = logicalShape(v.getType(), getLayout())[0];
+    if (b != kDyn && b != 1)
+      return emitOpError() << "ragged batches pack every sequence into one "
+                              "batch entry: "
+                           << name << " must have B = 1; got " << b;
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
                                         ArrayRef<int64_t> v) {
   auto pt = cast<RankedTensorType>(getPageTable().getType());
@@ -490,6 +527,8 @@ LogicalResult AttentionOp::verify() {
   auto lseDim = [&](int64_t i) {
     return lseType && lseType.getRank() == 3 ? lseType.getDimSize(i) : kDyn;
   };
+  if ((getCuSeqlensQ() || getCuSeqlensK()) && failed(verifyRagged()))
+    return failure();
   // Paged K/V: k and v are page pools [P, Hkv, S, D]; the batch comes from
   // q and the page table.
   bool paged = isPaged();

@@ -279,6 +279,8 @@ std::string maskModAllows(const Inputs &in, int64_t b, int64_t h, int64_t i,
 
 std::string attn::ref::attention(const Spec &spec, const Inputs &in,
                                  Outputs &result) {
+  if (in.cuSeqlensQ || in.cuSeqlensK)
+    return raggedAttention(spec, in, result);
   if (in.pageTable) {
     Tensor k, v;
     if (std::string err = densePagedKv(spec, in, k, v); !err.empty())
@@ -396,6 +398,13 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
 
 int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
                                      bool countMaskContent) {
+  if (in.cuSeqlensQ || in.cuSeqlensK) {
+    Outputs unused;
+    int64_t pairs = 0;
+    if (!raggedAttention(spec, in, unused, &pairs).empty())
+      return -1;
+    return pairs;
+  }
   if (in.pageTable) {
     Tensor k, v;
     if (!densePagedKv(spec, in, k, v).empty())

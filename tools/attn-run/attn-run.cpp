@@ -195,6 +195,8 @@ static int runMain(MLIRContext &context) {
   auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
   if ((printTileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");
+  if ((printTileMap || countTiles) && attention.isRagged())
+    return fail("--tile-map and --count-tiles do not take ragged batches");
   if (printTileMap || countTiles) {
     int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
             batch = known.count("B") ? known.lookup("B") : 1;

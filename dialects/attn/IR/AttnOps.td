@@ -142,6 +142,23 @@ def Attn_AttentionOp : Attn_Op<"attention",
         causal(bottom_right) -> tensor<4x8x1x64xf32>
     ```
 
+    Ragged batches (FlashAttention's varlen API): with
+    `ragged(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)`, q, k, v and out
+    hold the tokens of B sequences packed in one batch entry (`B = 1` in the
+    types: q `[1, Hq, Tq, Dqk]`), and the `B + 1` non-decreasing offsets say
+    which: sequence `b` has query rows `cu_q[b] .. cu_q[b+1]` and keys
+    `cu_k[b] .. cu_k[b+1]`, so every sequence has its own `Nq` and `Nk`. Each
+    sequence is attended as its own problem: causal, windows and ALiBi on its
+    own diagonal (`bottom_right` for chunked prefill). Rows outside every
+    sequence give `out = 0`, `lse = -inf`.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x2x?x64xf32>) v(%v : tensor<1x2x?x64xf32>)
+        ragged(%cq, %ck : tensor<9xi32>, tensor<9xi32>) causal(bottom_right)
+        -> tensor<1x8x?x64xf32>
+    ```
+
     Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
 
     ```mlir
@@ -154,7 +171,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
 
   let arguments = !con(
     (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
-         Attn_FloatTensor:$value, Optional<Attn_PageTableTensor>:$page_table),
+         Attn_FloatTensor:$value, Optional<Attn_PageTableTensor>:$page_table,
+         Optional<Attn_KvLenTensor>:$cu_seqlens_q,
+         Optional<Attn_KvLenTensor>:$cu_seqlens_k),
     Attn_ModifierOperands,
     (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout),
     Attn_ModifierAttrs);
@@ -168,6 +187,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
     (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`ragged` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+        `,` type($cu_seqlens_k) `)`)?
     custom<AttentionModifiers>($layout, }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);
@@ -188,6 +209,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     /// Paged K/V: tokens per page (the pools' N dimension) and pool pages.
     int64_t getPageSize();
     int64_t getNumPages();
+    /// Ragged batches: sequences packed along N with per-sequence offsets.
+    bool isRagged() { return static_cast<bool>(getCuSeqlensQ()); }
+    ::mlir::LogicalResult verifyRagged();
     ::mlir::LogicalResult verifyPaging(::llvm::ArrayRef<int64_t> k,
                                        ::llvm::ArrayRef<int64_t> v);
     /// The scale to use: the stated one, or 1/sqrt(Dqk) (requires static Dqk).

@@ -122,6 +122,10 @@ void randomPaging(HostTensor &table, HostTensor &kvLen, bool tableGiven,
                   bool kvLenGiven, int64_t pages, int64_t pageSize,
                   std::mt19937_64 &rng);
 
+/// Ragged batches: B + 1 random non-decreasing offsets into `tokens` packed
+/// tokens (some sequences empty; usually from 0 to `tokens`).
+void randomOffsets(HostTensor &cu, int64_t tokens, std::mt19937_64 &rng);
+
 /// Binds every argument of `spec`'s entry to a concrete shape: explicit
 /// shapes and .npy inputs first, then named sizes (given ones win over those
 /// learned from files and static types). Then checks the concrete sizes

@@ -13,6 +13,7 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/PagedKv.h"
+#include "attn/Conversion/RaggedAttention.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
@@ -212,6 +213,11 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     Type elt = op.getQuery().getType().getElementType();
     bool softmax = op.getNormalization() == Normalization::softmax;
 
+    // Ragged batches: a loop of dense ops, which this pattern then lowers.
+    if (op.isRagged()) {
+      rewriteRaggedAsLoop(b, op);
+      return success();
+    }
     emitRuntimeShapeChecks(b, loc, op);
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
