@@ -95,6 +95,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="small shapes, for debugging the harness")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -141,6 +143,8 @@ def main():
     # 1. Decode: B = 8, Hq = 32, Hkv = 8, D = 128, Nmax = 4096, mixed lengths.
     B, Hq, Hkv, D, N, S = 8, 32, 8, 128, 4096, 16
     lens = np.array([4096, 3584, 3072, 2560, 2048, 1536, 1024, 512], np.int32)
+    if a.quick:
+        N, lens = 512, lens // 8
     M = N // S
     q = rng.uniform(-1, 1, (B, Hq, 1, D)).astype(np.float32)
     k = rng.uniform(-1, 1, (B, Hkv, N, D)).astype(np.float32)
@@ -180,6 +184,8 @@ def main():
     #    D = 64, causal per sequence, against the batch padded to 4096.
     PB, PHq, PHkv, PD = 8, 8, 2, 64
     plens = np.array([128, 256, 512, 1024, 1536, 2048, 3072, 4096], np.int32)
+    if a.quick:
+        plens = plens // 8
     rng.shuffle(plens)
     PN = int(plens.max())
     T = int(plens.sum())

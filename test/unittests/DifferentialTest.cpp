@@ -293,6 +293,11 @@ struct Config {
   bool paged = false, pageTableI64 = false;
   int64_t pageSize = 1, maxPages = 1, pages = 1;
   std::vector<int64_t> pagedLens;
+
+  // Ragged batches: `cuQ.size() - 1` sequences packed along N of B = 1
+  // tensors (Nq and Nk are the packed token counts).
+  bool ragged = false, cuI64 = false;
+  std::vector<int64_t> cuQ, cuK;
 };
 
 using Rng = std::mt19937_64;
@@ -419,15 +424,25 @@ void makePaged(Rng &rng, Config &c, bool decode) {
   c.paged = true;
   c.projected = false;
   c.pageTableI64 = chance(rng, 0.3);
-  c.pageSize = pick<int64_t>(rng, {1, 2, 3, 4, 5, 8, 16});
+  // Even repetitions: lse, an empty sequence, the pool used whole; odd ones:
+  // bnhd pools and page sizes that are not powers of two.
+  bool even = c.rep % 2 == 0;
+  c.pageSize = even ? pick<int64_t>(rng, {1, 2, 4, 8, 16})
+                    : pick<int64_t>(rng, {3, 5, 6});
+  if (even) {
+    c.sigmoid = false;
+    c.lse = true;
+  } else {
+    c.bnhd = true;
+  }
   if (decode) {
     c.Nq = 1;
     c.causal = CausalKind::BottomRight;
     c.Nk = pick<int64_t>(rng, {16, 37, 64, 100});
   }
-  c.maxPages = std::max<int64_t>(1, (c.Nk + c.pageSize - 1) / c.pageSize);
+  c.maxPages = std::max<int64_t>(2, (c.Nk + c.pageSize - 1) / c.pageSize);
   c.Nk = c.maxPages * c.pageSize;
-  c.B = pick<int64_t>(rng, {2, 3, 4});
+  c.B = pick<int64_t>(rng, {3, 4});
   c.kvLen = true;
   c.kvLenI64 = chance(rng, 0.5);
   c.kvLenEdges = false;
@@ -435,13 +450,14 @@ void makePaged(Rng &rng, Config &c, bool decode) {
   for (int64_t b = 0; b < c.B; ++b) {
     switch (b) {
     case 0:
-      c.pagedLens[b] = chance(rng, 0.5) ? 0 : uniformInt(rng, 0, c.Nk);
+      c.pagedLens[b] = even ? 0 : uniformInt(rng, 0, c.Nk);
       break;
     case 1:
       c.pagedLens[b] = c.Nk;
       break;
     case 2:
-      c.pagedLens[b] = uniformInt(rng, 0, c.maxPages) * c.pageSize;
+      c.pagedLens[b] =
+          uniformInt(rng, 1, std::max<int64_t>(c.maxPages - 1, 1)) * c.pageSize;
       break;
     default:
       c.pagedLens[b] = uniformInt(rng, 0, c.Nk);
@@ -451,10 +467,60 @@ void makePaged(Rng &rng, Config &c, bool decode) {
   c.pages = 0;
   for (int64_t len : c.pagedLens)
     c.pages += (len + c.pageSize - 1) / c.pageSize;
-  c.pages += pick<int64_t>(rng, {0, 0, 1, 3});
+  c.pages += even ? 0 : pick<int64_t>(rng, {0, 1, 3});
   c.pages = std::max<int64_t>(c.pages, 1);
   for (const char *n : {"P", "MaxPages"})
     if (chance(rng, 0.2))
+      c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
+}
+
+/// Sorted offsets of `seqs` sequences in `tokens` tokens: repeated cuts are
+/// empty sequences; sometimes rows before the first or after the last
+/// sequence belong to none.
+std::vector<int64_t> randomCuts(Rng &rng, int64_t seqs, int64_t tokens) {
+  std::vector<int64_t> cu(seqs + 1);
+  for (int64_t &x : cu)
+    x = uniformInt(rng, 0, tokens);
+  std::sort(cu.begin(), cu.end());
+  if (chance(rng, 0.7))
+    cu.front() = 0;
+  if (chance(rng, 0.7))
+    cu.back() = tokens;
+  return cu;
+}
+
+/// A ragged batch: 1 to 5 sequences of random lengths (some empty), packed.
+void makeRagged(Rng &rng, Config &c) {
+  c.ragged = true;
+  c.projected = false;
+  c.cuI64 = chance(rng, 0.5);
+  int64_t seqs = c.rep % 2 == 0 ? pick<int64_t>(rng, {2, 3, 5})
+                                : pick<int64_t>(rng, {1, 2, 3, 5});
+  c.B = 1;
+  c.Nq = pick<int64_t>(rng, {0, 5, 17, 40, 64, 97});
+  c.Nk = chance(rng, 0.5) ? c.Nq : pick<int64_t>(rng, {3, 17, 40, 64, 97});
+  c.cuQ = randomCuts(rng, seqs, c.Nq);
+  c.cuK = randomCuts(rng, seqs, c.Nk);
+  // Every other repetition forces the edge cases: an empty sequence, lse and
+  // the chunked-prefill diagonal, or rows after the last sequence and the
+  // bnhd layout.
+  if (c.rep % 2 == 0) {
+    c.sigmoid = false;
+    c.lse = true;
+    c.causal = CausalKind::BottomRight;
+    c.cuQ[1] = c.cuQ[0];
+  } else {
+    c.bnhd = true;
+    c.Nq = std::max<int64_t>(c.Nq, 5);
+    c.cuQ = randomCuts(rng, seqs, c.Nq - 2);
+  }
+  c.kvLen = c.kvLenEdges = false;
+  c.maskRank = c.biasRank = 0;
+  c.maskEmptyRow = c.biasNegInf = false;
+  c.maskMod = MaskModKind::None;
+  c.scoreMod = ScoreModKind::None;
+  for (const char *n : {"B", "Nq", "Nk"})
+    if (chance(rng, 0.3))
       c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
 }
 
@@ -706,6 +772,7 @@ const std::vector<Scenario> &scenarios() {
        }},
       {"paged", [](Rng &r, Config &c) { makePaged(r, c, false); }},
       {"paged_decode", [](Rng &r, Config &c) { makePaged(r, c, true); }},
+      {"ragged", [](Rng &r, Config &c) { makeRagged(r, c); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -1033,6 +1100,13 @@ private:
       addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
              elt, kind);
     }
+    if (c.ragged) {
+      std::string ty = c.cuI64 ? "i64" : "i32";
+      ElementKind kind = c.cuI64 ? ElementKind::I64 : ElementKind::I32;
+      Dim n{static_cast<int64_t>(c.cuQ.size()), "Seqs1"};
+      addArg("cu_seqlens_q", {n}, ty, kind);
+      addArg("cu_seqlens_k", {n}, ty, kind);
+    }
     addModifierArgs();
     std::vector<std::string> results = {
         type(order({c.B, "B"}, {c.Hq, "Hq"}, {c.Nq, "Nq"}, {c.Dv, "Dv"}), elt)};
@@ -1048,6 +1122,9 @@ private:
          operand("v", "v");
     if (c.paged)
       s += " " + operand("page_table", "page_table");
+    if (c.ragged)
+      s += " ragged(%cu_seqlens_q, %cu_seqlens_k : " + argType("cu_seqlens_q") +
+           ", " + argType("cu_seqlens_k") + ")";
     if (c.bnhd)
       s += " layout(bnhd)";
     s += modifierText() + " -> " + resultList + "\n";
@@ -1117,6 +1194,10 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
     } else if (a.name == "kv_len" && c.paged) {
       for (int64_t b = 0; b < n; ++b)
         t.set(b, static_cast<double>(c.pagedLens[b]));
+    } else if (a.name == "cu_seqlens_q" || a.name == "cu_seqlens_k") {
+      const std::vector<int64_t> &cu = a.name == "cu_seqlens_q" ? c.cuQ : c.cuK;
+      for (int64_t i = 0; i < n; ++i)
+        t.set(i, static_cast<double>(cu[i]));
     } else if (a.name == "page_table") {
       // Every page a sequence uses, in shuffled order; entries past a
       // sequence's last page are never read: -1 or a page past the pool.
@@ -1504,6 +1585,22 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.windowLeft && !c.windowRight, "window left only");
     note(!c.windowLeft && c.windowRight, "window right only");
     note(c.windowLeft && c.windowRight, "window both");
+    if (c.ragged) {
+      bool empty = false, outside = false, differ = false;
+      for (size_t i = 0; i + 1 < c.cuQ.size(); ++i) {
+        empty |= c.cuQ[i] == c.cuQ[i + 1];
+        differ |= c.cuQ[i + 1] - c.cuQ[i] != c.cuK[i + 1] - c.cuK[i];
+      }
+      outside = c.cuQ.front() > 0 || c.cuQ.back() < c.Nq;
+      note(true, "ragged batch");
+      note(c.cuQ.size() > 2, "ragged, several sequences");
+      note(empty, "ragged, an empty sequence");
+      note(outside, "ragged, rows outside every sequence");
+      note(differ && c.causal == CausalKind::BottomRight,
+           "ragged, Nq != Nk per sequence, bottom-right");
+      note(c.bnhd, "ragged, bnhd");
+      note(c.lse, "ragged with lse");
+    }
     if (c.paged) {
       bool zero = false, boundary = false, full = false;
       int64_t used = 0;
@@ -1521,7 +1618,8 @@ TEST(SweepCoverage, FeatureMatrix) {
       note(c.maskRank || c.biasRank || c.alibi || c.windowLeft ||
                c.windowRight || c.softcap,
            "paged K/V with other modifiers");
-      note(c.pageSize > 1 && c.Nk % 16 != 0, "paged K/V, odd page size");
+      note((c.pageSize & (c.pageSize - 1)) != 0,
+           "paged K/V, page size not a power of two");
       note(zero, "paged kv_len 0");
       note(boundary, "paged kv_len on a page boundary");
       note(full, "paged kv_len = the whole table");
