@@ -30,7 +30,8 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile", "attn-gpu-info"]
+tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile",
+         "attn-gpu-info", "attn-paged-decode-loop"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A C compiler for the ahead-of-time tests (test/Target/aot-*.mlir): they link

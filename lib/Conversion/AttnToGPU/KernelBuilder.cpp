@@ -868,6 +868,10 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+  if (op.getPageTable())
+    return fail("paged K/V (page_table) is not supported on the GPU yet");
+  if (op.getCuSeqlensQ())
+    return fail("ragged batches are not supported on the GPU yet");
   if (op.getScoreModBlock() || op.getMaskModBlock())
     return fail("score_mod and mask_mod regions are not supported on the "
                 "GPU yet");
