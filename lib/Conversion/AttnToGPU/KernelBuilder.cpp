@@ -148,6 +148,16 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+  /// Whether Q's fragments stay in registers for the whole key loop: per
+  /// lane S takes tk/2, O dv/2 and Q d/4 registers; large head dims with
+  /// modifier tensors, f32 staging or split-KV bookkeeping spill when all
+  /// three are held (ptxas-sweep.test), so Q is reloaded there.
+  bool holdQInRegisters() {
+    bool extra = op.getBias() || op.getMask() || op.getAlibiSlopes() ||
+                 op.getSoftcapAttr() || srcElem.isF32() || splitMode;
+    int64_t regs = tk / 2 + dv / 2 + d / 4;
+    return regs <= (extra ? 96 : 128);
+  }
   /// Rows of a staged tile of `rows` x `cols` elements including the
   /// scratch rows its copy needs when the block's threads do not divide its
   /// 16-byte chunks.
@@ -520,13 +530,22 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto bType = VectorType::get({2, 2}, elem);
   auto cType = VectorType::get({2, 2}, f32);
   Value wrow = a.mul(warp, ci(16));
+  // Q's A fragments: held in registers across the key loop when they fit
+  // next to S and O, else loaded from shared memory (where Q stays) per
+  // key tile, which keeps large head dims with modifiers from spilling.
+  auto loadQ = [&]() {
+    SmallVector<Value> frags;
+    for (int64_t kk = 0; kk < d / 16; ++kk) {
+      Value r = a.add(wrow, remu(lane, ci(16)));
+      Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
+      frags.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
+                                                ValueRange{r, c}, false, 4));
+    }
+    return frags;
+  };
   SmallVector<Value> qFrag;
-  for (int64_t kk = 0; kk < d / 16; ++kk) {
-    Value r = a.add(wrow, remu(lane, ci(16)));
-    Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
-    qFrag.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
-                                              ValueRange{r, c}, false, 4));
-  }
+  if (holdQInRegisters())
+    qFrag = loadQ();
 
   // The two rows a lane holds: query, head, ALiBi slope.
   Value quad = divu(lane, ci(4));
@@ -566,6 +585,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
 
     // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
     int64_t nS = tk / 8;
+    if (qFrag.empty())
+      qFrag = loadQ();
+    SmallVector<Value> qHere = qFrag;
+    if (!holdQInRegisters())
+      qFrag.clear();
     SmallVector<Value> s(nS);
     for (int64_t n = 0; n < nS; ++n) {
       Value acc = zeroC;
@@ -586,7 +610,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                           ValueRange{cur, r, c}, false, 2)};
         }
         for (Value f : kf) {
-          acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], f, acc,
+          acc = nvgpu::MmaSyncOp::create(b, loc, qHere[kk], f, acc,
                                          ArrayRef<int64_t>{16, 8, 16});
           ++kk;
         }
@@ -844,6 +868,10 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+  if (op.getPageTable())
+    return fail("paged K/V (page_table) is not supported on the GPU yet");
+  if (op.getCuSeqlensQ())
+    return fail("ragged batches are not supported on the GPU yet");
   if (op.getScoreModBlock() || op.getMaskModBlock())
     return fail("score_mod and mask_mod regions are not supported on the "
                 "GPU yet");

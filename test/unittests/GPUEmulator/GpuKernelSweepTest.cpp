@@ -17,6 +17,7 @@
 //   ATTN_GPU_SWEEP_SEED=N   sweep seed (default 1)
 //   ATTN_GPU_SWEEP_CASES=N  number of cases (default 48)
 //   ATTN_GPU_SWEEP_CASE=I   run only case I
+//   ATTN_GPU_SWEEP_DUMP=DIR write each case's spec to DIR/case<I>.mlir
 // A failure prints the seed, the case, the spec and the kernel options.
 //
 // The two kernel bugs the sweep found in the first-cut kernels (a key tile
@@ -237,6 +238,18 @@ TEST_P(GpuKernelSweep, MatchesReference) {
       only && *only && std::atoi(only) != index)
     GTEST_SKIP() << "ATTN_GPU_SWEEP_CASE selects another case";
   Case c = makeCase(seed, index);
+  if (const char *dir = std::getenv("ATTN_GPU_SWEEP_DUMP"); dir && *dir) {
+    // The case as a spec file for attn-compile (test/GPU/ptxas-sweep.test):
+    // its kernel options on the first line.
+    std::error_code ec;
+    llvm::raw_fd_ostream os(std::string(dir) + "/case" +
+                                std::to_string(index) + ".mlir",
+                            ec);
+    if (!ec)
+      os << "// attn-compile flags: --gpu-warps=" << c.warps
+         << " --tile-k=" << c.tileK << "\n"
+         << c.spec;
+  }
   MLIRContext &ctx = context();
   std::string diags;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
