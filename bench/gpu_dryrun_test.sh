@@ -77,4 +77,24 @@ grep -qF '| crash | B2 H4/2 32x32 d32 bf16 causal | FAIL: worker died (exit 9) |
   "$work/stdout2" || fail "no row for the crash"
 grep -qE '^\| p_small \| .* \| SKIP: ours skipped: .* \| [0-9.]+ \| err \| err \|' \
   "$work/stdout2" || fail "p_small not skipped after two failures"
+# The user-facing errors of the scripts.
+rc=0
+ATTN_GPU_PACK="$work/nothing" "$here/gpu.sh" run > "$work/out3" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -qF "gpu.sh run: no pack at $work/nothing (run bench/gpu.sh prepare first)" \
+  "$work/out3" || fail "gpu.sh run without a pack: exit $rc, $(cat "$work/out3")"
+rc=0
+"$here/gpu.sh" > "$work/out3" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -qF "bench/gpu.sh prepare" "$work/out3" || fail "gpu.sh usage"
+rc=0
+"$python" "$pack/gpu_bench.py" --pack "$pack" --only nope > "$work/out3" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -qF "gpu_bench: unknown specs ['nope']" "$work/out3" \
+  || fail "unknown spec: exit $rc, $(cat "$work/out3")"
+# Without a GPU (the machines these tests run on) the run step says so.
+if "$python" -c "import torch, sys; sys.exit(torch.cuda.is_available())"; then
+  rc=0
+  ATTN_GPU_PACK="$pack" PYTHON="$python" "$here/gpu.sh" run > "$work/out3" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] && grep -qF "gpu.sh run: no GPU: PyTorch sees no CUDA device; attn's runtime: no NVIDIA driver" \
+    "$work/out3" || fail "no GPU: exit $rc, $(cat "$work/out3")"
+  echo "gpu_dryrun_test: the no-GPU message checked"
+fi
 echo "gpu_dryrun_test: ok"

@@ -10,14 +10,16 @@ import math
 import torch
 
 
-def allowed_keys(nq, nk, causal, kv_len=None):
-    """[nq, nk] bool: key j readable by query row i (docs/Semantics.md,
-    "Which keys a query may read"): j < kv_len, and under causal j <= p(i),
-    p(i) = i (top_left) or i + kv_len - nq (bottom_right)."""
+def allowed_keys(nq, nk, causal, kv_len=None, rows=None):
+    """[rows, nk] bool (every row by default): key j readable by query row i
+    (docs/Semantics.md, "Which keys a query may read"): j < kv_len, and
+    under causal j <= p(i), p(i) = i (top_left) or i + kv_len - nq
+    (bottom_right)."""
     kv = nk if kv_len is None else kv_len
-    i = torch.arange(nq).unsqueeze(1)
+    i = torch.arange(nq) if rows is None else torch.as_tensor(rows)
+    i = i.unsqueeze(1)
     j = torch.arange(nk).unsqueeze(0)
-    ok = (j < kv).expand(nq, nk)
+    ok = (j < kv).expand(i.shape[0], nk)
     if causal == "top_left":
         ok = ok & (j <= i)
     elif causal == "bottom_right":
@@ -44,7 +46,7 @@ def reference_rows(q, k, v, rows, batches, causal=None, scale=None,
     outs = []
     for b in batches:
         kvb = None if kv_len is None else int(kv_len[b])
-        ok = allowed_keys(Nq, Nk, causal, kvb)[rows].to(q.device)  # [r, Nk]
+        ok = allowed_keys(Nq, Nk, causal, kvb, rows).to(q.device)  # [r, Nk]
         qb = q[b][:, rows].double()  # [Hq, r, D]
         kb = k[b].double()  # [Hkv, Nk, D]
         vb = v[b].double()

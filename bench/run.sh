@@ -6,6 +6,10 @@
 #   bench/run.sh --variants [--threads 1,2] [--no-torch]
 #     user variants instead (bench/variants.py: mask regions against built-in
 #     and dense masks and SDPA; results in bench/results/variants.md)
+#   bench/run.sh --serving [--threads 1,2] [--no-torch]
+#     serving shapes instead (bench/serving.py: paged decode against a
+#     contiguous cache and SDPA, ragged prefill against a padded batch;
+#     results in bench/results/serving.md)
 # Sets up what it needs, then runs bench/bench.py:
 #   - Debian packages (apt-get, only those missing): libopenblas-dev, g++,
 #     python3-venv;
@@ -31,6 +35,7 @@ build="${ATTN_BUILD_DIR:-$root/build}"
 
 keep=0
 variants=0
+serving=0
 attn_run=""
 no_torch=0
 args=()
@@ -38,11 +43,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
     --variants) variants=1 ;;
+    --serving) serving=1 ;;
     --attn-run) [ $# -ge 2 ] || { echo "run.sh: --attn-run needs a path" >&2; exit 2; }
                 attn_run="$2"; shift ;;
     --attn-run=*) attn_run="${1#--attn-run=}" ;;
     --no-torch) no_torch=1; args+=("$1") ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -103,6 +109,11 @@ else
 fi
 mkdir -p "$work/bin"
 cp "$attn_run" "$work/bin/attn-run"
+if [ "$serving" -eq 1 ]; then
+  "$venv/bin/python" "$here/serving.py" --attn-run "$work/bin/attn-run" \
+    --work "$work" "${args[@]+"${args[@]}"}"
+  exit 0
+fi
 if [ "$variants" -eq 1 ]; then
   "$venv/bin/python" "$here/variants.py" --attn-run "$work/bin/attn-run" \
     --work "$work" "${args[@]+"${args[@]}"}"

@@ -20,6 +20,7 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 # The fake CUDA driver of the GPU runtime's tests (test/GPURuntime).
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
+config.substitutions.append(("%attn_lib_dir", os.path.join(config.attn_obj_root, "lib")))
 config.substitutions.append(
     ("%call_gpu_kernel",
      os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
@@ -29,7 +30,8 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile", "attn-gpu-info"]
+tools = ["attn-opt", "attn-run", "mlir-opt", "mlir-runner", "mlir-translate", "opt", "llc", "llvm-nm", "attn-compile",
+         "attn-gpu-info", "attn-paged-decode-loop"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A C compiler for the ahead-of-time tests (test/Target/aot-*.mlir): they link
@@ -57,3 +59,7 @@ if os.path.exists(ptxas) and os.path.exists(
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%ptxas", ptxas))
 config.substitutions.append(("%python", sys.executable if "sys" in dir() else "python3"))
+# The GPU kernel sweep (test/unittests/GPUEmulator), which can dump its specs.
+config.substitutions.append(
+    ("%gpu_sweep", os.path.join(config.attn_obj_root, "test", "unittests",
+                                "AttnGPUKernelSweepTests")))

@@ -343,8 +343,17 @@ namespace {
 struct Bound {
   llvm::ArrayRef<const HostTensor *> args;
   std::vector<std::unique_ptr<::attn::ref::Tensor>> keep;
-  std::vector<int64_t> kvLen;
+  std::vector<int64_t> kvLen, cuQ, cuK;
   std::vector<double> slopes;
+  /// The integers of an index tensor operand.
+  llvm::Error ints(Value v, std::vector<int64_t> &out) {
+    auto t = lookup(v);
+    if (!t)
+      return t.takeError();
+    for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
+      out.push_back((*t)->getInt(i));
+    return llvm::Error::success();
+  }
   ref::RegionProgram scoreMod, maskMod;
 
   llvm::Expected<const HostTensor *> lookup(Value v) {
@@ -466,6 +475,18 @@ llvm::Error mlir::attn::runReference(Operation *op,
     in.q = *q;
     in.k = *k;
     in.v = *v;
+    auto pageTable = bound.tensor(attn.getPageTable());
+    if (!pageTable)
+      return pageTable.takeError();
+    in.pageTable = *pageTable;
+    if (attn.isRagged()) {
+      if (llvm::Error err = bound.ints(attn.getCuSeqlensQ(), bound.cuQ))
+        return err;
+      if (llvm::Error err = bound.ints(attn.getCuSeqlensK(), bound.cuK))
+        return err;
+      in.cuSeqlensQ = &bound.cuQ;
+      in.cuSeqlensK = &bound.cuK;
+    }
     if (llvm::Error err = bindModifiers(attn, bound, in))
       return err;
     ::attn::ref::Outputs result;

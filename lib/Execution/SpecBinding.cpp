@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include <unistd.h>
@@ -159,8 +160,20 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
       return phys;
     };
     assign(a.getQuery(), "q", order({"B", "Hq", "Nq", "Dqk"}));
-    assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
-    assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
+    if (a.isPaged()) {
+      // Page pools [Pages, Hkv, PageSize, D] and the [B, MaxPages] table.
+      assign(a.getKey(), "k", order({"Pages", "Hkv", "PageSize", "Dqk"}));
+      assign(a.getValue(), "v", order({"Pages", "Hkv", "PageSize", "Dv"}));
+      assign(a.getPageTable(), "page_table", {"B", "MaxPages"});
+    } else {
+      assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
+      assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
+    }
+    if (a.isRagged()) {
+      // B + 1 offsets of the sequences packed along N (B = 1 in q, k, v).
+      assign(a.getCuSeqlensQ(), "cu_seqlens_q", {"Seqs1"});
+      assign(a.getCuSeqlensK(), "cu_seqlens_k", {"Seqs1"});
+    }
     modifiers(a);
   } else if (auto p = dyn_cast_or_null<ProjectedAttentionOp>(op)) {
     assign(p.getXq(), "x", {"B", "Nq", "D"});
@@ -281,13 +294,17 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
   for (const std::string &s : options.sizes) {
     auto [key, val] = StringRef(s).split('=');
     int64_t n;
-    static const char *names[] = {"B",  "Hq",  "Hkv", "Nq",
-                                  "Nk", "Dqk", "Dv",  "D"};
+    static const char *names[] = {"B",     "Hq",       "Hkv",      "Nq",
+                                  "Nk",    "Dqk",      "Dv",       "D",
+                                  "Pages", "PageSize", "MaxPages", "Seqs"};
     if (!llvm::is_contained(names, key) || val.getAsInteger(10, n) || n < 0)
       return makeError("bad --size '" + s +
                        "': expected NAME=N with NAME one of B, Hq, Hkv, Nq, "
-                       "Nk, Dqk, Dv, D and N >= 0");
+                       "Nk, Dqk, Dv, D (paged K/V: Pages, PageSize, "
+                       "MaxPages; ragged batches: Seqs) and N >= 0");
     known[key] = n;
+    if (key == "Seqs")
+      known["Seqs1"] = n + 1;
   }
   std::vector<std::optional<std::vector<int64_t>>> argShapes(numArgs);
   for (const std::string &s : options.shapes) {
@@ -335,6 +352,20 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
           !known.count(name))
         known[name] = type.getDimSize(d);
     }
+  }
+
+  // Paged K/V: Nk = MaxPages * PageSize; a table wide enough for Nk keys; a
+  // pool with a page for every table entry unless stated.
+  if (auto a = dyn_cast_or_null<AttentionOp>(spec.attnOp); a && a.isPaged()) {
+    if (known.count("PageSize") && known.lookup("PageSize") > 0) {
+      int64_t ps = known.lookup("PageSize");
+      if (!known.count("MaxPages") && known.count("Nk"))
+        known["MaxPages"] = llvm::divideCeil(known.lookup("Nk"), ps);
+      if (known.count("MaxPages"))
+        known["Nk"] = known.lookup("MaxPages") * ps;
+    }
+    if (!known.count("Pages") && known.count("B") && known.count("MaxPages"))
+      known["Pages"] = known.lookup("B") * known.lookup("MaxPages");
   }
 
   // A projected self-attention reads its keys from x: Nk is Nq (mask, bias
@@ -579,6 +610,97 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
     t.set(i, d(rng));
 }
 
+void mlir::attn::randomPaging(HostTensor &table, HostTensor &kvLen,
+                              bool tableGiven, bool kvLenGiven, int64_t pages,
+                              int64_t pageSize, std::mt19937_64 &rng) {
+  if (tableGiven && kvLenGiven)
+    return;
+  int64_t batch = table.shape[0], maxPages = table.shape[1];
+  if (tableGiven) {
+    // Lengths that read only the table's valid leading entries.
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t valid = 0;
+      while (valid < maxPages) {
+        int64_t e = table.getInt(b * maxPages + valid);
+        if (e < 0 || e >= pages)
+          break;
+        ++valid;
+      }
+      std::uniform_int_distribution<int64_t> d(0, valid * pageSize);
+      kvLen.set(b, static_cast<double>(d(rng)));
+    }
+    return;
+  }
+  // Lengths: given, or random with edge cases (empty, a page boundary, the
+  // whole table, a partial last page), then trimmed so that the sequences'
+  // pages fit in the pool.
+  int64_t nk = maxPages * pageSize;
+  std::vector<int64_t> lens(batch);
+  std::uniform_int_distribution<int> kind(0, 7);
+  std::uniform_int_distribution<int64_t> any(0, nk);
+  std::uniform_int_distribution<int64_t> page(0, maxPages);
+  for (int64_t b = 0; b < batch; ++b) {
+    if (kvLenGiven) {
+      lens[b] = std::clamp<int64_t>(kvLen.getInt(b), 0, nk);
+      continue;
+    }
+    switch (kind(rng)) {
+    case 0:
+      lens[b] = 0;
+      break;
+    case 1:
+      lens[b] = page(rng) * pageSize;
+      break;
+    case 2:
+      lens[b] = nk;
+      break;
+    default:
+      lens[b] = any(rng);
+    }
+  }
+  int64_t free = pages;
+  std::vector<int64_t> order(std::max<int64_t>(pages, 0));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t next = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t need = llvm::divideCeil(lens[b], pageSize);
+    if (need > free) {
+      need = free;
+      lens[b] = std::min(lens[b], need * pageSize);
+    }
+    free -= need;
+    for (int64_t p = 0; p < maxPages; ++p)
+      table.set(b * maxPages + p,
+                p < need ? static_cast<double>(order[next + p]) : -1.0);
+    next += need;
+    if (!kvLenGiven)
+      kvLen.set(b, static_cast<double>(lens[b]));
+  }
+}
+
+void mlir::attn::randomOffsets(HostTensor &cu, int64_t tokens,
+                               std::mt19937_64 &rng) {
+  int64_t n = cu.numElements();
+  if (n == 0)
+    return;
+  // n - 1 sequences: sorted cut points in [0, tokens]; the first at 0 and
+  // the last at `tokens` most of the time (else some rows lie outside every
+  // sequence); repeated cuts are empty sequences.
+  std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(tokens, 0));
+  std::vector<int64_t> cuts(n);
+  for (int64_t &c : cuts)
+    c = d(rng);
+  std::sort(cuts.begin(), cuts.end());
+  std::bernoulli_distribution whole(0.8);
+  if (whole(rng))
+    cuts.front() = 0;
+  if (whole(rng))
+    cuts.back() = tokens;
+  for (int64_t i = 0; i < n; ++i)
+    cu.set(i, static_cast<double>(cuts[i]));
+}
+
 void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
                                   uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -587,5 +709,23 @@ void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
       continue;
     binding.args[a].resize(binding.kinds[a], binding.shapes[a]);
     randomFill(binding.args[a], spec.roles[a], binding.sizes, rng);
+  }
+  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
+    int c = spec.findArg(name),
+        src = spec.findArg(StringRef(name).ends_with("_q") ? "q" : "k");
+    if (c < 0 || src < 0 || binding.loaded[c])
+      continue;
+    auto a = cast<AttentionOp>(spec.attnOp);
+    randomOffsets(binding.args[c], binding.shapes[src][a.getPhysicalDim(2)],
+                  rng);
+  }
+  int t = spec.findArg("page_table"), k = spec.findArg("k"),
+      l = spec.findArg("kv_len");
+  if (t >= 0 && k >= 0 && l >= 0) {
+    auto a = cast<AttentionOp>(spec.attnOp);
+    int64_t pages = binding.shapes[k][0];
+    int64_t pageSize = binding.shapes[k][a.getPhysicalDim(2)];
+    randomPaging(binding.args[t], binding.args[l], binding.loaded[t],
+                 binding.loaded[l], pages, pageSize, rng);
   }
 }

@@ -190,6 +190,12 @@ double mlir::attn::structuralFlops(AttentionOp op,
       !isa<BlockArgument>(v))
     return 0;
   int64_t batch = dim(q, 0), hq = dim(q, 1), nq = dim(q, 2), nk = dim(k, 2);
+  // Paged K/V: k is a pool of pages of nk rows; Nk = max_pages * S.
+  if (Value pt = op.getPageTable()) {
+    if (!isa<BlockArgument>(pt))
+      return 0;
+    nk *= shapeOf(pt)[1];
+  }
   int64_t dqk = dim(q, 3), dv = dim(v, 3);
   const HostTensor *kvLen = nullptr;
   if (Value kv = op.getKvLen()) {
@@ -200,6 +206,19 @@ double mlir::attn::structuralFlops(AttentionOp op,
   // Row-level rules do not depend on the tile sizes.
   Schedule schedule(ScheduleSpec::forOp(op, {1, 1}));
   double pairs = 0;
+  // Ragged batches: every sequence is its own problem.
+  if (op.isRagged()) {
+    Value cq = op.getCuSeqlensQ(), ck = op.getCuSeqlensK();
+    if (!isa<BlockArgument>(cq) || !isa<BlockArgument>(ck))
+      return 0;
+    const HostTensor &tq = args[cast<BlockArgument>(cq).getArgNumber()];
+    const HostTensor &tk = args[cast<BlockArgument>(ck).getArgNumber()];
+    for (int64_t s = 0; s + 1 < tq.numElements() && s + 1 < tk.numElements();
+         ++s)
+      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s),
+                                     tk.getInt(s + 1) - tk.getInt(s));
+    return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
+  }
   for (int64_t b = 0; b < batch; ++b) {
     int64_t kvl = kvLen ? std::clamp<int64_t>(kvLen->getInt(b), 0, nk) : nk;
     pairs += schedule.allowedPairs(nq, kvl);

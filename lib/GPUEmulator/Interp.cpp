@@ -59,9 +59,21 @@ Val &Interp::get(Frame &f, Value v) {
     if (x.defined)
       return x;
   }
-  // Verified IR defines values before their uses; only an op the emulator
-  // skipped could leave one undefined, and skipping is an error.
-  llvm::report_fatal_error("gpu emulator: use of an undefined value");
+  // Verified IR defines values before their uses: a handler left a result
+  // undefined. Report it (execOp stops at the error) and hand out zeros.
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    def = v.getParentBlock()->getParentOp();
+  (void)fail(def, "the GPU emulator left a value of this op undefined "
+                  "(an emulator bug)");
+  static Val dummy = [] {
+    Val d;
+    d.defined = true;
+    d.data.assign(4096, Slot{0});
+    d.refs.assign(1, MemRefDesc());
+    return d;
+  }();
+  return dummy;
 }
 
 Val &Interp::def(Frame &f, Value v, unsigned n, bool uniform) {
@@ -199,7 +211,9 @@ LogicalResult Interp::execOp(Operation *op, Frame &f) {
   auto it = handlers.find(op->getName().getTypeID());
   if (it == handlers.end())
     return fail(op, "the GPU emulator does not support this op");
-  return it->second(*this, op, f);
+  if (failed(it->second(*this, op, f)) || !error.empty())
+    return failure();
+  return success();
 }
 
 LogicalResult Interp::execBlock(Block &block, Frame &f) {
@@ -304,6 +318,10 @@ LogicalResult Interp::noteRead(Operation *op, Frame &f, unsigned lane,
                       "reads shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write: a missing nvgpu.device_async_wait");
+    if (options.detectUninitializedReads && b.writer[i] == -1)
+      return failLane(op, f, lane,
+                      "reads shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that no thread of the block has written");
     if (options.detectSharedRaces && b.writeEpoch[i] == epoch &&
         b.writer[i] != static_cast<int32_t>(lane))
       return failLane(op, f, lane,
@@ -471,6 +489,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       Buffer &b = buffers[id];
       std::fill(b.owned.begin(), b.owned.end(), 0xff);
       std::fill(b.pending.begin(), b.pending.end(), 0);
+      std::fill(b.writer.begin(), b.writer.end(), -1);
     }
     // Block arguments: ids and sizes.
     auto bindUniform = [&](Value v, int64_t x) {

@@ -309,10 +309,17 @@ static LogicalResult execAlloc(Interp &in, Operation *op, Frame &f) {
   m.buf = in.addBuffer(std::move(b));
   Val &r = in.defRef(f, op->getResult(0), true);
   r.refs[0] = m;
+  // gpu.alloc async: the token is ready (host operations run in order).
+  for (Value token : op->getResults().drop_front())
+    in.defRef(f, token, true);
   return success();
 }
 
-static LogicalResult execNoOp(Interp &, Operation *, Frame &) {
+/// Deallocation (the buffer stays: later accesses still resolve, and the
+/// emulation is short); an async token result is ready.
+static LogicalResult execDealloc(Interp &in, Operation *op, Frame &f) {
+  for (Value token : op->getResults())
+    in.defRef(f, token, true);
   return success();
 }
 
@@ -331,6 +338,6 @@ void mlir::attn::gpuemu::registerMemRefHandlers(Interp &in) {
   in.registerHandler(TypeID::get<memref::ExpandShapeOp>(), execExpand);
   in.registerHandler(TypeID::get<memref::AllocOp>(), execAlloc);
   in.registerHandler(TypeID::get<gpu::AllocOp>(), execAlloc);
-  in.registerHandler(TypeID::get<memref::DeallocOp>(), execNoOp);
-  in.registerHandler(TypeID::get<gpu::DeallocOp>(), execNoOp);
+  in.registerHandler(TypeID::get<memref::DeallocOp>(), execDealloc);
+  in.registerHandler(TypeID::get<gpu::DeallocOp>(), execDealloc);
 }

@@ -60,14 +60,15 @@ static LogicalResult execLdMatrix(Interp &in, Operation *op, Frame &f) {
       readIndices(in, f, ld.getIndices(), l, idx);
       const MemRefDesc &m = mem.ref(l);
       int64_t off;
-      if (failed(in.address(op, f, l, m, idx, 2, 8, off)) ||
-          failed(in.noteRead(op, f, l, m.buf, off, 16)))
+      if (failed(in.address(op, f, l, m, idx, 2, 8, off)))
         return failure();
       if (off % 16 != 0)
         return in.failLane(op, f, l,
                            "ldmatrix row address not 16-byte aligned (byte " +
                                Twine(off) + " of " + in.buffer(m.buf).name +
                                ")");
+      if (failed(in.noteRead(op, f, l, m.buf, off, 16)))
+        return failure();
       const uint8_t *p = in.buffer(m.buf).data + off;
       for (unsigned c = 0; c < 8; ++c)
         rows[t][c] = loadElem(k, p + 2 * c);

@@ -110,13 +110,26 @@ struct ModifierAttrs {
 AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
                                        Value q, Value k, Value v,
                                        const AttentionConfig &config) {
-  Type outType = inferAttentionOutType(q, k, v, config.layout);
+  // Paged k and v are page pools: the batch size comes from q alone.
+  Value kb = config.pageTable ? q : k, vb = config.pageTable ? q : v;
+  Type outType = inferAttentionOutType(q, kb, vb, config.layout);
+  if (config.pageTable) {
+    auto o = dyn_cast<RankedTensorType>(outType);
+    auto vs = logicalSizes(v, config.layout);
+    if (o && o.getRank() == 4 && vs) {
+      SmallVector<int64_t, 4> shape(o.getShape());
+      shape[3] = (*vs)[3];
+      outType = RankedTensorType::get(shape, o.getElementType());
+    }
+  }
   Type lseType;
   if (config.withLse)
-    lseType = inferAttentionLseType(q, k, v, config.layout);
+    lseType = inferAttentionLseType(q, kb, vb, config.layout);
   ModifierAttrs attrs(builder, config);
   return AttentionOp::create(
-      builder, loc, outType, lseType, q, k, v, config.kvLen, config.mask,
+      builder, loc, outType, lseType, q, k, v, config.pageTable, config.cuSeqlensQ,
+      config.cuSeqlensK, config.kvLen,
+      config.mask,
       config.bias, config.alibiSlopes, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
       attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale,

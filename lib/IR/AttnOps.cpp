@@ -374,7 +374,22 @@ int64_t AttentionOp::getQuerySeqLen() {
   return logicalShape(getQuery().getType(), getLayout())[2];
 }
 int64_t AttentionOp::getKvSeqLen() {
+  int64_t n = logicalShape(getKey().getType(), getLayout())[2];
+  if (!isPaged())
+    return n;
+  int64_t pages = getPageTable().getType().getDimSize(1);
+  if (n == kDyn || pages == kDyn)
+    return kDyn;
+  int64_t nk;
+  if (llvm::MulOverflow(n, pages, nk))
+    return kDyn;
+  return nk;
+}
+int64_t AttentionOp::getPageSize() {
   return logicalShape(getKey().getType(), getLayout())[2];
+}
+int64_t AttentionOp::getNumPages() {
+  return logicalShape(getKey().getType(), getLayout())[0];
 }
 int64_t AttentionOp::getHeadDimQK() {
   return logicalShape(getQuery().getType(), getLayout())[3];
@@ -405,6 +420,70 @@ std::optional<double> AttentionOp::getEffectiveScale() {
   if (d == kDyn || d <= 0)
     return std::nullopt;
   return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+LogicalResult AttentionOp::verifyRagged() {
+  Value cuQ = getCuSeqlensQ(), cuK = getCuSeqlensK();
+  if (!cuQ || !cuK)
+    return emitOpError() << "ragged batches need both cu_seqlens_q and "
+                            "cu_seqlens_k";
+  auto tq = cast<RankedTensorType>(cuQ.getType());
+  auto tk = cast<RankedTensorType>(cuK.getType());
+  if (tq.getRank() != 1 || tk.getRank() != 1 ||
+      !compatible(tq.getDimSize(0), tk.getDimSize(0)) ||
+      tq.getDimSize(0) == 0 || tk.getDimSize(0) == 0)
+    return emitOpError() << "ragged offsets must be two rank-1 tensors of "
+                            "B + 1 offsets each; got "
+                         << tq << " and " << tk;
+  StringRef other = isPaged()                 ? "page_table"
+                    : getKvLen()              ? "kv_len"
+                    : getMask()               ? "mask"
+                    : getBias()               ? "bias"
+                    : getScoreModBlock()      ? "score_mod"
+                    : getMaskModBlock()       ? "mask_mod"
+                    : !getModInputs().empty() ? "mod_inputs"
+                                              : "";
+  if (!other.empty())
+    return emitOpError() << "ragged batches do not take " << other
+                         << " (the sequences' lengths come from the offsets)";
+  for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQuery()},
+                         {"k", getKey()},
+                         {"v", getValue()},
+                         {"out", getOut()}}) {
+    int64_t b = logicalShape(v.getType(), getLayout())[0];
+    if (b != kDyn && b != 1)
+      return emitOpError() << "ragged batches pack every sequence into one "
+                              "batch entry: "
+                           << name << " must have B = 1; got " << b;
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
+                                        ArrayRef<int64_t> v) {
+  auto pt = cast<RankedTensorType>(getPageTable().getType());
+  int64_t batch = logicalShape(getQuery().getType(), getLayout())[0];
+  if (pt.getRank() != 2 || !compatible(pt.getDimSize(0), batch))
+    return emitOpError() << "page_table must be [B, max_pages] with one row "
+                            "of page indices per batch entry (B = "
+                         << fmtSize(batch) << "); got " << pt;
+  if (!getKvLen())
+    return emitOpError() << "page_table needs kv_len: the number of valid "
+                            "tokens of each sequence";
+  if (!compatible(k[0], v[0]))
+    return emitOpError() << "k and v page pools must have the same number of "
+                            "pages: k has "
+                         << fmtSize(k[0]) << ", v has " << fmtSize(v[0]);
+  int64_t s = k[2] != kDyn ? k[2] : v[2];
+  if (s == kDyn)
+    return emitOpError() << "paged k and v need a static page size (their "
+                            "N dimension); got "
+                         << getKey().getType();
+  if (s <= 0 || !compatible(k[2], v[2]))
+    return emitOpError() << "paged k and v must have the same positive page "
+                            "size: k has "
+                         << fmtSize(k[2]) << ", v has " << fmtSize(v[2]);
+  return success();
 }
 
 LogicalResult AttentionOp::verify() {
@@ -448,12 +527,24 @@ LogicalResult AttentionOp::verify() {
   auto lseDim = [&](int64_t i) {
     return lseType && lseType.getRank() == 3 ? lseType.getDimSize(i) : kDyn;
   };
-  int64_t batch = firstStatic({q[0], k[0], v[0], o[0], lseDim(0)});
+  if ((getCuSeqlensQ() || getCuSeqlensK()) && failed(verifyRagged()))
+    return failure();
+  // Paged K/V: k and v are page pools [P, Hkv, S, D]; the batch comes from
+  // q and the page table.
+  bool paged = isPaged();
+  auto pt = paged ? cast<RankedTensorType>(getPageTable().getType())
+                  : RankedTensorType();
+  int64_t ptBatch = pt && pt.getRank() == 2 ? pt.getDimSize(0) : kDyn;
+  int64_t batch = paged ? firstStatic({q[0], o[0], lseDim(0), ptBatch})
+                        : firstStatic({q[0], k[0], v[0], o[0], lseDim(0)});
   int64_t numQueryHeads = firstStatic({q[1], o[1], lseDim(1)});
   int64_t queryLen = firstStatic({q[2], o[2], lseDim(2)});
 
-  if (!compatible(q[0], k[0]) || !compatible(q[0], v[0]) ||
-      !compatible(k[0], v[0]))
+  if (paged) {
+    if (failed(verifyPaging(k, v)))
+      return failure();
+  } else if (!compatible(q[0], k[0]) || !compatible(q[0], v[0]) ||
+             !compatible(k[0], v[0]))
     return emitOpError() << "batch sizes differ: q has B = " << fmtSize(q[0])
                          << ", k has B = " << fmtSize(k[0])
                          << ", v has B = " << fmtSize(v[0]);
@@ -481,7 +572,7 @@ LogicalResult AttentionOp::verify() {
            << "k and v must have the same sequence length (Nk): k has " << k[2]
            << ", v has " << v[2];
 
-  int64_t nk = k[2] != kDyn ? k[2] : v[2];
+  int64_t nk = paged ? getKvSeqLen() : (k[2] != kDyn ? k[2] : v[2]);
   SmallVector<int64_t, 4> expectOut = {batch, q[1], q[2], v[3]};
   for (int64_t i = 0; i < 4; ++i) {
     if (compatible(o[i], expectOut[i]))
@@ -683,6 +774,27 @@ LogicalResult KvCacheAppendOp::verify() {
   auto c = logicalShape(cache, getLayout());
   auto u = logicalShape(update, getLayout());
   static constexpr StringLiteral names[4] = {"B", "H", "N", "D"};
+  if (Value table = getPageTable()) {
+    // A page pool [P, H, S, D]; the batch comes from the update.
+    auto pt = cast<RankedTensorType>(table.getType());
+    if (pt.getRank() != 2 || !compatible(pt.getDimSize(0), u[0]))
+      return emitOpError() << "page_table must be [B, max_pages] with one row "
+                              "per batch entry of the update (B = "
+                           << fmtSize(u[0]) << "); got " << pt;
+    for (int64_t i : {1, 3})
+      if (!compatible(c[i], u[i]))
+        return emitOpError()
+               << "update must match the page pool in " << names[i]
+               << ": pool has " << c[i] << ", update has " << u[i];
+    if (c[2] == 0)
+      return emitOpError() << "the page pool's page size must be positive";
+    auto pos = getPositions().getType();
+    if (pos.getRank() != 1 || !compatible(pos.getDimSize(0), u[0]))
+      return emitOpError() << "positions must be a rank-1 tensor with one "
+                              "entry per batch entry (B = "
+                           << fmtSize(u[0]) << "); got " << pos;
+    return success();
+  }
   for (int64_t i : {0, 1, 3})
     if (!compatible(c[i], u[i]))
       return emitOpError() << "update must match the cache in " << names[i]

@@ -279,6 +279,18 @@ std::string maskModAllows(const Inputs &in, int64_t b, int64_t h, int64_t i,
 
 std::string attn::ref::attention(const Spec &spec, const Inputs &in,
                                  Outputs &result) {
+  if (in.cuSeqlensQ || in.cuSeqlensK)
+    return raggedAttention(spec, in, result);
+  if (in.pageTable) {
+    Tensor k, v;
+    if (std::string err = densePagedKv(spec, in, k, v); !err.empty())
+      return err;
+    Inputs dense = in;
+    dense.k = &k;
+    dense.v = &v;
+    dense.pageTable = nullptr;
+    return attention(spec, dense, result);
+  }
   Problem p;
   if (std::string err = prepare(spec, in, p); !err.empty())
     return err;
@@ -386,6 +398,23 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
 
 int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
                                      bool countMaskContent) {
+  if (in.cuSeqlensQ || in.cuSeqlensK) {
+    Outputs unused;
+    int64_t pairs = 0;
+    if (!raggedAttention(spec, in, unused, &pairs).empty())
+      return -1;
+    return pairs;
+  }
+  if (in.pageTable) {
+    Tensor k, v;
+    if (!densePagedKv(spec, in, k, v).empty())
+      return -1;
+    Inputs dense = in;
+    dense.k = &k;
+    dense.v = &v;
+    dense.pageTable = nullptr;
+    return countAllowedPairs(spec, dense, countMaskContent);
+  }
   Problem p;
   if (!prepare(spec, in, p).empty())
     return -1;
@@ -407,6 +436,16 @@ int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
 
 double attn::ref::attentionFlops(const Spec &spec, const Inputs &in,
                                  bool countMaskContent) {
+  if (in.pageTable) {
+    Tensor k, v;
+    if (!densePagedKv(spec, in, k, v).empty())
+      return -1.0;
+    Inputs dense = in;
+    dense.k = &k;
+    dense.v = &v;
+    dense.pageTable = nullptr;
+    return attentionFlops(spec, dense, countMaskContent);
+  }
   int64_t pairs = countAllowedPairs(spec, in, countMaskContent);
   if (pairs < 0)
     return -1.0;

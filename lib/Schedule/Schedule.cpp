@@ -14,6 +14,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -194,5 +197,12 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,
     t.q = tileQ;
   if (tileK > 0)
     t.k = tileK;
+  // Paged K/V: key tiles are whole pages (a multiple of the page size, read
+  // page by page) or divide a page (a slice of one page), so that no tile
+  // reads part of a page beyond the next tile's start; nothing is gathered.
+  if (op.isPaged() && op.getPageSize() > 0) {
+    int64_t s = op.getPageSize();
+    t.k = t.k >= s ? t.k / s * s : std::gcd(t.k, s);
+  }
   return t;
 }

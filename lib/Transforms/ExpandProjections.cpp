@@ -138,7 +138,9 @@ struct ExpandProjectedAttention
         {qType.getDimSize(0), qType.getDimSize(1), hq, vType.getDimSize(3)},
         qType.getElementType());
     auto attention = AttentionOp::create(
-        rewriter, loc, outType, /*lse=*/Type(), q, k, v, op.getKvLen(),
+        rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*page_table=*/Value(),
+        /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+        op.getKvLen(),
         op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getModInputs(),
         LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),

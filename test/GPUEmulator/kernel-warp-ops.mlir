@@ -6,7 +6,7 @@
 
 // ldmatrix .x1 .trans of the 8x8 matrix M[r][c] = 8r + c: lane l gets
 // M[2 (l % 4) + j][l / 4], j = 0, 1.
-// LDM: emulate: {{.*}}1 launch, 1 blocks of 32 threads; 0 mma.sync, 1 ldmatrix
+// LDM: emulate: {{.*}}1 launch, 1 blocks, 32 threads; 0 mma.sync, 1 ldmatrix
 // LDM-NEXT: arg0: f16 [32, 2] sum 2016
 // LDM-NEXT: 0 8 16 24 32 40 48 56
 // LDM-NEXT: 1 9 17 25 33 41 49 57

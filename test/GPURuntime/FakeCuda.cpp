@@ -14,8 +14,10 @@
 // functions that cuLaunchKernel runs for a named kernel.
 //
 // FAKE_CUDA_DEVICES=n sets the device count (default 1; 0: cuInit fails
-// with CUDA_ERROR_NO_DEVICE). FAKE_CUDA_TRACE=1 also prints every logged
-// call to stderr as "fake-cuda: <call>" (for tools run by lit tests);
+// with CUDA_ERROR_NO_DEVICE). Built with FAKE_CUDA_OLD_DRIVER it is an old
+// driver: no stream-ordered allocation, cluster launch or tensor maps, and
+// the unversioned cuEventElapsedTime. FAKE_CUDA_TRACE=1 also prints every
+// logged call to stderr as "fake-cuda: <call>" (for tools run by lit tests);
 // FAKE_CUDA_FAIL=<function>=<code> makes the first call of that function
 // fail with that CUresult, as fake_cuda_fail_next does.
 //
@@ -27,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -51,11 +54,12 @@ enum : int {
 using KernelFn = void (*)(void **params, const unsigned *grid,
                           const unsigned *block, unsigned smem);
 
-struct Module {
-  std::string image;
-};
 struct Function {
   std::string name;
+};
+struct Module {
+  std::string image;
+  std::map<std::string, std::unique_ptr<Function>> functions;
 };
 struct Stream {
   int id;
@@ -368,7 +372,8 @@ FAKE_EXPORT int cuModuleLoadData(void **module, const void *image) {
   if (int code = enter("cuModuleLoadData", true))
     return code;
   *module = new Module{binary ? std::string("*")
-                              : std::string(static_cast<const char *>(image))};
+                              : std::string(static_cast<const char *>(image)),
+                       {}};
   return kSuccess;
 }
 
@@ -396,7 +401,7 @@ FAKE_EXPORT int cuModuleLoadDataEx(void **module, const void *image, unsigned n,
       std::snprintf(errorLog, errorLogSize, "ptxas fatal: fake syntax error");
     return kInvalidPtx;
   }
-  *module = new Module{text};
+  *module = new Module{text, {}};
   return kSuccess;
 }
 
@@ -417,7 +422,10 @@ FAKE_EXPORT int cuModuleGetFunction(void **fn, void *module, const char *name) {
   const std::string &image = static_cast<Module *>(module)->image;
   if (image != "*" && !std::strstr(image.c_str(), name))
     return kNotFound;
-  *fn = new Function{name}; // leaked, like the driver's handles
+  auto &f = static_cast<Module *>(module)->functions[name];
+  if (!f)
+    f.reset(new Function{name});
+  *fn = f.get();
   return kSuccess;
 }
 
@@ -460,6 +468,7 @@ FAKE_EXPORT int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   return launch("cuLaunchKernel", fn, grid, block, smem, stream, params);
 }
 
+#ifndef FAKE_CUDA_OLD_DRIVER
 struct FakeLaunchAttribute {
   int id;
   char pad[4];
@@ -492,6 +501,7 @@ FAKE_EXPORT int cuLaunchKernelEx(const FakeLaunchConfig *config, void *fn,
   return launch("cuLaunchKernelEx", fn, config->grid, config->block,
                 config->smem, config->stream, params);
 }
+#endif
 
 FAKE_EXPORT int cuStreamCreate(void **stream, unsigned flags) {
   if (int code = enter("cuStreamCreate", true))
@@ -562,7 +572,11 @@ FAKE_EXPORT int cuEventSynchronize(void *event) {
   return enter("cuEventSynchronize", true);
 }
 
+#ifdef FAKE_CUDA_OLD_DRIVER
+FAKE_EXPORT int cuEventElapsedTime(float *ms, void *start, void *end) {
+#else
 FAKE_EXPORT int cuEventElapsedTime_v2(float *ms, void *start, void *end) {
+#endif
   logCall("cuEventElapsedTime");
   if (int code = enter("cuEventElapsedTime", true))
     return code;
@@ -587,12 +601,14 @@ FAKE_EXPORT int cuMemAllocManaged(uintptr_t *p, size_t n, unsigned flags) {
   return allocate(p, n);
 }
 
+#ifndef FAKE_CUDA_OLD_DRIVER
 FAKE_EXPORT int cuMemAllocAsync(uintptr_t *p, size_t n, void *stream) {
   logCall("cuMemAllocAsync %zu s%d", n, streamId(stream));
   if (int code = enter("cuMemAllocAsync", true))
     return code;
   return allocate(p, n);
 }
+#endif
 
 FAKE_EXPORT int cuMemFree_v2(uintptr_t p) {
   logCall("cuMemFree");
@@ -601,12 +617,14 @@ FAKE_EXPORT int cuMemFree_v2(uintptr_t p) {
   return release(p);
 }
 
+#ifndef FAKE_CUDA_OLD_DRIVER
 FAKE_EXPORT int cuMemFreeAsync(uintptr_t p, void *stream) {
   logCall("cuMemFreeAsync s%d", streamId(stream));
   if (int code = enter("cuMemFreeAsync", true))
     return code;
   return release(p);
 }
+#endif
 
 FAKE_EXPORT int cuMemcpyAsync(uintptr_t dst, uintptr_t src, size_t n,
                               void *stream) {
@@ -690,6 +708,7 @@ FAKE_EXPORT int cuMemHostUnregister(void *p) {
   return enter("cuMemHostUnregister", true);
 }
 
+#ifndef FAKE_CUDA_OLD_DRIVER
 /// Logs the arguments (innermost dimension first, as the driver counts) and
 /// writes them into the map so that equal arguments give equal maps.
 FAKE_EXPORT int
@@ -721,3 +740,4 @@ cuTensorMapEncodeTiled(uint64_t *map, int dtype, unsigned rank, void *address,
   }
   return kSuccess;
 }
+#endif

@@ -80,5 +80,8 @@ int main(int argc, char **argv) {
   printf("%s: %s\n", attn_status_name(s), attn_last_error());
   if (log)
     printf("driver calls:\n%s", log());
+  attn_gpu_stream_destroy(options.stream);
+  for (int32_t i = 0; i < n; ++i)
+    attn_gpu_free(tensors[i].data);
   return s == ATTN_STATUS_OK ? 0 : 1;
 }

@@ -137,6 +137,14 @@ if mode == "numpy":
               "kernel add_one runs on the GPU (sm_90a)", f"error {e}")
     check(attn._abi.STATUS_NAMES[9] == "ATTN_STATUS_DEVICE_ERROR",
           "status names")
+    check(not prefill.gpu and attn.current_stream([q, k, v]) is None,
+          "no stream for host arrays")
+    try:
+        prefill(q, k, v, stream=1234)
+        check(False, "a stream for a CPU kernel")
+    except attn.KernelError as e:
+        check(e.message == "options->stream is set, but this is a CPU kernel",
+              f"error {e}")
     # JIT through the C API, the same ABI.
     jit = attn.jit(open(small_spec).read(), name="small.mlir")
     qs, ks, vs = (rng.uniform(-1, 1, (1, 2, 4, 8)).astype(np.float32)

@@ -78,6 +78,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -284,6 +285,19 @@ struct Config {
   int64_t maxDist = 1; // RelativeBias: table [Hq, 2 maxDist + 1]
   double modCap = 1.0; // TanhCap
   bool alignBottomRight = false;
+
+  // Paged K/V: k and v are pools of `pages` pages of `pageSize` tokens read
+  // through a [B, maxPages] page table (Nk = maxPages * pageSize); the
+  // lengths are fixed with the configuration so that the pool can be sized
+  // to them (exactly, for the "whole pool" edge case).
+  bool paged = false, pageTableI64 = false;
+  int64_t pageSize = 1, maxPages = 1, pages = 1;
+  std::vector<int64_t> pagedLens;
+
+  // Ragged batches: `cuQ.size() - 1` sequences packed along N of B = 1
+  // tensors (Nq and Nk are the packed token counts).
+  bool ragged = false, cuI64 = false;
+  std::vector<int64_t> cuQ, cuK;
 };
 
 using Rng = std::mt19937_64;
@@ -400,6 +414,114 @@ void makeProjected(Rng &rng, Config &c, bool cross, bool dynamic = false) {
     for (const char *n : {"B", "Nq", "Nk", "D", "W"})
       if (chance(rng, dynamic ? 0.8 : 0.5))
         c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
+}
+
+/// Paged K/V with kv_len edge cases: an empty sequence, one that fills the
+/// whole table, one that ends exactly on a page boundary, and the pool
+/// either exactly as large as the pages the sequences use (the whole pool)
+/// or with spare pages. `decode`: one query per sequence, bottom-right.
+void makePaged(Rng &rng, Config &c, bool decode) {
+  c.paged = true;
+  c.projected = false;
+  c.pageTableI64 = chance(rng, 0.3);
+  // Even repetitions: lse, an empty sequence, the pool used whole; odd ones:
+  // bnhd pools and page sizes that are not powers of two.
+  bool even = c.rep % 2 == 0;
+  c.pageSize = even ? pick<int64_t>(rng, {1, 2, 4, 8, 16})
+                    : pick<int64_t>(rng, {3, 5, 6});
+  if (even) {
+    c.sigmoid = false;
+    c.lse = true;
+  } else {
+    c.bnhd = true;
+  }
+  if (decode) {
+    c.Nq = 1;
+    c.causal = CausalKind::BottomRight;
+    c.Nk = pick<int64_t>(rng, {16, 37, 64, 100});
+  }
+  c.maxPages = std::max<int64_t>(2, (c.Nk + c.pageSize - 1) / c.pageSize);
+  c.Nk = c.maxPages * c.pageSize;
+  c.B = pick<int64_t>(rng, {3, 4});
+  c.kvLen = true;
+  c.kvLenI64 = chance(rng, 0.5);
+  c.kvLenEdges = false;
+  c.pagedLens.assign(c.B, 0);
+  for (int64_t b = 0; b < c.B; ++b) {
+    switch (b) {
+    case 0:
+      c.pagedLens[b] = even ? 0 : uniformInt(rng, 0, c.Nk);
+      break;
+    case 1:
+      c.pagedLens[b] = c.Nk;
+      break;
+    case 2:
+      c.pagedLens[b] =
+          uniformInt(rng, 1, std::max<int64_t>(c.maxPages - 1, 1)) * c.pageSize;
+      break;
+    default:
+      c.pagedLens[b] = uniformInt(rng, 0, c.Nk);
+    }
+  }
+  std::shuffle(c.pagedLens.begin(), c.pagedLens.end(), rng);
+  c.pages = 0;
+  for (int64_t len : c.pagedLens)
+    c.pages += (len + c.pageSize - 1) / c.pageSize;
+  c.pages += even ? 0 : pick<int64_t>(rng, {0, 1, 3});
+  c.pages = std::max<int64_t>(c.pages, 1);
+  for (const char *n : {"P", "MaxPages"})
+    if (chance(rng, 0.2))
+      c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
+}
+
+/// Sorted offsets of `seqs` sequences in `tokens` tokens: repeated cuts are
+/// empty sequences; sometimes rows before the first or after the last
+/// sequence belong to none.
+std::vector<int64_t> randomCuts(Rng &rng, int64_t seqs, int64_t tokens) {
+  std::vector<int64_t> cu(seqs + 1);
+  for (int64_t &x : cu)
+    x = uniformInt(rng, 0, tokens);
+  std::sort(cu.begin(), cu.end());
+  if (chance(rng, 0.7))
+    cu.front() = 0;
+  if (chance(rng, 0.7))
+    cu.back() = tokens;
+  return cu;
+}
+
+/// A ragged batch: 1 to 5 sequences of random lengths (some empty), packed.
+void makeRagged(Rng &rng, Config &c) {
+  c.ragged = true;
+  c.projected = false;
+  c.cuI64 = chance(rng, 0.5);
+  int64_t seqs = c.rep % 2 == 0 ? pick<int64_t>(rng, {2, 3, 5})
+                                : pick<int64_t>(rng, {1, 2, 3, 5});
+  c.B = 1;
+  c.Nq = pick<int64_t>(rng, {0, 5, 17, 40, 64, 97});
+  c.Nk = chance(rng, 0.5) ? c.Nq : pick<int64_t>(rng, {3, 17, 40, 64, 97});
+  c.cuQ = randomCuts(rng, seqs, c.Nq);
+  c.cuK = randomCuts(rng, seqs, c.Nk);
+  // Every other repetition forces the edge cases: an empty sequence, lse and
+  // the chunked-prefill diagonal, or rows after the last sequence and the
+  // bnhd layout.
+  if (c.rep % 2 == 0) {
+    c.sigmoid = false;
+    c.lse = true;
+    c.causal = CausalKind::BottomRight;
+    c.cuQ[1] = c.cuQ[0];
+  } else {
+    c.bnhd = true;
+    c.Nq = std::max<int64_t>(c.Nq, 5);
+    c.cuQ = randomCuts(rng, seqs, c.Nq - 2);
+  }
+  c.kvLen = c.kvLenEdges = false;
+  c.maskRank = c.biasRank = 0;
+  c.maskEmptyRow = c.biasNegInf = false;
+  c.maskMod = MaskModKind::None;
+  c.scoreMod = ScoreModKind::None;
+  for (const char *n : {"B", "Nq", "Nk"})
+    if (chance(rng, 0.3))
+      c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
 }
 
 /// One forced feature per case index: row `i % size` of this table is
@@ -648,6 +770,9 @@ const std::vector<Scenario> &scenarios() {
            c.modCap = pick(r, {2.5, 10.0});
          }
        }},
+      {"paged", [](Rng &r, Config &c) { makePaged(r, c, false); }},
+      {"paged_decode", [](Rng &r, Config &c) { makePaged(r, c, true); }},
+      {"ragged", [](Rng &r, Config &c) { makeRagged(r, c); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -959,10 +1084,29 @@ private:
     };
     addArg("q", order({c.B, "B"}, {c.Hq, "Hq"}, {c.Nq, "Nq"}, {c.Dqk, "Dqk"}),
            elt, kind);
-    addArg("k", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
-           elt, kind);
-    addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
-           elt, kind);
+    if (c.paged) {
+      // Page pools: the page size is static (the verifier requires it).
+      Dim pages{c.pages, "P"}, rows{c.pageSize, nullptr};
+      addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), elt,
+             kind);
+      addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt, kind);
+      addArg("page_table", {{c.B, "B"}, {c.maxPages, "MaxPages"}},
+             c.pageTableI64 ? "i64" : "i32",
+             c.pageTableI64 ? ElementKind::I64 : ElementKind::I32);
+    } else {
+      addArg("k",
+             order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
+             elt, kind);
+      addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
+             elt, kind);
+    }
+    if (c.ragged) {
+      std::string ty = c.cuI64 ? "i64" : "i32";
+      ElementKind kind = c.cuI64 ? ElementKind::I64 : ElementKind::I32;
+      Dim n{static_cast<int64_t>(c.cuQ.size()), "Seqs1"};
+      addArg("cu_seqlens_q", {n}, ty, kind);
+      addArg("cu_seqlens_k", {n}, ty, kind);
+    }
     addModifierArgs();
     std::vector<std::string> results = {
         type(order({c.B, "B"}, {c.Hq, "Hq"}, {c.Nq, "Nq"}, {c.Dv, "Dv"}), elt)};
@@ -976,6 +1120,11 @@ private:
     s += c.lse ? "  %out, %lse = " : "  %out = ";
     s += "attn.attention " + operand("q", "q") + " " + operand("k", "k") + " " +
          operand("v", "v");
+    if (c.paged)
+      s += " " + operand("page_table", "page_table");
+    if (c.ragged)
+      s += " ragged(%cu_seqlens_q, %cu_seqlens_k : " + argType("cu_seqlens_q") +
+           ", " + argType("cu_seqlens_k") + ")";
     if (c.bnhd)
       s += " layout(bnhd)";
     s += modifierText() + " -> " + resultList + "\n";
@@ -1042,6 +1191,26 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
       // rows less flat.
       double r = 2.0 / std::sqrt(static_cast<double>(a.shape[0]));
       fill(-r, r);
+    } else if (a.name == "kv_len" && c.paged) {
+      for (int64_t b = 0; b < n; ++b)
+        t.set(b, static_cast<double>(c.pagedLens[b]));
+    } else if (a.name == "cu_seqlens_q" || a.name == "cu_seqlens_k") {
+      const std::vector<int64_t> &cu = a.name == "cu_seqlens_q" ? c.cuQ : c.cuK;
+      for (int64_t i = 0; i < n; ++i)
+        t.set(i, static_cast<double>(cu[i]));
+    } else if (a.name == "page_table") {
+      // Every page a sequence uses, in shuffled order; entries past a
+      // sequence's last page are never read: -1 or a page past the pool.
+      std::vector<int64_t> order(c.pages);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      size_t next = 0;
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t p = 0; p < c.maxPages; ++p)
+          t.set(b * c.maxPages + p,
+                p * c.pageSize < c.pagedLens[b]
+                    ? static_cast<double>(order[next++])
+                    : (chance(rng, 0.5) ? -1.0 : double(c.pages + 7)));
     } else if (a.name == "kv_len") {
       for (int64_t b = 0; b < n; ++b)
         t.set(b, static_cast<double>(uniformInt(rng, 0, c.Nk)));
@@ -1416,6 +1585,46 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.windowLeft && !c.windowRight, "window left only");
     note(!c.windowLeft && c.windowRight, "window right only");
     note(c.windowLeft && c.windowRight, "window both");
+    if (c.ragged) {
+      bool empty = false, outside = false, differ = false;
+      for (size_t i = 0; i + 1 < c.cuQ.size(); ++i) {
+        empty |= c.cuQ[i] == c.cuQ[i + 1];
+        differ |= c.cuQ[i + 1] - c.cuQ[i] != c.cuK[i + 1] - c.cuK[i];
+      }
+      outside = c.cuQ.front() > 0 || c.cuQ.back() < c.Nq;
+      note(true, "ragged batch");
+      note(c.cuQ.size() > 2, "ragged, several sequences");
+      note(empty, "ragged, an empty sequence");
+      note(outside, "ragged, rows outside every sequence");
+      note(differ && c.causal == CausalKind::BottomRight,
+           "ragged, Nq != Nk per sequence, bottom-right");
+      note(c.bnhd, "ragged, bnhd");
+      note(c.lse, "ragged with lse");
+    }
+    if (c.paged) {
+      bool zero = false, boundary = false, full = false;
+      int64_t used = 0;
+      for (int64_t len : c.pagedLens) {
+        zero |= len == 0;
+        boundary |= len > 0 && len < c.Nk && len % c.pageSize == 0;
+        full |= len == c.Nk;
+        used += (len + c.pageSize - 1) / c.pageSize;
+      }
+      note(true, "paged K/V");
+      note(c.bnhd, "paged K/V, bnhd pools");
+      note(c.Nq == 1, "paged K/V, decode (Nq = 1)");
+      note(c.Hq != c.Hkv, "paged K/V with GQA/MQA");
+      note(c.lse, "paged K/V with lse");
+      note(c.maskRank || c.biasRank || c.alibi || c.windowLeft ||
+               c.windowRight || c.softcap,
+           "paged K/V with other modifiers");
+      note((c.pageSize & (c.pageSize - 1)) != 0,
+           "paged K/V, page size not a power of two");
+      note(zero, "paged kv_len 0");
+      note(boundary, "paged kv_len on a page boundary");
+      note(full, "paged kv_len = the whole table");
+      note(used == c.pages, "paged: the sequences use the whole pool");
+    }
     note((c.windowLeft || c.windowRight) && c.causal != CausalKind::None,
          "window with causal");
     note(c.windowLeft && *c.windowLeft == 0, "window_left(0)");

@@ -3,6 +3,7 @@
 add_executable(AttnRefTests
   ReferenceTest.cpp
   NpyTest.cpp
+  PagedReferenceTest.cpp
 )
 target_link_libraries(AttnRefTests PRIVATE
   AttnReference AttnSupport GTest::gtest GTest::gtest_main)

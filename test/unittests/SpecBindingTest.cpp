@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -602,3 +603,86 @@ func.func @f(%q: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
 }
 
 } // namespace
+
+// Random page tables are consistent with their lengths: every page a
+// sequence reads lies in the pool and belongs to one sequence only; entries
+// past a sequence's last page are -1; lengths fit the table; the edge cases
+// (an empty sequence, a length on a page boundary, the whole table) appear.
+TEST(RandomServingInputs, PagingIsConsistent) {
+  bool empty = false, boundary = false, whole = false;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const int64_t b = 4, maxPages = 6, pageSize = 4, pages = 20;
+    HostTensor table, lens;
+    table.resize(ElementKind::I32, {b, maxPages});
+    lens.resize(ElementKind::I32, {b});
+    randomPaging(table, lens, false, false, pages, pageSize, rng);
+    std::set<int64_t> used;
+    for (int64_t s = 0; s < b; ++s) {
+      int64_t len = lens.getInt(s);
+      ASSERT_GE(len, 0);
+      ASSERT_LE(len, maxPages * pageSize);
+      empty |= len == 0;
+      boundary |= len > 0 && len < maxPages * pageSize && len % pageSize == 0;
+      whole |= len == maxPages * pageSize;
+      int64_t need = (len + pageSize - 1) / pageSize;
+      for (int64_t p = 0; p < maxPages; ++p) {
+        int64_t e = table.getInt(s * maxPages + p);
+        if (p < need) {
+          EXPECT_GE(e, 0);
+          EXPECT_LT(e, pages);
+          EXPECT_TRUE(used.insert(e).second) << "page " << e << " shared";
+        } else {
+          EXPECT_EQ(e, -1);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(empty && boundary && whole);
+}
+
+// Given lengths are kept, and a given table gets lengths within its valid
+// leading entries.
+TEST(RandomServingInputs, PagingKeepsGivenInputs) {
+  std::mt19937_64 rng(1);
+  HostTensor table, lens;
+  table.resize(ElementKind::I32, {2, 3});
+  lens.resize(ElementKind::I32, {2});
+  lens.set(0, 5);
+  lens.set(1, 0);
+  randomPaging(table, lens, false, true, 8, 2, rng);
+  EXPECT_EQ(lens.getInt(0), 5);
+  EXPECT_EQ(lens.getInt(1), 0);
+  EXPECT_EQ(table.getInt(3), -1);
+  for (int64_t p = 0; p < 3; ++p)
+    EXPECT_GE(table.getInt(p), 0);
+  // Table [[1, 9, 0], [2, 3, 4]] over a pool of 5 pages: entry 9 is outside,
+  // so sequence 0 may read its first page only.
+  const double given[6] = {1, 9, 0, 2, 3, 4};
+  for (int i = 0; i < 6; ++i)
+    table.set(i, given[i]);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::mt19937_64 r(seed);
+    randomPaging(table, lens, true, false, 5, 2, r);
+    EXPECT_LE(lens.getInt(0), 2);
+    EXPECT_LE(lens.getInt(1), 6);
+  }
+}
+
+// Random ragged offsets are non-decreasing and within the packed tokens.
+TEST(RandomServingInputs, OffsetsAreValid) {
+  bool emptySeq = false;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    HostTensor cu;
+    cu.resize(ElementKind::I64, {6});
+    randomOffsets(cu, 30, rng);
+    EXPECT_GE(cu.getInt(0), 0);
+    EXPECT_LE(cu.getInt(5), 30);
+    for (int64_t i = 0; i < 5; ++i) {
+      EXPECT_LE(cu.getInt(i), cu.getInt(i + 1));
+      emptySeq |= cu.getInt(i) == cu.getInt(i + 1);
+    }
+  }
+  EXPECT_TRUE(emptySeq);
+}

@@ -204,13 +204,13 @@ bool mlir::attn::hasGpuLaunch(ModuleOp module) {
 
 /// Prints the emulator's counters.
 static void printStats(const EmulatorStats &stats, double seconds) {
-  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " ("
-               << stats.launches << " launch, " << stats.blocks << " blocks of "
-               << (stats.blocks ? stats.threads / stats.blocks : 0)
-               << " threads; " << stats.mmaSyncs << " mma.sync, "
-               << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
-               << " cp.async, " << stats.shuffles << " shuffles, "
-               << stats.barriers << " barriers per warp/block)\n";
+  llvm::outs()
+      << llvm::format("emulate: %.3f s", seconds) << " (" << stats.launches
+      << (stats.launches == 1 ? " launch, " : " launches, ") << stats.blocks
+      << " blocks, " << stats.threads << " threads; " << stats.mmaSyncs
+      << " mma.sync, " << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
+      << " cp.async, " << stats.shuffles << " shuffles, " << stats.barriers
+      << " barriers; warp-level ops counted per warp, barriers per block)\n";
 }
 
 int mlir::attn::runGpuKernelModule(ModuleOp module, llvm::StringRef entry,

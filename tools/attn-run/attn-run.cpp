@@ -67,7 +67,7 @@ static cl::list<std::string>
 static cl::list<std::string>
     shapes("shape",
            cl::desc("Shape of an argument: ARG=AxBxC where ARG is a "
-                    "name (q, k, v, kv_len, mask, bias, alibi, x, "
+                    "name (q, k, v, page_table, kv_len, mask, bias, alibi, x, "
                     "kv_source, wq, wk, wv, wo, mod_input0, mod_input1, "
                     "...) or an argument number"),
            cl::cat(category));
@@ -239,6 +239,8 @@ static int runMain(MLIRContext &context) {
   auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
   if ((printTileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");
+  if ((printTileMap || countTiles) && attention.isRagged())
+    return fail("--tile-map and --count-tiles do not take ragged batches");
   if (printTileMap || countTiles) {
     int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
             batch = known.count("B") ? known.lookup("B") : 1;

@@ -18,6 +18,7 @@ def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1]>;
 def Attn_KvLenTensor : RankedTensorOf<[I32, I64]>;
 def Attn_SlopeTensor : RankedTensorOf<[F32]>;
+def Attn_PageTableTensor : RankedTensorOf<[I32, I64]>;
 
 // Operands and attributes that say which keys a query reads and how logits
 // are formed; shared by the core op and the projection-level op.
@@ -126,6 +127,38 @@ def Attn_AttentionOp : Attn_Op<"attention",
     A row with no allowed key gives `out = 0` and `lse = -inf`. f16 and bf16
     inputs accumulate in f32. See `docs/Semantics.md` for the full contract.
 
+    Paged K/V (vLLM's block tables): with `page_table(%pt : tensor<BxMxi32>)`,
+    `k` and `v` are page pools `[P, Hkv, S, D]` (or `[P, S, Hkv, D]` with
+    `layout(bnhd)`, vLLM's order) of `P` pages of `S` tokens (`S` static),
+    and `kv_len` is required. The logical key `j < kv_len[b]` of batch entry
+    `b` is row `j % S` of page `page_table[b, j / S]`; `Nk = M * S`. Table
+    entries past the last page a sequence uses are never read; a read entry
+    outside `[0, P)` stops the program with a message.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<4x8x1x64xf32>)
+        k(%kp : tensor<256x2x16x64xf32>) v(%vp : tensor<256x2x16x64xf32>)
+        page_table(%pt : tensor<4x64xi32>) kv_len(%len : tensor<4xi32>)
+        causal(bottom_right) -> tensor<4x8x1x64xf32>
+    ```
+
+    Ragged batches (FlashAttention's varlen API): with
+    `ragged(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)`, q, k, v and out
+    hold the tokens of B sequences packed in one batch entry (`B = 1` in the
+    types: q `[1, Hq, Tq, Dqk]`), and the `B + 1` non-decreasing offsets say
+    which: sequence `b` has query rows `cu_q[b] .. cu_q[b+1]` and keys
+    `cu_k[b] .. cu_k[b+1]`, so every sequence has its own `Nq` and `Nk`. Each
+    sequence is attended as its own problem: causal, windows and ALiBi on its
+    own diagonal (`bottom_right` for chunked prefill). Rows outside every
+    sequence give `out = 0`, `lse = -inf`.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x2x?x64xf32>) v(%v : tensor<1x2x?x64xf32>)
+        ragged(%cq, %ck : tensor<9xi32>, tensor<9xi32>) causal(bottom_right)
+        -> tensor<1x8x?x64xf32>
+    ```
+
     Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
 
     ```mlir
@@ -138,7 +171,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
 
   let arguments = !con(
     (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
-         Attn_FloatTensor:$value),
+         Attn_FloatTensor:$value, Optional<Attn_PageTableTensor>:$page_table,
+         Optional<Attn_KvLenTensor>:$cu_seqlens_q,
+         Optional<Attn_KvLenTensor>:$cu_seqlens_k),
     Attn_ModifierOperands,
     (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout),
     Attn_ModifierAttrs);
@@ -151,6 +186,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `q` `(` $query `:` type($query) `)`
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`ragged` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+        `,` type($cu_seqlens_k) `)`)?
     custom<AttentionModifiers>($layout, }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);
@@ -166,6 +204,16 @@ def Attn_AttentionOp : Attn_Op<"attention",
     int64_t getKvSeqLen();
     int64_t getHeadDimQK();
     int64_t getHeadDimV();
+    /// Paged K/V: k and v are page pools read through `page_table`.
+    bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// Paged K/V: tokens per page (the pools' N dimension) and pool pages.
+    int64_t getPageSize();
+    int64_t getNumPages();
+    /// Ragged batches: sequences packed along N with per-sequence offsets.
+    bool isRagged() { return static_cast<bool>(getCuSeqlensQ()); }
+    ::mlir::LogicalResult verifyRagged();
+    ::mlir::LogicalResult verifyPaging(::llvm::ArrayRef<int64_t> k,
+                                       ::llvm::ArrayRef<int64_t> v);
     /// The scale to use: the stated one, or 1/sqrt(Dqk) (requires static Dqk).
     std::optional<double> getEffectiveScale();
     /// Logical [B, H, N, D] dimension index `logical` -> physical index.
@@ -297,9 +345,25 @@ def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
         update(%kn : tensor<8x8x1x128xf32>) at(%len : tensor<8xi32>)
         -> tensor<8x8x4096x128xf32>
     ```
+
+    Paged caches: with `page_table(%pt : tensor<BxMxi32>)` the cache is a
+    page pool `[P, H, S, D]` (`[P, S, H, D]` with `layout(bnhd)`) as on
+    `attn.attention`, and token `t` of batch entry `b` goes to row
+    `(positions[b] + t) % S` of page `page_table[b, (positions[b] + t) / S]`.
+    The update is `[B, H, Nnew, D]`. Writes go one token at a time in batch
+    order. Run-time checks stop the program with a message, never writing out
+    of bounds: a position past the page table
+    (`positions[b] + Nnew > M * S`) or a page index outside `[0, P)`.
+
+    ```mlir
+    %kp2 = attn.kv_cache_append cache(%kp : tensor<256x2x16x64xf32>)
+        update(%kn : tensor<4x2x1x64xf32>) at(%len : tensor<4xi32>)
+        page_table(%pt : tensor<4x64xi32>) -> tensor<256x2x16x64xf32>
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$cache, Attn_FloatTensor:$update,
                        Attn_KvLenTensor:$positions,
+                       Optional<Attn_PageTableTensor>:$page_table,
                        DefaultValuedAttr<Attn_Layout,
                            "::mlir::attn::Layout::bhnd">:$layout);
   let results = (outs Attn_FloatTensor:$result);
@@ -307,6 +371,7 @@ def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
     `cache` `(` $cache `:` type($cache) `)`
     `update` `(` $update `:` type($update) `)`
     `at` `(` $positions `:` type($positions) `)`
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
     (`layout` `(` $layout^ `)`)? attr-dict `->` type($result)
   }];
   let hasVerifier = 1;

@@ -111,6 +111,21 @@ struct SpecBinding {
   }
 };
 
+/// Paged K/V: a consistent page table [B, MaxPages] and kv_len [B] for a
+/// pool of `pages` pages of `pageSize` tokens: random lengths with edge cases
+/// (empty sequences, lengths on a page boundary, the whole table, partial
+/// last pages) trimmed so that every sequence's pages fit in the pool,
+/// distinct pages in shuffled order, -1 in the entries past a sequence's
+/// last page (never read). A given table keeps its entries (lengths read only
+/// its leading valid ones); given lengths are kept.
+void randomPaging(HostTensor &table, HostTensor &kvLen, bool tableGiven,
+                  bool kvLenGiven, int64_t pages, int64_t pageSize,
+                  std::mt19937_64 &rng);
+
+/// Ragged batches: B + 1 random non-decreasing offsets into `tokens` packed
+/// tokens (some sequences empty; usually from 0 to `tokens`).
+void randomOffsets(HostTensor &cu, int64_t tokens, std::mt19937_64 &rng);
+
 /// Binds every argument of `spec`'s entry to a concrete shape: explicit
 /// shapes and .npy inputs first, then named sizes (given ones win over those
 /// learned from files and static types). Then checks the concrete sizes

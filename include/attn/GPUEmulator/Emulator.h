@@ -89,6 +89,9 @@ struct EmulatorOptions {
   /// Report a read of shared memory by thread A of bytes another thread wrote
   /// since the last barrier of the block (a missing gpu.barrier).
   bool detectSharedRaces = true;
+  /// Report a read of shared-memory bytes no thread of the block has
+  /// written (an asynchronous copy that landed counts as a write).
+  bool detectUninitializedReads = true;
   /// Report a read or write of shared-memory bytes that an asynchronous copy
   /// still in flight will write (a missing nvgpu.device_async_wait). When
   /// false, such reads see the bytes as they were before the copy.

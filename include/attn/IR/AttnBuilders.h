@@ -72,6 +72,12 @@ struct AttentionConfig : AttentionModifiers {
   Layout layout = Layout::bhnd;
   /// Also return the row log-sum-exp `[B, Hq, Nq]` f32.
   bool withLse = false;
+  /// Paged K/V: `[B, max_pages]` i32/i64 page indices; k and v are then page
+  /// pools `[P, Hkv, S, D]` (bhnd) or `[P, S, Hkv, D]` (bnhd).
+  Value pageTable;
+  /// Ragged batches: `[B + 1]` query and key offsets of the sequences packed
+  /// along N of q, k and v (whose batch size is then 1).
+  Value cuSeqlensQ, cuSeqlensK;
 };
 
 /// The `out` type of attention over `q`, `k` and `v`: logical

@@ -273,8 +273,19 @@ std::string evaluateRegion(const RegionProgram &program, const char *what,
 struct Inputs {
   /// Rank 4, in `Spec::layout` physical order.
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
-  /// [B]; optional.
+  /// [B]; optional (required with `pageTable`).
   const std::vector<int64_t> *kvLen = nullptr;
+  /// Paged K/V (optional): [B, maxPages] page indices. `k` and `v` are then
+  /// page pools [P, Hkv, S, D] (BHND) or [P, S, Hkv, D] (BNHD), and key
+  /// j < kvLen[b] of batch entry b is row j % S of page pageTable[b, j / S];
+  /// Nk = maxPages * S. Entries past a sequence's last page are not read.
+  const Tensor *pageTable = nullptr;
+  /// Ragged batches (optional, both or neither): [B + 1] non-decreasing
+  /// offsets. q, k, v (batch size 1) pack the sequences along N: sequence b
+  /// has query rows cuSeqlensQ[b] .. cuSeqlensQ[b+1] and keys cuSeqlensK[b]
+  /// .. cuSeqlensK[b+1], and is attended as its own problem (its own Nq, Nk
+  /// and diagonal). Rows outside every sequence: out 0, lse -inf.
+  const std::vector<int64_t> *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
   /// Rank <= 4, broadcastable (numpy rules, trailing-aligned) to the logical
   /// [B, Hq, Nq, Nk]; nonzero = may read. Optional.
   const Tensor *mask = nullptr;
@@ -301,6 +312,20 @@ struct Outputs {
 /// success, otherwise a one-line description of the inconsistency (and
 /// `result` is left unspecified).
 std::string attention(const Spec &spec, const Inputs &inputs, Outputs &result);
+
+/// Ragged batches: attention() on every sequence's slices of `inputs`
+/// (which has cuSeqlensQ and cuSeqlensK), written into `result`; `pairs`
+/// (optional) gets the allowed (query, key) pairs summed over sequences and
+/// query heads. Returns an error or an empty string.
+std::string raggedAttention(const Spec &spec, const Inputs &inputs,
+                            Outputs &result, int64_t *pairs = nullptr);
+
+/// Paged K/V: dense [B, Hkv, Nk, D] copies (in `spec.layout`) of the page
+/// pools of `inputs`, keys past kvLen[b] zero. Returns an error (a page
+/// index outside the pool for a key that is read, a missing kvLen, shapes
+/// that disagree) or an empty string.
+std::string densePagedKv(const Spec &spec, const Inputs &inputs, Tensor &k,
+                         Tensor &v);
 
 /// Projection level: xq [B,Nq,D], xkv [B,Nk,D] (pass xq for self-attention),
 /// wq [D,Hq*Dqk], wk [D,Hkv*Dqk], wv [D,Hkv*Dv], wo [Hq*Dv,D]; result

@@ -6,6 +6,8 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/PagedKv.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include <algorithm>
@@ -43,10 +45,11 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
         b, loc, tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical)));
   };
   batch = size(op.getQuery(), 0);
+  pageSize = op.isPaged() ? size(op.getKey(), 2) : Value();
   hq = size(op.getQuery(), 1);
   hkv = size(op.getKey(), 1);
   nq = size(op.getQuery(), 2);
-  nk = size(op.getKey(), 2);
+  nk = buildKvSeqLen(b, loc, op);
   dqk = size(op.getQuery(), 3);
   dv = size(op.getValue(), 3);
   groups = arith::DivUIOp::create(b, loc, hq, hkv);

@@ -127,6 +127,10 @@ public:
 
   Value batch, hq, hkv, groups, nq, nk, dqk, dv;
 
+  /// Paged K/V: tokens per page (null otherwise). Key tiles divide it, so a
+  /// tile is a slice of one page (chooseTileSizes).
+  Value pageSize;
+
   LogitContext lctx;
 
   /// Running state of one query tile: row max, row sum, accumulator.
@@ -291,6 +295,36 @@ public:
   Value readQ(OpBuilder &b, Location loc, Value qTile, Value r, Value i,
               Value d);
 
+  /// The K or V rows of one key tile [k0, k0 + ks): `tile`, one slice
+  /// ([1, 1, ks, D] or [1, ks, 1, D] in the op's layout: contiguous K/V, or
+  /// a key tile within one page), or, for paged K/V whose key tiles span
+  /// several whole pages, null and the pool with the tile's place.
+  /// `readable`: the tile's leading keys below kv_len; only the pages that
+  /// hold them are read (entries past a sequence's last page are not page
+  /// indices).
+  struct TileRows {
+    Value tile;
+    Value pool, bIdx, gIdx, k0, ks, d, readable;
+  };
+
+  /// Paged K/V with tiles of several pages: whether key tiles span pages.
+  bool multiPageTiles() const;
+
+  /// Runs `body` on each page of `rows` in order: the page's rows as a slice
+  /// of the pool, the page's first key relative to the tile (`j0`) and its
+  /// key count (`n`), threading `init` through; on `rows.tile` (j0 = 0,
+  /// n = ks) when the tile is one slice. No rows are copied.
+  SmallVector<Value>
+  forEachPage(OpBuilder &b, Location loc, const TileRows &rows, ValueRange init,
+              function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                              Value, Value, ValueRange)>
+                  body);
+
+  /// `src` written into `dest` at `offsets` (sizes from `src`, unit
+  /// strides), `src` cast to the slice's type first where it differs.
+  Value insertTile(OpBuilder &b, Location loc, Value src, Value dest,
+                   ArrayRef<OpFoldResult> offsets);
+
   /// Processes key tiles [ktLo, ktHi) of one query tile and returns the
   /// updated running state.
   State walkKeyTiles(OpBuilder &b, Location loc, const QueryTile &tile,
@@ -368,8 +402,9 @@ public:
   /// that `rowLogits` turns into logits) and V tile. `full` says the tile has
   /// no masked key (so every weight is a real one): only then may the
   /// microkernel multiply weights by V unguarded.
-  State update(OpBuilder &b, Location loc, State st, Value s, Value vTile,
-               Value qs, Value full, const RowLogits &rowLogits);
+  State update(OpBuilder &b, Location loc, State st, Value s,
+               const TileRows &vRows, Value qs, Value full,
+               const RowLogits &rowLogits);
 
   State initState(OpBuilder &b, Location loc, Value qs);
 

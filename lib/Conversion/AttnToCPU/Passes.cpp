@@ -6,6 +6,8 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/RaggedAttention.h"
+
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,6 +57,11 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    // Ragged batches: a loop of dense ops, which this pattern then lowers.
+    if (op.isRagged()) {
+      rewriteRaggedAsLoop(rewriter, op);
+      return success();
+    }
     emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
     TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
                                       opts.tileQ, opts.tileK);

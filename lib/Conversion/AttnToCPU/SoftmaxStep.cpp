@@ -219,8 +219,8 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
 }
 
 FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
-                                           Value s, Value vTile, Value qs,
-                                           Value full,
+                                           Value s, const TileRows &vRows,
+                                           Value qs, Value full,
                                            const RowLogits &rowLogits) {
   AffineMap id3 = map(b, 3, {0, 1, 2});
 
@@ -253,7 +253,6 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   // bias or score_mod that may make a logit -inf) whose V tile holds a NaN
   // or an infinity take a guarded P V, so that a masked key contributes
   // nothing whatever its value.
-  Value ksAll = tensor::DimOp::create(b, loc, s, 2);
   bool anyTile = op.getMask() || op.getBias() || op.getScoreModBlock();
   Value noMasked =
       anyTile
@@ -268,35 +267,60 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                            .getResult()});
       },
       [&](OpBuilder &eb, Location el) {
-        scf::YieldOp::create(eb, el, allFinite(eb, el, vTile, ksAll));
+        Value init = arith::ConstantOp::create(eb, el, eb.getBoolAttr(true));
+        Value all =
+            forEachPage(eb, el, vRows, {init},
+                        [&](OpBuilder &pb, Location pl, Value vPage, Value,
+                            Value n, ValueRange it) -> SmallVector<Value> {
+                          return {arith::AndIOp::create(
+                              pb, pl, it[0], allFinite(pb, pl, vPage, n))};
+                        })[0];
+        scf::YieldOp::create(eb, el, all);
       });
   Value unguarded = ifOp.getResult(0);
+  // The weights of keys [j0, j0 + n) of the tile: `s` itself when the tile
+  // is one slice.
+  auto weights = [&](OpBuilder &pb, Location pl, Value j0, Value n) -> Value {
+    if (vRows.tile)
+      return s;
+    OpFoldResult z = pb.getIndexAttr(0);
+    return tensor::ExtractSliceOp::create(
+        pb, pl, s, SmallVector<OpFoldResult>{z, z, j0},
+        SmallVector<OpFoldResult>{groups, qs, n},
+        SmallVector<OpFoldResult>(3, pb.getIndexAttr(1)));
+  };
+  auto rowwise = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
+    return forEachPage(gb, gl, vRows, {alphaAcc},
+                       [&](OpBuilder &pb, Location pl, Value vPage, Value j0,
+                           Value n, ValueRange it) -> SmallVector<Value> {
+                         return {rowwisePV(pb, pl, it[0],
+                                           weights(pb, pl, j0, n), vPage, qs, n,
+                                           guard)};
+                       })[0];
+  };
   auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
     return branch(
         nb0, nl0, unguarded, alphaAcc,
-        [&](OpBuilder &gb, Location gl) {
-          return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, false);
-        },
-        [&](OpBuilder &gb, Location gl) {
-          return rowwisePV(gb, gl, alphaAcc, s, vTile, qs, ksAll, true);
-        });
+        [&](OpBuilder &gb, Location gl) { return rowwise(gb, gl, false); },
+        [&](OpBuilder &gb, Location gl) { return rowwise(gb, gl, true); });
   };
-  // Whole register-tile columns of Dv: the microkernel (f16 / bf16 V tiles
-  // converted to f32 once per key tile); otherwise the row-wise kernel.
-  Value ks = tensor::DimOp::create(b, loc, s, 2);
-  auto pv = [&](OpBuilder &fb, Location fl, Value vRows, bool guard) {
+  // Whole register-tile columns of Dv: the microkernel (f16 / bf16 V rows
+  // converted to f32 once per key tile or page); otherwise the row-wise
+  // kernel.
+  auto pv = [&](OpBuilder &fb, Location fl, Value acc, Value p, Value vRows,
+                bool converted, Value n, bool guard) {
     return microkernel(
-        fb, fl, alphaAcc, qs, dv, ks,
+        fb, fl, acc, qs, dv, n,
         [&](OpBuilder &ab, Location al, Value r, Value i, Value j) {
           return Value(
-              tensor::ExtractOp::create(ab, al, s, ValueRange{r, i, j}));
+              tensor::ExtractOp::create(ab, al, p, ValueRange{r, i, j}));
         },
         [&](OpBuilder &bb, Location bl, Value j, Value e0) {
           Value pad =
               arith::ConstantOp::create(bb, bl, bb.getF32FloatAttr(0.0));
           Value z = arith::ConstantIndexOp::create(bb, bl, 0);
           SmallVector<Value> idx =
-              vRows == vTile ? kvIndex(z, j, e0) : SmallVector<Value>{j, e0};
+              converted ? SmallVector<Value>{j, e0} : kvIndex(z, j, e0);
           SmallVector<bool> inBounds = {true};
           return Value(vector::TransferReadOp::create(
               bb, bl, VectorType::get({nw}, f32), vRows, idx, pad, inBounds));
@@ -310,18 +334,23 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   Value acc = branch(
       b, loc, fitsPV, alphaAcc,
       [&](OpBuilder &fb, Location fl) {
-        Value vRows = vTile;
-        if (elt != f32)
-          vRows = convertKeyTile(fb, fl, vTile, ks, dv,
-                                 scratchTile(fb, fl, {ks, dv}, f32, 0));
+        auto pages = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
+          return forEachPage(
+              gb, gl, vRows, {alphaAcc},
+              [&](OpBuilder &pb, Location pl, Value vPage, Value j0, Value n,
+                  ValueRange it) -> SmallVector<Value> {
+                Value rows = vPage;
+                if (elt != f32)
+                  rows = convertKeyTile(pb, pl, vPage, n, dv,
+                                        scratchTile(pb, pl, {n, dv}, f32, 0));
+                return {pv(pb, pl, it[0], weights(pb, pl, j0, n), rows,
+                           elt != f32, n, guard)};
+              })[0];
+        };
         return branch(
             fb, fl, unguarded, alphaAcc,
-            [&](OpBuilder &gb, Location gl) {
-              return pv(gb, gl, vRows, false);
-            },
-            [&](OpBuilder &gb, Location gl) {
-              return pv(gb, gl, vRows, true);
-            });
+            [&](OpBuilder &gb, Location gl) { return pages(gb, gl, false); },
+            [&](OpBuilder &gb, Location gl) { return pages(gb, gl, true); });
       },
       slowPV);
   return {newM, alphaL, acc};

@@ -6,6 +6,8 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/PagedKv.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <functional>
@@ -165,6 +167,63 @@ FusedLowering::tensorRange(OpBuilder &b, Location loc, Value t,
                         a.select(ok, mx, a.c(typeMax)));
 }
 
+bool FusedLowering::multiPageTiles() const {
+  if (!pageSize)
+    return false;
+  int64_t s = staticSize(pageSize);
+  return !ShapedType::isDynamic(s) && tileK > s;
+}
+
+Value FusedLowering::insertTile(OpBuilder &b, Location loc, Value src,
+                                Value dest, ArrayRef<OpFoldResult> offsets) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, src);
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  auto sliceType = tensor::ExtractSliceOp::inferResultType(
+      cast<RankedTensorType>(dest.getType()), sizes);
+  if (src.getType() != sliceType)
+    src = tensor::CastOp::create(b, loc, sliceType, src);
+  return tensor::InsertSliceOp::create(b, loc, src, dest, offsets, sizes,
+                                       strides);
+}
+
+SmallVector<Value> FusedLowering::forEachPage(
+    OpBuilder &b, Location loc, const TileRows &rows, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, Value, Value,
+                                    ValueRange)>
+        body) {
+  IndexMath m{b, loc};
+  if (rows.tile)
+    return body(b, loc, rows.tile, m.c(0), rows.ks, init);
+  // Key tiles start on page boundaries (their size is a multiple of S); the
+  // pages past the sequence's last one are not read (their keys are masked
+  // and their weights never used).
+  Value pages = m.ceilDiv(rows.readable, pageSize);
+  auto loop = scf::ForOp::create(
+      b, loc, m.c(0), pages, m.c(1), init,
+      [&](OpBuilder &lb, Location ll, Value p, ValueRange it) {
+        IndexMath lm{lb, ll};
+        Value j0 = lm.mul(p, pageSize);
+        Value n = lm.min(pageSize, lm.sub(rows.ks, j0));
+        Value page = buildPageIndex(lb, ll, op, rows.bIdx, lm.add(rows.k0, j0));
+        OpFoldResult z = lb.getIndexAttr(0), o = lb.getIndexAttr(1);
+        bool bhnd = layout == Layout::bhnd;
+        SmallVector<OpFoldResult> off =
+            bhnd ? SmallVector<OpFoldResult>{page, rows.gIdx, z, z}
+                 : SmallVector<OpFoldResult>{page, z, rows.gIdx, z};
+        SmallVector<OpFoldResult> sz =
+            bhnd ? SmallVector<OpFoldResult>{o, o, n, rows.d}
+                 : SmallVector<OpFoldResult>{o, n, o, rows.d};
+        Value slice = tensor::ExtractSliceOp::create(
+            lb, ll, rows.pool, off, sz, SmallVector<OpFoldResult>(4, o));
+        SmallVector<Value> next = body(lb, ll, slice, j0, n, it);
+        for (auto [v, want] : llvm::zip(next, it))
+          if (v.getType() != want.getType())
+            v = tensor::CastOp::create(lb, ll, want.getType(), v);
+        scf::YieldOp::create(lb, ll, next);
+      });
+  return loop.getResults();
+}
+
 FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
                                                    const QueryTile &tile,
                                                    Value qTile, Value qF32,
@@ -178,10 +237,19 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     return SmallVector<OpFoldResult>(s.size(), lb.getIndexAttr(1));
   };
   auto rules = rulesAt(lb, l);
+  // Paged K/V: the tile is rows [k0 % S, k0 % S + ks) of one page (key
+  // tiles divide the page size), read in place from the pool; or whole pages
+  // read one by one (key tiles a multiple of the page size).
+  bool multiPage = multiPageTiles();
+  Value kvBatch = bIdx, kvRow = k0;
+  if (pageSize && !multiPage) {
+    kvBatch = buildPageIndex(lb, l, op, bIdx, k0);
+    kvRow = arith::RemUIOp::create(lb, l, k0, pageSize);
+  }
   SmallVector<OpFoldResult> kOff =
       layout == Layout::bhnd
-          ? SmallVector<OpFoldResult>{bIdx, gIdx, k0, lb.getIndexAttr(0)}
-          : SmallVector<OpFoldResult>{bIdx, k0, gIdx, lb.getIndexAttr(0)};
+          ? SmallVector<OpFoldResult>{kvBatch, gIdx, kvRow, lb.getIndexAttr(0)}
+          : SmallVector<OpFoldResult>{kvBatch, kvRow, gIdx, lb.getIndexAttr(0)};
   auto kvSizes = [&](Value d) {
     return layout == Layout::bhnd
                ? SmallVector<OpFoldResult>{lb.getIndexAttr(1),
@@ -190,10 +258,15 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
                                            lb.getIndexAttr(1), d};
   };
   SmallVector<OpFoldResult> kSz = kvSizes(dqk), vSz = kvSizes(dv);
-  Value kTile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,
-                                               sizes1(kSz));
-  Value vTile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff, vSz,
-                                               sizes1(vSz));
+  Value readable = im.min(ks, im.sub(kvLen, k0));
+  TileRows kRows{Value(), op.getKey(), bIdx, gIdx, k0, ks, dqk, readable};
+  TileRows vRows{Value(), op.getValue(), bIdx, gIdx, k0, ks, dv, readable};
+  if (!multiPage) {
+    kRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,
+                                                sizes1(kSz));
+    vRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff, vSz,
+                                                sizes1(vSz));
+  }
 
   bool bhnd = layout == Layout::bhnd;
   // Scratch tiles are sized by loop-invariant values (the query
@@ -205,7 +278,21 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   // Tiles narrower than the register tile and few rows (decode): dot
   // products over d on the K tile as it is, no packing.
   auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-    return rowwiseQK(nb0, nl0, qTile, kTile, sTile, qs, ks);
+    return forEachPage(nb0, nl0, kRows, {sTile},
+                       [&](OpBuilder &pb, Location pl, Value kPage, Value j0,
+                           Value n, ValueRange it) -> SmallVector<Value> {
+                         if (kRows.tile)
+                           return {
+                               rowwiseQK(pb, pl, qTile, kPage, it[0], qs, n)};
+                         OpFoldResult z = pb.getIndexAttr(0);
+                         SmallVector<OpFoldResult> off = {z, z, j0};
+                         SmallVector<OpFoldResult> sz = {groups, qs, n};
+                         Value sub = tensor::ExtractSliceOp::create(
+                             pb, pl, it[0], off, sz,
+                             SmallVector<OpFoldResult>(3, pb.getIndexAttr(1)));
+                         Value r = rowwiseQK(pb, pl, qTile, kPage, sub, qs, n);
+                         return {insertTile(pb, pl, r, it[0], off)};
+                       })[0];
   };
   // Whole register-tile columns: pack the K tile transposed (and
   // converted to f32), kT[d, j], once (it is shared by the R query
@@ -214,19 +301,38 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
     int64_t d = staticSize(dqk);
-    if (!ShapedType::isDynamic(d) && d % lanes == 0) {
-      kT = packTransposed(fb, fl, kTile, kT, ks);
-    } else {
-      AffineMap kMap =
-          bhnd ? map(fb, 2, {-1, -1, 1, 0}) : map(fb, 2, {-1, 1, -1, 0});
-      kT = linalg::GenericOp::create(
-               fb, fl, kT.getType(), kTile, kT, {kMap, map(fb, 2, {0, 1})},
-               iters(2, 0),
-               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 linalg::YieldOp::create(nb, nl, ext(nb, nl, a[0]));
-               })
-               .getResult(0);
-    }
+    // Pages of whole vectors of rows (or one slice) take the register
+    // transpose; others the generic copy.
+    bool pagesOfLanes = !multiPage || staticSize(pageSize) % lanes == 0;
+    kT = forEachPage(
+        fb, fl, kRows, {kT},
+        [&](OpBuilder &pb, Location pl, Value kPage, Value j0, Value n,
+            ValueRange it) -> SmallVector<Value> {
+          OpFoldResult z = pb.getIndexAttr(0);
+          SmallVector<OpFoldResult> off = {z, j0};
+          Value dst = it[0];
+          if (!kRows.tile)
+            dst = tensor::ExtractSliceOp::create(
+                pb, pl, it[0], off, SmallVector<OpFoldResult>{dqk, n},
+                SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
+          Value r;
+          if (!ShapedType::isDynamic(d) && d % lanes == 0 && pagesOfLanes) {
+            r = packTransposed(pb, pl, kPage, dst, n);
+          } else {
+            AffineMap kMap =
+                bhnd ? map(pb, 2, {-1, -1, 1, 0}) : map(pb, 2, {-1, 1, -1, 0});
+            r = linalg::GenericOp::create(
+                    pb, pl, dst.getType(), kPage, dst,
+                    {kMap, map(pb, 2, {0, 1})}, iters(2, 0),
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      linalg::YieldOp::create(nb, nl, ext(nb, nl, a[0]));
+                    })
+                    .getResult(0);
+          }
+          if (kRows.tile)
+            return {r};
+          return {insertTile(pb, pl, r, it[0], off)};
+        })[0];
     return microkernel(
         fb, fl, sTile, qs, ks, dqk,
         [&](OpBuilder &ab, Location al, Value r, Value i, Value d) {
@@ -305,7 +411,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     s = ifOp.getResult(0);
   }
 
-  return update(lb, l, st, s, vTile, qs, full, rowLogits);
+  return update(lb, l, st, s, vRows, qs, full, rowLogits);
 }
 
 Value FusedLowering::logits(OpBuilder &b, Location loc, Value s, Value bIdx,

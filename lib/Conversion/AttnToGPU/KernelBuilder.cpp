@@ -90,6 +90,7 @@ public:
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         splitsOpt(splits), a{b, loc} {
     splitMode = usesSplitKv(op, tq, splits);
+    sigmoid = op.getNormalization() == Normalization::sigmoid;
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
     elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
@@ -147,6 +148,16 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+  /// Whether Q's fragments stay in registers for the whole key loop: per
+  /// lane S takes tk/2, O dv/2 and Q d/4 registers; large head dims with
+  /// modifier tensors, f32 staging or split-KV bookkeeping spill when all
+  /// three are held (ptxas-sweep.test), so Q is reloaded there.
+  bool holdQInRegisters() {
+    bool extra = op.getBias() || op.getMask() || op.getAlibiSlopes() ||
+                 op.getSoftcapAttr() || srcElem.isF32() || splitMode;
+    int64_t regs = tk / 2 + dv / 2 + d / 4;
+    return regs <= (extra ? 96 : 128);
+  }
   /// Rows of a staged tile of `rows` x `cols` elements including the
   /// scratch rows its copy needs when the block's threads do not divide its
   /// 16-byte chunks.
@@ -207,6 +218,8 @@ private:
   /// The decode form's split-KV: a grid over key-tile chunks whose partial
   /// states a second kernel merges.
   bool splitMode = false;
+  /// norm(sigmoid): out = sum_j sigmoid(s_ij) v_j, no row max or sum.
+  bool sigmoid = false;
   Value numSplits, ws;
   Type srcElem, elem, f32;
   IRArith a;
@@ -330,10 +343,11 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
   // only): alloc, split kernel, merge, dealloc, then wait.
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value token = gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  auto alloc = gpu::AllocOp::create(b, loc, wsType, tokenType,
-                                    ValueRange{token}, ValueRange{wsSize},
-                                    ValueRange{}, UnitAttr());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  auto alloc =
+      gpu::AllocOp::create(b, loc, wsType, tokenType, ValueRange{token},
+                           ValueRange{wsSize}, ValueRange{}, UnitAttr());
   ws = alloc.getMemref();
   token = alloc.getAsyncToken();
   {
@@ -351,8 +365,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     OpBuilder::InsertionGuard g(b);
     auto merge = gpu::LaunchOp::create(
         b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), tokenType,
-        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(),
-        Value(), kernelModule(), kernelName("merge"));
+        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("merge"));
     token = merge.getAsyncToken();
     b.setInsertionPointToStart(&merge.getBody().front());
     emitMerge(merge);
@@ -399,7 +413,8 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(sumLoop.getBody());
     Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
-    Value w = buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
+    Value w = sigmoid ? cf(1.0)
+                      : buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
     Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
                                   sumLoop.getRegionIterArgs()[0]);
     Value acc =
@@ -408,7 +423,9 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
     scf::YieldOp::create(b, loc, ValueRange{l, acc});
   }
   Value bigL = sumLoop.getResult(0);
-  Value val = buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+  Value val = sigmoid
+                  ? sumLoop.getResult(1)
+                  : buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (outElem != f32)
     val = arith::TruncFOp::create(b, loc, outElem, val);
@@ -513,13 +530,22 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto bType = VectorType::get({2, 2}, elem);
   auto cType = VectorType::get({2, 2}, f32);
   Value wrow = a.mul(warp, ci(16));
+  // Q's A fragments: held in registers across the key loop when they fit
+  // next to S and O, else loaded from shared memory (where Q stays) per
+  // key tile, which keeps large head dims with modifiers from spilling.
+  auto loadQ = [&]() {
+    SmallVector<Value> frags;
+    for (int64_t kk = 0; kk < d / 16; ++kk) {
+      Value r = a.add(wrow, remu(lane, ci(16)));
+      Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
+      frags.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
+                                                ValueRange{r, c}, false, 4));
+    }
+    return frags;
+  };
   SmallVector<Value> qFrag;
-  for (int64_t kk = 0; kk < d / 16; ++kk) {
-    Value r = a.add(wrow, remu(lane, ci(16)));
-    Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
-    qFrag.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
-                                              ValueRange{r, c}, false, 4));
-  }
+  if (holdQInRegisters())
+    qFrag = loadQ();
 
   // The two rows a lane holds: query, head, ALiBi slope.
   Value quad = divu(lane, ci(4));
@@ -559,6 +585,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
 
     // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
     int64_t nS = tk / 8;
+    if (qFrag.empty())
+      qFrag = loadQ();
+    SmallVector<Value> qHere = qFrag;
+    if (!holdQInRegisters())
+      qFrag.clear();
     SmallVector<Value> s(nS);
     for (int64_t n = 0; n < nS; ++n) {
       Value acc = zeroC;
@@ -579,7 +610,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                           ValueRange{cur, r, c}, false, 2)};
         }
         for (Value f : kf) {
-          acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kk], f, acc,
+          acc = nvgpu::MmaSyncOp::create(b, loc, qHere[kk], f, acc,
                                          ArrayRef<int64_t>{16, 8, 16});
           ++kk;
         }
@@ -642,11 +673,12 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       return ifFull.getResult(n * 4 + r * 2 + c);
     };
 
-    // Online softmax per row.
+    // Online softmax per row (sigmoid: a_ij = sigmoid(s_ij), no row max, no
+    // row sum, no rescaling).
     Value l2e = cf(kLog2E);
     SmallVector<Value> newState(state.begin(), state.end());
     Value alpha[2], mScaled[2];
-    for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t r = 0; r < 2 && !sigmoid; ++r) {
       Value mx = x(0, r, 0);
       for (int64_t n = 0; n < nS; ++n)
         for (int64_t c = 0; c < 2; ++c)
@@ -670,25 +702,41 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value pv = zeroC;
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t c = 0; c < 2; ++c) {
-          Value e =
-              math::FmaOp::create(b, loc, x(n, r, c), l2e,
-                                  arith::NegFOp::create(b, loc, mScaled[r]));
-          Value pe = math::Exp2Op::create(b, loc, e);
-          sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          Value pe;
+          if (sigmoid) {
+            // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
+            Value e = math::Exp2Op::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, arith::NegFOp::create(b, loc, x(n, r, c)), l2e));
+            pe = arith::DivFOp::create(
+                b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
+          } else {
+            Value e =
+                math::FmaOp::create(b, loc, x(n, r, c), l2e,
+                                    arith::NegFOp::create(b, loc, mScaled[r]));
+            pe = math::Exp2Op::create(b, loc, e);
+            sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+          }
           pv =
               vector::InsertOp::create(b, loc, pe, pv, ArrayRef<int64_t>{r, c});
         }
       p[n] = pv;
     }
-    for (int64_t r = 0; r < 2; ++r)
-      newState[2 + r] =
-          math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
-    // O *= alpha (per row), then O += P V.
-    Value alphaVec = vector::FromElementsOp::create(
-        b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
     SmallVector<Value> o(nOut);
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    if (sigmoid) {
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = state[4 + nd];
+    } else {
+      for (int64_t r = 0; r < 2; ++r)
+        newState[2 + r] =
+            math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
+      // O *= alpha (per row), then O += P V.
+      Value alphaVec = vector::FromElementsOp::create(
+          b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+      for (int64_t nd = 0; nd < nOut; ++nd)
+        o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+    }
     auto aHalf = VectorType::get({2, 2}, elem);
     for (int64_t kc = 0; kc < tk / 16; ++kc) {
       Value lo = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc]);
@@ -768,7 +816,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       for (int64_t c = 0; c < 2; ++c) {
         Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
                                               ArrayRef<int64_t>{r, c});
-        Value val = buildNormalizedOutput(b, loc, acc, l);
+        Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
         if (outElem != f32)
           val = arith::TruncFOp::create(b, loc, outElem, val);
         vals.push_back(val);
@@ -820,11 +868,13 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+  if (op.getPageTable())
+    return fail("paged K/V (page_table) is not supported on the GPU yet");
+  if (op.getCuSeqlensQ())
+    return fail("ragged batches are not supported on the GPU yet");
   if (op.getScoreModBlock() || op.getMaskModBlock())
     return fail("score_mod and mask_mod regions are not supported on the "
                 "GPU yet");
-  if (op.getNormalization() != Normalization::softmax)
-    return fail("only softmax normalization is supported on the GPU yet");
   if (!op.getModInputs().empty())
     return fail("mod_inputs are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&

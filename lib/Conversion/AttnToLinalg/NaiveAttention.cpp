@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/PagedKv.h"
+#include "attn/Conversion/RaggedAttention.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
@@ -211,8 +213,19 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     Type elt = op.getQuery().getType().getElementType();
     bool softmax = op.getNormalization() == Normalization::softmax;
 
+    // Ragged batches: a loop of dense ops, which this pattern then lowers.
+    if (op.isRagged()) {
+      rewriteRaggedAsLoop(b, op);
+      return success();
+    }
     emitRuntimeShapeChecks(b, loc, op);
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
+    // the page table (the pages it reads were checked above).
+    if (op.isPaged()) {
+      k = gatherPagedKv(b, loc, op, k);
+      v = gatherPagedKv(b, loc, op, v);
+    }
     auto sizeOf = [&](Value t, int64_t logical) {
       return tensor::getMixedSize(b, loc, t, op.getPhysicalDim(logical));
     };

@@ -28,11 +28,89 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Paged append: token t of batch entry b goes to row (p + t) % S of page
+/// page_table[b, (p + t) / S], p = positions[b], one token at a time in batch
+/// order (sequences may share pages), each write checked first.
+static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
+  Location loc = op.getLoc();
+  bool bhnd = op.getLayout() == Layout::bhnd;
+  Value cache = op.getCache(), update = op.getUpdate();
+  Value table = op.getPageTable();
+  int64_t hDim = bhnd ? 1 : 2, nDim = bhnd ? 2 : 1;
+  auto size = [&](Value v, int64_t d) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, v, d));
+  };
+  Value batch = size(update, 0), heads = size(update, hDim),
+        rows = size(update, nDim), dim = size(update, 3),
+        pageSize = size(cache, nDim), pages = size(cache, 0),
+        maxPages = size(table, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value capacity = arith::MulIOp::create(b, loc, maxPages, pageSize);
+  auto cmp = [&](OpBuilder &nb, Location nl, arith::CmpIPredicate pred,
+                 Value x, Value y) -> Value {
+    return arith::CmpIOp::create(nb, nl, pred, x, y);
+  };
+  auto bLoop = scf::ForOp::create(
+      b, loc, zero, batch, one, ValueRange{cache},
+      [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
+        Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
+        p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
+        Value end = arith::AddIOp::create(ob, ol, p, rows);
+        Value ok = arith::AndIOp::create(
+            ob, ol, cmp(ob, ol, arith::CmpIPredicate::sge, p, zero),
+            cmp(ob, ol, arith::CmpIPredicate::sle, end, capacity));
+        cf::AssertOp::create(ob, ol, ok,
+                             "attn: kv_cache_append writes past the page "
+                             "table (positions[b] + Nnew > max_pages * S)");
+        auto tLoop = scf::ForOp::create(
+            ob, ol, zero, rows, one, it,
+            [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
+              Value pos = arith::AddIOp::create(ib, il, p, t);
+              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
+              Value e = tensor::ExtractOp::create(ib, il, table,
+                                                  ValueRange{bi, slot});
+              Value page =
+                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
+              Value inPool = arith::AndIOp::create(
+                  ib, il, cmp(ib, il, arith::CmpIPredicate::sge, page, zero),
+                  cmp(ib, il, arith::CmpIPredicate::slt, page, pages));
+              cf::AssertOp::create(ib, il, inPool,
+                                   "attn: kv_cache_append: a page_table "
+                                   "entry lies outside the page pool");
+              Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
+              OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
+              SmallVector<OpFoldResult> sizes =
+                  bhnd ? SmallVector<OpFoldResult>{o, heads, o, dim}
+                       : SmallVector<OpFoldResult>{o, o, heads, dim};
+              SmallVector<OpFoldResult> strides(4, o);
+              SmallVector<OpFoldResult> srcOff =
+                  bhnd ? SmallVector<OpFoldResult>{bi, z, t, z}
+                       : SmallVector<OpFoldResult>{bi, t, z, z};
+              SmallVector<OpFoldResult> dstOff =
+                  bhnd ? SmallVector<OpFoldResult>{page, z, row, z}
+                       : SmallVector<OpFoldResult>{page, row, z, z};
+              Value slice = tensor::ExtractSliceOp::create(
+                  ib, il, update, srcOff, sizes, strides);
+              Value next = tensor::InsertSliceOp::create(
+                  ib, il, slice, it2[0], dstOff, sizes, strides);
+              scf::YieldOp::create(ib, il, next);
+            });
+        scf::YieldOp::create(ob, ol, tLoop.getResults());
+      });
+  return bLoop.getResult(0);
+}
+
 struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(KvCacheAppendOp op,
                                 PatternRewriter &b) const override {
+    if (op.getPageTable()) {
+      b.replaceOp(op, lowerPagedAppend(b, op));
+      return success();
+    }
     Location loc = op.getLoc();
     bool bhnd = op.getLayout() == Layout::bhnd;
     Value cache = op.getCache(), update = op.getUpdate();

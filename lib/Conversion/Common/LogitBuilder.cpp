@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/PagedKv.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -32,7 +33,8 @@ LogitContext mlir::attn::buildLogitContext(OpBuilder &b, Location loc,
     return arith::ConstantIndexOp::create(
         b, loc, cast<IntegerAttr>(cast<Attribute>(r)).getInt());
   };
-  ctx.nk = toValue(tensor::getMixedSize(b, loc, k, op.getPhysicalDim(2)));
+  (void)k;
+  ctx.nk = buildKvSeqLen(b, loc, op);
   ctx.nq = toValue(
       tensor::getMixedSize(b, loc, op.getQuery(), op.getPhysicalDim(2)));
   if (std::optional<double> scale = op.getEffectiveScale()) {
@@ -68,8 +70,15 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
   };
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto qd = [&](int64_t l) { return op.getPhysicalDim(l); };
-  checkEq(q, qd(0), k, qd(0), "batch sizes of q and k differ");
-  checkEq(q, qd(0), v, qd(0), "batch sizes of q and v differ");
+  bool paged = op.isPaged();
+  if (paged) {
+    checkEq(k, qd(0), v, qd(0), "k and v page pools differ in pages");
+    checkEq(op.getPageTable(), 0, q, qd(0),
+            "page_table does not have one row per batch entry");
+  } else {
+    checkEq(q, qd(0), k, qd(0), "batch sizes of q and k differ");
+    checkEq(q, qd(0), v, qd(0), "batch sizes of q and v differ");
+  }
   checkEq(k, qd(1), v, qd(1), "k and v have different numbers of heads");
   checkEq(q, qd(3), k, qd(3), "q and k have different head dimensions");
   checkEq(k, qd(2), v, qd(2), "k and v have different lengths");
@@ -103,6 +112,18 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       if (type.getDimSize(d) == 1)
         continue;
       const Source &s = target[offset + d];
+      if (paged && offset + d == 3) {
+        // Nk = max_pages * S: compared as a value.
+        if (!type.isDynamicDim(d) && op.getKvSeqLen() != ShapedType::kDynamic)
+          continue;
+        Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         dim(t, d), buildKvSeqLen(b, loc, op));
+        cf::AssertOp::create(
+            b, loc, eq,
+            "attn: a mask or bias dimension does not match [B, Hq, Nq, Nk] "
+            "(a dynamic dimension is read at full size)");
+        continue;
+      }
       checkEq(t, d, s.tensor, s.dim,
               "a mask or bias dimension does not match [B, Hq, Nq, Nk] "
               "(a dynamic dimension is read at full size)");
@@ -161,7 +182,15 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       cf::AssertOp::create(b, loc, small,
                            "attn: mask_mod needs B, Hq, Nq and Nk below 2^40");
     }
+    if (paged) {
+      Value small = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, buildKvSeqLen(b, loc, op),
+          arith::ConstantIndexOp::create(b, loc, int64_t(1) << 40));
+      cf::AssertOp::create(b, loc, small,
+                           "attn: mask_mod needs B, Hq, Nq and Nk below 2^40");
+    }
   }
+  emitPageTableChecks(b, loc, op);
 }
 
 Value mlir::attn::buildClampedKvLen(OpBuilder &b, Location loc,

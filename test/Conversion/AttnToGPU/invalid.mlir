@@ -21,16 +21,6 @@ func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
 
 // -----
 
-func.func @sigmoid(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
-                   %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: only softmax normalization is supported on the GPU yet}}
-  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
-      v(%v : tensor<1x1x16x64xf16>) norm(sigmoid) -> tensor<1x1x16x64xf16>
-  return %o : tensor<1x1x16x64xf16>
-}
-
-// -----
-
 func.func @region(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
                   %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
   // expected-error @+1 {{cannot be lowered to the GPU: score_mod and mask_mod regions are not supported on the GPU yet}}

@@ -7,6 +7,8 @@ one line with the kernel's registers, spills, stack frame and shared memory
 (exit 1) on a ptxas error, any spill or stack frame, unresolved externals, a
 missing tensor-core instruction, or shared memory over the chip's budget.
 Specs the GPU form does not take print NOT-GPU with the compiler's reason.
+With --allow-spills, spills and stack frames are listed as SPILLS, not
+failures (the sweep's heaviest configurations).
 """
 import argparse
 import os
@@ -25,16 +27,26 @@ def main():
     ap.add_argument("--attn-compile", required=True)
     ap.add_argument("--ptxas", required=True)
     ap.add_argument("--chips", default="sm_80,sm_90a")
+    ap.add_argument("--short-names", action="store_true")
+    ap.add_argument("--allow-spills", action="store_true",
+                    help="report spills and stack as SPILLS instead of FAIL")
     ap.add_argument("specs", nargs="+")
     args = ap.parse_args()
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.specs:
             name = os.path.relpath(spec, os.path.dirname(os.path.dirname(spec)))
+            if args.short_names:
+                name = os.path.basename(spec)
             for chip in args.chips.split(","):
                 ptx = os.path.join(tmp, "k.ptx")
+                flags = []
+                with open(spec) as f:
+                    first = f.readline()
+                if first.startswith("// attn-compile flags:"):
+                    flags = first.split(":", 1)[1].split()
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
-                                    "--emit=ptx", "-o", ptx],
+                                    "--emit=ptx", "-o", ptx] + flags,
                                    capture_output=True, text=True)
                 if r.returncode != 0:
                     m = re.search(r"cannot be lowered to the GPU: (.*)", r.stderr)
@@ -45,7 +57,8 @@ def main():
                     failures += 1
                     continue
                 mlir = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
-                                       "--gpu-format=isa", "--emit=mlir", "-o", "-"],
+                                       "--gpu-format=isa", "--emit=mlir", "-o", "-"]
+                                      + flags,
                                       capture_output=True, text=True).stdout
                 dyn = [int(x) for x in re.findall(
                     r"attn.gpu_shared_memory = (\d+)", mlir)]
@@ -82,8 +95,12 @@ def main():
                         mine.append("spills or stack")
                     if smem > SMEM_BUDGET.get(chip, 48 * 1024):
                         mine.append("shared memory over budget")
-                    status = "FAIL" if mine else "OK"
-                    failures += bool(mine)
+                    hard = [p for p in mine if p != "spills or stack"]
+                    if mine and not hard and args.allow_spills:
+                        status = "SPILLS"
+                    else:
+                        status = "FAIL" if mine else "OK"
+                        failures += bool(mine)
                     print(f"{status} {name} {chip} {kname}: registers={regs} "
                           f"spill_stores={spill_st} spill_loads={spill_ld} stack={stack} "
                           f"smem={smem}" + "".join(" [" + p + "]" for p in mine))

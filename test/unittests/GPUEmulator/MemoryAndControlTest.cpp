@@ -213,8 +213,15 @@ TEST(GPUEmulatorChecks, WriteAfterReadRaceWithoutBarrier) {
                             "workgroup(%sm : memref<32xf32, "
                             "#gpu.address_space<workgroup>>)") +
                      "    return\n  }\n";
-  std::string err = run(text, "f", {});
+  EmulatorOptions opts;
+  opts.detectUninitializedReads = false; // the reads are of nothing
+  std::string err = run(text, "f", {}, opts);
   EXPECT_NE(err.find("read since the last barrier"), std::string::npos) << err;
+  // With the default options the first read is the error.
+  err = run(text, "f", {});
+  EXPECT_NE(err.find("that no thread of the block has written"),
+            std::string::npos)
+      << err;
 }
 
 TEST(GPUEmulatorChecks, UnknownOpIsNamed) {
@@ -343,4 +350,73 @@ TEST(GPUEmulatorNumerics, TruncFRoundsToNearestEven) {
     uint16_t want = static_cast<uint16_t>((u + 0x7fff + lsb) >> 16);
     EXPECT_EQ(b[i], want) << in[i];
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic shared memory, assertions, f16 accumulation
+//===----------------------------------------------------------------------===//
+
+TEST(GPUEmulatorChecks, DynamicSharedMemoryViewIsBoundsChecked) {
+  // 256 bytes of dynamic shared memory viewed as 32 f32 (128 bytes) from
+  // byte 128 fit; from byte 160 the last 8 elements lie past the buffer.
+  const char *text = R"(
+  func.func @f(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %bytes = arith.constant 256 : i32
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+               dynamic_shared_memory_size %bytes {
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %shift = arith.constant $SHIFT : index
+      %v = memref.view %raw[%shift][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32xf32, #gpu.address_space<workgroup>>
+      %x = arith.constant 3.0 : f32
+      memref.store %x, %v[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      %r = memref.load %v[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      memref.store %r, %out[%tx] : memref<32xf32>
+      gpu.terminator
+    }
+    return
+  }
+)";
+  std::vector<float> out(32, 0);
+  ASSERT_EQ(run(subst(text, {{"SHIFT", "128"}}), "f", {buf(out, {32})}), "");
+  for (float x : out)
+    EXPECT_EQ(x, 3.0f);
+  std::string err = run(subst(text, {{"SHIFT", "160"}}), "f", {buf(out, {32})});
+  EXPECT_NE(err.find("outside the buffer's 256"), std::string::npos) << err;
+  EXPECT_NE(err.find("dynamic shared memory"), std::string::npos) << err;
+}
+
+TEST(GPUEmulatorChecks, FailedAssertionNamesTheThread) {
+  const char *body = R"(
+      %c7 = arith.constant 7 : index
+      %ok = arith.cmpi ne, %tx, %c7 : index
+      cf.assert %ok, "thread 7 is not welcome"
+)";
+  std::string text =
+      "func.func @f() {\n" + launch(32, body) + "    return\n  }\n";
+  std::string err = run(text, "f", {});
+  EXPECT_NE(err.find("assertion failed: thread 7 is not welcome"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("thread (7, 0, 0)"), std::string::npos) << err;
+}
+
+TEST(GPUEmulatorMma, F16Accumulator) {
+  // Ones times ones over k = 16 plus C = 0.5: 16.5 everywhere, in f16.
+  const char *body = R"(
+      %c0 = arith.constant 0 : index
+      %a = arith.constant dense<1.0> : vector<4x2xf16>
+      %b = arith.constant dense<1.0> : vector<2x2xf16>
+      %c = arith.constant dense<0.5> : vector<2x2xf16>
+      %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf16>) -> vector<2x2xf16>
+      vector.store %d, %out[%tx, %c0, %c0] : memref<32x2x2xf16>, vector<2x2xf16>
+)";
+  std::string text = "func.func @f(%out: memref<32x2x2xf16>) {\n" +
+                     launch(32, body) + "    return\n  }\n";
+  std::vector<uint16_t> out(128, 0);
+  ASSERT_EQ(run(text, "f", {buf(out, {32, 2, 2})}), "");
+  for (uint16_t x : out)
+    EXPECT_EQ(f16Value(x), 16.5f);
 }

@@ -1,0 +1,131 @@
+//===- Ragged.cpp - the reference's ragged batches ------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Written from docs/Semantics.md ("Ragged batches"): every sequence of a
+// packed batch is its own attention problem over its slices of q, k and v.
+// The reference copies each sequence's rows into dense B = 1 tensors, runs
+// the dense reference on them and writes the rows back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Reference/Reference.h"
+
+#include "Internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace attn::ref;
+using detail::shapeStr;
+
+namespace {
+
+/// Rows [r0, r0 + n) along N of a rank-4 B = 1 tensor in `layout`.
+Tensor sliceRows(const Tensor &t, Layout layout, int64_t r0, int64_t n) {
+  bool bhnd = layout == Layout::BHND;
+  int64_t h = bhnd ? t.shape[1] : t.shape[2];
+  int64_t rows = bhnd ? t.shape[2] : t.shape[1];
+  int64_t d = t.shape[3];
+  Tensor s;
+  s.shape = bhnd ? std::vector<int64_t>{1, h, n, d}
+                 : std::vector<int64_t>{1, n, h, d};
+  s.data.resize(static_cast<size_t>(h * n * d));
+  for (int64_t hi = 0; hi < h; ++hi)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t x = 0; x < d; ++x) {
+        int64_t from =
+            bhnd ? (hi * rows + r0 + i) * d + x : ((r0 + i) * h + hi) * d + x;
+        int64_t to = bhnd ? (hi * n + i) * d + x : (i * h + hi) * d + x;
+        s.data[to] = t.data[from];
+      }
+  return s;
+}
+
+std::string checkOffsets(const char *name, const std::vector<int64_t> &cu,
+                         int64_t tokens) {
+  if (cu.empty())
+    return std::string(name) + " must hold B + 1 >= 1 offsets";
+  if (cu.front() < 0 || cu.back() > tokens)
+    return std::string(name) + " offsets must lie within the " +
+           std::to_string(tokens) + " packed tokens";
+  for (size_t i = 0; i + 1 < cu.size(); ++i)
+    if (cu[i] > cu[i + 1])
+      return std::string(name) + " offsets must be non-decreasing";
+  return "";
+}
+
+} // namespace
+
+std::string attn::ref::raggedAttention(const Spec &spec, const Inputs &in,
+                                       Outputs &result, int64_t *pairs) {
+  if (!in.cuSeqlensQ || !in.cuSeqlensK)
+    return "ragged batches need both cuSeqlensQ and cuSeqlensK";
+  if (!in.q || !in.k || !in.v)
+    return "q, k and v are required";
+  if (in.kvLen || in.mask || in.bias || in.pageTable || in.scoreMod ||
+      in.maskMod)
+    return "ragged batches take no kvLen, mask, bias, page table or regions";
+  for (const Tensor *t : {in.q, in.k, in.v})
+    if (t->shape.size() != 4 || t->shape[0] != 1)
+      return "ragged q, k and v must be rank 4 with B = 1; got " +
+             shapeStr(t->shape);
+  const std::vector<int64_t> &cq = *in.cuSeqlensQ, &ck = *in.cuSeqlensK;
+  if (cq.size() != ck.size())
+    return "cuSeqlensQ has " + std::to_string(cq.size()) +
+           " offsets, cuSeqlensK " + std::to_string(ck.size());
+  const bool bhnd = spec.layout == Layout::BHND;
+  auto rows = [&](const Tensor &t) { return t.shape[bhnd ? 2 : 1]; };
+  auto heads = [&](const Tensor &t) { return t.shape[bhnd ? 1 : 2]; };
+  if (std::string err = checkOffsets("cuSeqlensQ", cq, rows(*in.q));
+      !err.empty())
+    return err;
+  if (std::string err = checkOffsets("cuSeqlensK", ck, rows(*in.k));
+      !err.empty())
+    return err;
+  const int64_t tq = rows(*in.q), hq = heads(*in.q), dv = in.v->shape[3];
+  result.out.shape = bhnd ? std::vector<int64_t>{1, hq, tq, dv}
+                          : std::vector<int64_t>{1, tq, hq, dv};
+  result.out.data.assign(static_cast<size_t>(hq * tq * dv), 0.0);
+  result.lse.shape = {1, hq, tq};
+  result.lse.data.assign(static_cast<size_t>(hq * tq),
+                         -std::numeric_limits<double>::infinity());
+  if (pairs)
+    *pairs = 0;
+  for (size_t s = 0; s + 1 < cq.size(); ++s) {
+    int64_t q0 = cq[s], nq = cq[s + 1] - cq[s];
+    int64_t k0 = ck[s], nk = ck[s + 1] - ck[s];
+    Tensor qs = sliceRows(*in.q, spec.layout, q0, nq);
+    Tensor ks = sliceRows(*in.k, spec.layout, k0, nk);
+    Tensor vs = sliceRows(*in.v, spec.layout, k0, nk);
+    Inputs sub;
+    sub.q = &qs;
+    sub.k = &ks;
+    sub.v = &vs;
+    sub.alibiSlopes = in.alibiSlopes;
+    if (pairs) {
+      int64_t p = countAllowedPairs(spec, sub);
+      if (p < 0)
+        return "sequence " + std::to_string(s) + " is inconsistent";
+      *pairs += p;
+      continue;
+    }
+    Outputs o;
+    if (std::string err = attention(spec, sub, o); !err.empty())
+      return "sequence " + std::to_string(s) + ": " + err;
+    for (int64_t h = 0; h < hq; ++h)
+      for (int64_t i = 0; i < nq; ++i) {
+        result.lse.data[h * tq + q0 + i] = o.lse.data[h * nq + i];
+        for (int64_t x = 0; x < dv; ++x) {
+          int64_t from = bhnd ? (h * nq + i) * dv + x : (i * hq + h) * dv + x;
+          int64_t to =
+              bhnd ? (h * tq + q0 + i) * dv + x : ((q0 + i) * hq + h) * dv + x;
+          result.out.data[to] = o.out.data[from];
+        }
+      }
+  }
+  return "";
+}

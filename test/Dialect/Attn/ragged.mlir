@@ -1,0 +1,31 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+// Round trip of ragged batches: packed q, k, v with B = 1 and per-sequence
+// offsets, both layouts, i32 and i64 offsets, dynamic token counts, GQA,
+// lse and the modifiers that compose with them.
+
+// CHECK-LABEL: func.func @prefill
+// CHECK: attn.attention q(%{{.+}} : tensor<1x8x?x64xf32>) k(%{{.+}} : tensor<1x2x?x64xf32>) v(%{{.+}} : tensor<1x2x?x64xf32>) ragged(%{{.+}}, %{{.+}} : tensor<9xi32>, tensor<9xi32>) causal(bottom_right) -> tensor<1x8x?x64xf32>, tensor<1x8x?xf32>
+func.func @prefill(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>,
+                   %v: tensor<1x2x?x64xf32>, %cq: tensor<9xi32>,
+                   %ck: tensor<9xi32>) -> (tensor<1x8x?x64xf32>, tensor<1x8x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<1x8x?x64xf32>)
+      k(%k : tensor<1x2x?x64xf32>) v(%v : tensor<1x2x?x64xf32>)
+      ragged(%cq, %ck : tensor<9xi32>, tensor<9xi32>) causal(bottom_right)
+      -> tensor<1x8x?x64xf32>, tensor<1x8x?xf32>
+  return %o, %l : tensor<1x8x?x64xf32>, tensor<1x8x?xf32>
+}
+
+// CHECK-LABEL: func.func @varlen_bnhd
+// CHECK: ragged(%{{.+}}, %{{.+}} : tensor<?xi64>, tensor<?xi64>) layout(bnhd) alibi(%{{.+}} : tensor<4xf32>) causal(top_left) window_left(16) softcap(3.000000e+01)
+func.func @varlen_bnhd(%q: tensor<1x100x4x32xbf16>, %k: tensor<1x120x4x32xbf16>,
+                       %v: tensor<1x120x4x32xbf16>, %cq: tensor<?xi64>,
+                       %ck: tensor<?xi64>, %s: tensor<4xf32>) -> tensor<1x100x4x32xbf16> {
+  %o = attn.attention q(%q : tensor<1x100x4x32xbf16>)
+      k(%k : tensor<1x120x4x32xbf16>) v(%v : tensor<1x120x4x32xbf16>)
+      ragged(%cq, %ck : tensor<?xi64>, tensor<?xi64>) layout(bnhd)
+      alibi(%s : tensor<4xf32>) causal(top_left) window_left(16) softcap(30.0)
+      -> tensor<1x100x4x32xbf16>
+  return %o : tensor<1x100x4x32xbf16>
+}
