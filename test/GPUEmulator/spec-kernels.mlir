@@ -9,7 +9,7 @@
 // RUN: not attn-run %s --device=gpu-emulate --entry=decode --tile-map 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not attn-run %s --device=tpu --entry=decode 2>&1 | FileCheck %s --check-prefix=DEV
 // OPT: error: --tile-map, --count-tiles and --report are not available with --device=gpu-emulate
-// DEV: error: unknown --device 'tpu': cpu or gpu-emulate
+// DEV: error: unknown --device 'tpu': cpu, gpu or gpu-emulate
 
 // GQA 8/2, 37 queries and keys (tails of the 16-row and 64-key tiles hidden
 // by the causal mask).

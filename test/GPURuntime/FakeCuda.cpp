@@ -16,7 +16,10 @@
 // FAKE_CUDA_DEVICES=n sets the device count (default 1; 0: cuInit fails
 // with CUDA_ERROR_NO_DEVICE). Built with FAKE_CUDA_OLD_DRIVER it is an old
 // driver: no stream-ordered allocation, cluster launch or tensor maps, and
-// the unversioned cuEventElapsedTime.
+// the unversioned cuEventElapsedTime. FAKE_CUDA_TRACE=1 also prints every
+// logged call to stderr as "fake-cuda: <call>" (for tools run by lit tests);
+// FAKE_CUDA_FAIL=<function>=<code> makes the first call of that function
+// fail with that CUresult, as fake_cuda_fail_next does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +102,9 @@ void logCall(const char *fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
+  static const bool trace = std::getenv("FAKE_CUDA_TRACE") != nullptr;
+  if (trace)
+    std::fprintf(stderr, "fake-cuda: %s\n", buf);
   State &s = state();
   std::lock_guard<std::mutex> guard(s.lock);
   s.log.push_back(buf);
@@ -209,6 +215,13 @@ FAKE_EXPORT int cuInit(unsigned flags) {
     return code;
   if (deviceCount() <= 0)
     return kNoDevice;
+  if (const char *env = std::getenv("FAKE_CUDA_FAIL")) {
+    std::string spec = env;
+    size_t eq = spec.rfind('=');
+    if (eq != std::string::npos)
+      fake_cuda_fail_next(spec.substr(0, eq).c_str(),
+                          std::atoi(spec.c_str() + eq + 1));
+  }
   state().initialized = true;
   return kSuccess;
 }

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuDevice.h"
 #include "GpuEmulate.h"
 
 #include "attn/Conversion/Passes.h"
@@ -145,8 +146,9 @@ static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
                                  cl::cat(category));
 static cl::opt<std::string>
     device("device",
-           cl::desc("Where the spec runs: cpu (JIT for this host) or "
-                    "gpu-emulate (the GPU kernel on the warp-level emulator)"),
+           cl::desc("Where the spec runs: cpu (JIT for this host), gpu (an "
+                    "NVIDIA GPU, through libattn_gpu_runtime) or gpu-emulate "
+                    "(the GPU kernel on the warp-level emulator)"),
            cl::init("cpu"), cl::cat(category));
 
 static int fail(const llvm::Twine &msg) {
@@ -208,8 +210,26 @@ static int runMain(MLIRContext &context) {
                       {inputOutputs.begin(), inputOutputs.end()}};
     return runGpuEmulated(*module, *spec, *binding, run);
   }
+  if (device == "gpu") {
+    if (printTileMap || countTiles)
+      return fail("--tile-map and --count-tiles are not available with "
+                  "--device=gpu");
+    GpuDeviceRun run;
+    run.specPath = inputFile;
+    run.verify = verifyOpt;
+    run.atol = atolOpt;
+    run.rtol = rtolOpt;
+    run.print = printValues;
+    run.reps = reps;
+    run.outputs.assign(outputs.begin(), outputs.end());
+    run.referenceOutputs.assign(referenceOutputs.begin(),
+                                referenceOutputs.end());
+    run.saveInputs.assign(inputOutputs.begin(), inputOutputs.end());
+    run.reportFile = reportFile;
+    return runOnGpu(*module, *spec, *binding, run);
+  }
   if (device != "cpu")
-    return fail("unknown --device '" + device + "': cpu or gpu-emulate");
+    return fail("unknown --device '" + device + "': cpu, gpu or gpu-emulate");
   const llvm::StringMap<int64_t> &known = binding->sizes;
   std::vector<HostTensor> &hostArgs = binding->args;
 
@@ -524,7 +544,8 @@ int main(int argc, char **argv) {
   // a line-buffered C stdout writes the message before the abort, also
   // into a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  cl::HideUnrelatedOptions({&category, &gpuEmulateCategory});
+  cl::HideUnrelatedOptions(
+      {&category, &gpuEmulateCategory, &gpuDeviceCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-run: compile an attn spec for the host CPU, run it, and check it "
