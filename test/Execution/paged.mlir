@@ -19,6 +19,14 @@
 
 // CHECK: vs reference: {{.*}} [ok
 
+// A pool of no pages: every sequence is empty (out 0, lse -inf), nothing is
+// read, in every form.
+// RUN: attn-run %s --entry=empty_pool --form=naive --verify --print --reps=1 | FileCheck %s --check-prefix=EMPTY
+// RUN: attn-run %s --entry=empty_pool --form=fused --verify --print --reps=1 | FileCheck %s --check-prefix=EMPTY
+// RUN: attn-run %s --entry=empty_pool --form=decode --verify --print --reps=1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: lse: f32 [2, 2, 3] {{.*}} [ok
+// EMPTY-NEXT: {{^}}-inf -inf -inf -inf -inf -inf -inf -inf{{$}}
+
 // Decode (Nq = 1) with GQA (8 query heads over 2 K/V heads), pages of 16, lse.
 func.func @decode_gqa(%q: tensor<4x8x1x64xf32>, %kp: tensor<64x2x16x64xf32>,
                       %vp: tensor<64x2x16x64xf32>, %pt: tensor<4x16xi32>,
@@ -87,4 +95,15 @@ func.func @mask_region(%q: tensor<2x2x24x16xf32>, %kp: tensor<12x2x4x16xf32>,
         attn.yield %keep : i1
       } -> tensor<2x2x24x16xf32>
   return %o : tensor<2x2x24x16xf32>
+}
+
+func.func @empty_pool(%q: tensor<2x2x3x8xf32>, %kp: tensor<0x2x4x8xf32>,
+                      %vp: tensor<0x2x4x8xf32>, %pt: tensor<2x3xi32>,
+                      %len: tensor<2xi32>)
+    -> (tensor<2x2x3x8xf32>, tensor<2x2x3xf32>) {
+  %o, %l = attn.attention q(%q : tensor<2x2x3x8xf32>)
+      k(%kp : tensor<0x2x4x8xf32>) v(%vp : tensor<0x2x4x8xf32>)
+      page_table(%pt : tensor<2x3xi32>) kv_len(%len : tensor<2xi32>)
+      causal(bottom_right) -> tensor<2x2x3x8xf32>, tensor<2x2x3xf32>
+  return %o, %l : tensor<2x2x3x8xf32>, tensor<2x2x3xf32>
 }

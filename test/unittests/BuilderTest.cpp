@@ -658,3 +658,48 @@ TEST_F(BuilderTest, ExpandProjectionsPass) {
 }
 
 } // namespace
+
+// Paged K/V: k and v are page pools, the batch comes from q (and the table),
+// the result types are inferred from q and v.
+TEST_F(BuilderTest, PagedKv) {
+  Type i32 = builder.getI32Type();
+  SmallVector<Value> a = makeFunc(
+      {tensor({kDyn, 8, 1, 64}), tensor({256, 2, 16, 64}),
+       tensor({256, 2, 16, 32}), tensor({4, 64}, i32), tensor({4}, i32)});
+  AttentionConfig cfg;
+  cfg.pageTable = a[3];
+  cfg.kvLen = a[4];
+  cfg.causal = CausalAlign::bottom_right;
+  cfg.withLse = true;
+  AttentionOp op = buildAttention(builder, loc, a[0], a[1], a[2], cfg);
+  EXPECT_TRUE(op.isPaged());
+  EXPECT_EQ(op.getOut().getType(), tensor({kDyn, 8, 1, 32}));
+  EXPECT_EQ(op.getLse().getType(), tensor({kDyn, 8, 1}));
+  EXPECT_EQ(op.getPageSize(), 16);
+  EXPECT_EQ(op.getNumPages(), 256);
+  EXPECT_EQ(op.getKvSeqLen(), 64 * 16);
+  EXPECT_VERIFIES(op);
+
+  // Without kv_len the op does not verify (same message as textual IR).
+  cfg.kvLen = Value();
+  AttentionOp bad = buildAttention(builder, loc, a[0], a[1], a[2], cfg);
+  EXPECT_EQ(verifyError(bad), "'attn.attention' op page_table needs kv_len: "
+                              "the number of valid tokens of each sequence\n");
+}
+
+// Ragged batches: packed B = 1 tensors and two offset vectors.
+TEST_F(BuilderTest, RaggedBatch) {
+  Type i64 = builder.getI64Type();
+  SmallVector<Value> a =
+      makeFunc({tensor({1, kDyn, 8, 64}), tensor({1, kDyn, 2, 64}),
+                tensor({9}, i64), tensor({9}, i64)});
+  AttentionConfig cfg;
+  cfg.layout = Layout::bnhd;
+  cfg.cuSeqlensQ = a[2];
+  cfg.cuSeqlensK = a[3];
+  cfg.causal = CausalAlign::bottom_right;
+  AttentionOp op = buildAttention(builder, loc, a[0], a[1], a[1], cfg);
+  EXPECT_TRUE(op.isRagged());
+  EXPECT_EQ(op.getOut().getType(), tensor({1, kDyn, 8, 64}));
+  EXPECT_VERIFIES(op);
+}

@@ -187,7 +187,8 @@ TEST_F(SpecBindingTest, BadSizeText) {
   SpecInfo spec = parse(kDynamicSpec);
   EXPECT_EQ(bind(spec, {"Nx=2"}),
             "bad --size 'Nx=2': expected NAME=N with NAME one of B, Hq, Hkv, "
-            "Nq, Nk, Dqk, Dv, D and N >= 0");
+            "Nq, Nk, Dqk, Dv, D (paged K/V: Pages, PageSize, MaxPages; ragged "
+            "batches: Seqs) and N >= 0");
   EXPECT_EQ(bind(spec, {"Nq=-1"}).rfind("bad --size 'Nq=-1'", 0), 0u);
   EXPECT_EQ(bind(spec, {"Nq=2"}, {"nosuch=1x2"}),
             "bad --shape 'nosuch=1x2': no argument named 'nosuch'");

@@ -188,6 +188,29 @@ public:
     return {b.getIndexAttr(1), qs, r, d};
   }
 
+  /// The K or V rows of one key tile [k0, k0 + ks): `tile`, one slice
+  /// ([1, 1, ks, D] or [1, ks, 1, D] in the op's layout: contiguous K/V, or
+  /// a key tile within one page), or, for paged K/V whose key tiles span
+  /// several whole pages, null and the pool with the tile's place.
+  /// `readable`: the tile's leading keys below kv_len; only the pages that
+  /// hold them are read (entries past a sequence's last page are not page
+  /// indices).
+  struct TileRows {
+    Value tile;
+    Value pool, bIdx, gIdx, k0, ks, d, readable;
+  };
+
+  /// Where row j of a K or V tile is: in `src` (the tile) at row `row`, or,
+  /// when `page` is set, in `src` (the pool) at row `row` of page `page`,
+  /// K/V head `gIdx`.
+  struct RowRef {
+    Value src, page, row, gIdx;
+  };
+  RowRef rowRef(OpBuilder &b, Location loc, Value tile, const TileRows *rows,
+                Value j);
+  /// Indices of column `col` of the row `ref` locates.
+  SmallVector<Value> rowIndex(const RowRef &ref, Value zero, Value col);
+
   /// C[r, i, j] += sum_k A(r, i, k) * Brow(k)[j] on an f32 tensor C of shape
   /// [R, M, N] with N % nw == 0 (checked by the caller; rows past the last
   /// whole block of mr run one by one):
@@ -246,8 +269,11 @@ public:
   /// tile, the d loop in one-register chunks (unrolled into independent
   /// accumulators when Dqk is static), one horizontal sum per logit. This is
   /// what decode tiles (R x 1 rows) and tails run.
+  /// `rows` (optional): paged K rows of several pages, read in place with
+  /// `kTile` null (key j is row (k0 + j) % S of its page).
   Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
-                  Value sInit, Value qs, Value ks);
+                  Value sInit, Value qs, Value ks,
+                  const TileRows *rows = nullptr);
 
   /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
   /// type, as vector code. The R x qs rows of the tile go in blocks of
@@ -260,7 +286,8 @@ public:
   static constexpr int64_t kPVRows = 4;
 
   Value rowwisePV(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
-                  Value qs, Value ks, bool guard);
+                  Value qs, Value ks, bool guard,
+                  const TileRows *rows = nullptr);
 
   /// The transpose of a square block of `rows` (4, 8 or 16 vectors of as
   /// many f32 lanes) as a network of two-source shuffles.
@@ -294,18 +321,6 @@ public:
   /// q[r, i, d] of a query tile in the op's layout.
   Value readQ(OpBuilder &b, Location loc, Value qTile, Value r, Value i,
               Value d);
-
-  /// The K or V rows of one key tile [k0, k0 + ks): `tile`, one slice
-  /// ([1, 1, ks, D] or [1, ks, 1, D] in the op's layout: contiguous K/V, or
-  /// a key tile within one page), or, for paged K/V whose key tiles span
-  /// several whole pages, null and the pool with the tile's place.
-  /// `readable`: the tile's leading keys below kv_len; only the pages that
-  /// hold them are read (entries past a sequence's last page are not page
-  /// indices).
-  struct TileRows {
-    Value tile;
-    Value pool, bIdx, gIdx, k0, ks, d, readable;
-  };
 
   /// Paged K/V with tiles of several pages: whether key tiles span pages.
   bool multiPageTiles() const;

@@ -6,6 +6,8 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/PagedKv.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -115,8 +117,29 @@ Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
   return x;
 }
 
+FusedLowering::RowRef FusedLowering::rowRef(OpBuilder &b, Location loc,
+                                            Value tile, const TileRows *rows,
+                                            Value j) {
+  if (!rows || rows->tile)
+    return {tile, Value(), j, Value()};
+  IndexMath m{b, loc};
+  Value key = m.add(rows->k0, j);
+  return {rows->pool, buildPageIndex(b, loc, op, rows->bIdx, key),
+          arith::RemUIOp::create(b, loc, key, pageSize), rows->gIdx};
+}
+
+SmallVector<Value> FusedLowering::rowIndex(const RowRef &ref, Value zero,
+                                           Value col) {
+  if (!ref.page)
+    return kvIndex(zero, ref.row, col);
+  if (layout == Layout::bhnd)
+    return {ref.page, ref.gIdx, ref.row, col};
+  return {ref.page, ref.row, ref.gIdx, col};
+}
+
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
-                               Value kTile, Value sInit, Value qs, Value ks) {
+                               Value kTile, Value sInit, Value qs, Value ks,
+                               const TileRows *rows) {
   IndexMath im{b, loc};
   auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
@@ -128,14 +151,15 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   auto qIdx = [&](Value r, Value i, Value d0) {
     return headRowIndex(zero, r, i, d0);
   };
-  auto kIdx = [&](Value j, Value d0) { return kvIndex(zero, j, d0); };
-  // sum_d q[r, i, d] k[j, d] as a vector of lanes.
+  // sum_d q[r, i, d] k[j, d] as a vector of lanes; `kRow` locates key j
+  // (in the tile, or in its page of the pool).
   auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
-                 Value j) -> Value {
+                 const RowRef &kRow) -> Value {
     IndexMath m{nb, nl};
     auto chunk = [&](OpBuilder &cb, Location cl, Value d0, Value acc) {
       Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), lanes, dInBounds);
-      Value kv = readRow(cb, cl, kTile, kIdx(j, d0), lanes, dInBounds);
+      Value kv =
+          readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0), lanes, dInBounds);
       return Value(vector::FMAOp::create(cb, cl, qv, kv, acc));
     };
     if (!ShapedType::isDynamic(d) && d <= 16 * lanes) {
@@ -160,6 +184,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   auto jLoop = scf::ForOp::create(
       b, loc, zero, ks, one, ValueRange{sInit},
       [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        RowRef kRow = rowRef(b1, l1, kTile, rows, j);
         auto rLoop = scf::ForOp::create(
             b1, l1, zero, groups, one, it1,
             [&](OpBuilder &b2, Location l2, Value r, ValueRange it2) {
@@ -168,7 +193,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                   [&](OpBuilder &b3, Location l3, Value i, ValueRange it3) {
                     Value sum = vector::ReductionOp::create(
                         b3, l3, vector::CombiningKind::ADD,
-                        dot(b3, l3, r, i, j), /*acc=*/Value(), kFast);
+                        dot(b3, l3, r, i, kRow), /*acc=*/Value(), kFast);
                     scf::YieldOp::create(
                         b3, l3,
                         Value(tensor::InsertOp::create(b3, l3, sum, it3[0],
@@ -182,7 +207,8 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
 }
 
 Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
-                               Value vTile, Value qs, Value ks, bool guard) {
+                               Value vTile, Value qs, Value ks, bool guard,
+                               const TileRows *paged) {
   IndexMath im{b, loc};
   auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
@@ -228,10 +254,11 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                     b3, l3, zero, ks, one, accs,
                     [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
                       Value z = arith::ConstantIndexOp::create(b4, l4, 0);
+                      RowRef vRow = rowRef(b4, l4, vTile, paged, j);
                       SmallVector<Value> vv;
                       for (int64_t c = 0; c < width; ++c)
-                        vv.push_back(readRow(b4, l4, vTile,
-                                             kvIndex(z, j, cols[c]), lanes,
+                        vv.push_back(readRow(b4, l4, vRow.src,
+                                             rowIndex(vRow, z, cols[c]), lanes,
                                              eInBounds));
                       SmallVector<Value> next;
                       for (int64_t rb = 0; rb < block; ++rb) {

@@ -289,15 +289,15 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
         SmallVector<OpFoldResult>{groups, qs, n},
         SmallVector<OpFoldResult>(3, pb.getIndexAttr(1)));
   };
+  // Paged tiles of several pages: each key's V row is read from its page in
+  // place, keys past the sequence's last page are not read.
   auto rowwise = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
-    return forEachPage(gb, gl, vRows, {alphaAcc},
-                       [&](OpBuilder &pb, Location pl, Value vPage, Value j0,
-                           Value n, ValueRange it) -> SmallVector<Value> {
-                         return {rowwisePV(pb, pl, it[0],
-                                           weights(pb, pl, j0, n), vPage, qs, n,
-                                           guard)};
-                       })[0];
+    if (vRows.tile)
+      return rowwisePV(gb, gl, alphaAcc, s, vRows.tile, qs, vRows.ks, guard);
+    return rowwisePV(gb, gl, alphaAcc, s, Value(), qs, vRows.readable, guard,
+                     &vRows);
   };
+
   auto slowPV = [&](OpBuilder &nb0, Location nl0) -> Value {
     return branch(
         nb0, nl0, unguarded, alphaAcc,

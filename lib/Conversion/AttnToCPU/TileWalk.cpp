@@ -277,23 +277,15 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   Value sTile = scratchTile(lb, l, sShape, f32, 2);
   // Tiles narrower than the register tile and few rows (decode): dot
   // products over d on the K tile as it is, no packing.
+  // Paged tiles of several pages: key j is read from its page in place (the
+  // keys of pages past the sequence's last one are not computed; they are
+  // masked).
   auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-    return forEachPage(nb0, nl0, kRows, {sTile},
-                       [&](OpBuilder &pb, Location pl, Value kPage, Value j0,
-                           Value n, ValueRange it) -> SmallVector<Value> {
-                         if (kRows.tile)
-                           return {
-                               rowwiseQK(pb, pl, qTile, kPage, it[0], qs, n)};
-                         OpFoldResult z = pb.getIndexAttr(0);
-                         SmallVector<OpFoldResult> off = {z, z, j0};
-                         SmallVector<OpFoldResult> sz = {groups, qs, n};
-                         Value sub = tensor::ExtractSliceOp::create(
-                             pb, pl, it[0], off, sz,
-                             SmallVector<OpFoldResult>(3, pb.getIndexAttr(1)));
-                         Value r = rowwiseQK(pb, pl, qTile, kPage, sub, qs, n);
-                         return {insertTile(pb, pl, r, it[0], off)};
-                       })[0];
+    if (kRows.tile)
+      return rowwiseQK(nb0, nl0, qTile, kRows.tile, sTile, qs, ks);
+    return rowwiseQK(nb0, nl0, qTile, Value(), sTile, qs, readable, &kRows);
   };
+
   // Whole register-tile columns: pack the K tile transposed (and
   // converted to f32), kT[d, j], once (it is shared by the R query
   // heads and every row of the query tile), then the vector
