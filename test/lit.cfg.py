@@ -63,3 +63,7 @@ config.substitutions.append(("%python", sys.executable if "sys" in dir() else "p
 config.substitutions.append(
     ("%gpu_sweep", os.path.join(config.attn_obj_root, "test", "unittests",
                                 "AttnGPUKernelSweepTests")))
+# Sanitizer builds (scripts/sanitize.sh): tests that load the project's
+# instrumented libraries into an uninstrumented program (python3) cannot run.
+if getattr(config, "attn_sanitize", ""):
+    config.available_features.add("sanitizer")
