@@ -6,10 +6,10 @@
 
 #include "attn/Compile/Compile.h"
 
+#include "attn-c/Kernel.h"
 #include "attn/Execution/SpecBinding.h"
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn-c/Kernel.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -398,16 +398,16 @@ AbiBuilder::kernelInfo(const KernelSignature &sig) {
           ? static_cast<llvm::Constant *>(setThreadsFunction())
           : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   auto *info = llvm::ConstantStruct::get(
-      kernelInfoTy, {llvm::ConstantInt::get(i32, 1),
-                     llvm::ConstantInt::get(
-                         i32, (sig.returnsOutputs ? ATTN_KERNEL_RETURNS_OUTPUTS
-                                                  : 0u) |
-                                  (options.isGpu() ? ATTN_KERNEL_GPU : 0u)),
-                     cstr(sig.name), cstr(options.prefix + sig.name),
-                     llvm::ConstantInt::get(i32, sig.numInputs),
-                     llvm::ConstantInt::get(i32, sig.numOutputs),
-                     constArray(tensorInfoTy, tensors, "__attn_tensors"),
-                     cstr(targetCpu), cstr(options.form), packed, setThreads});
+      kernelInfoTy,
+      {llvm::ConstantInt::get(i32, 1),
+       llvm::ConstantInt::get(
+           i32, (sig.returnsOutputs ? ATTN_KERNEL_RETURNS_OUTPUTS : 0u) |
+                    (options.isGpu() ? ATTN_KERNEL_GPU : 0u)),
+       cstr(sig.name), cstr(options.prefix + sig.name),
+       llvm::ConstantInt::get(i32, sig.numInputs),
+       llvm::ConstantInt::get(i32, sig.numOutputs),
+       constArray(tensorInfoTy, tensors, "__attn_tensors"), cstr(targetCpu),
+       cstr(options.form), packed, setThreads});
   return new llvm::GlobalVariable(m, kernelInfoTy, /*isConstant=*/true,
                                   llvm::GlobalValue::InternalLinkage, info,
                                   "__attn_info_" + sig.name);

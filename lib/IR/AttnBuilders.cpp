@@ -127,9 +127,8 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
     lseType = inferAttentionLseType(q, kb, vb, config.layout);
   ModifierAttrs attrs(builder, config);
   return AttentionOp::create(
-      builder, loc, outType, lseType, q, k, v, config.pageTable, config.cuSeqlensQ,
-      config.cuSeqlensK, config.kvLen,
-      config.mask,
+      builder, loc, outType, lseType, q, k, v, config.pageTable,
+      config.cuSeqlensQ, config.cuSeqlensK, config.kvLen, config.mask,
       config.bias, config.alibiSlopes, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
       attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale,

@@ -139,8 +139,7 @@ struct ExpandProjectedAttention
         qType.getElementType());
     auto attention = AttentionOp::create(
         rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*page_table=*/Value(),
-        /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
-        op.getKvLen(),
+        /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getKvLen(),
         op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getModInputs(),
         LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),

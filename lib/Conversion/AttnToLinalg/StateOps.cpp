@@ -38,8 +38,8 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
   Value table = op.getPageTable();
   int64_t hDim = bhnd ? 1 : 2, nDim = bhnd ? 2 : 1;
   auto size = [&](Value v, int64_t d) {
-    return getValueOrCreateConstantIndexOp(
-        b, loc, tensor::getMixedSize(b, loc, v, d));
+    return getValueOrCreateConstantIndexOp(b, loc,
+                                           tensor::getMixedSize(b, loc, v, d));
   };
   Value batch = size(update, 0), heads = size(update, hDim),
         rows = size(update, nDim), dim = size(update, 3),
@@ -48,8 +48,8 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value capacity = arith::MulIOp::create(b, loc, maxPages, pageSize);
-  auto cmp = [&](OpBuilder &nb, Location nl, arith::CmpIPredicate pred,
-                 Value x, Value y) -> Value {
+  auto cmp = [&](OpBuilder &nb, Location nl, arith::CmpIPredicate pred, Value x,
+                 Value y) -> Value {
     return arith::CmpIOp::create(nb, nl, pred, x, y);
   };
   auto bLoop = scf::ForOp::create(

@@ -242,9 +242,8 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     // The case as a spec file for attn-compile (test/GPU/ptxas-sweep.test):
     // its kernel options on the first line.
     std::error_code ec;
-    llvm::raw_fd_ostream os(std::string(dir) + "/case" +
-                                std::to_string(index) + ".mlir",
-                            ec);
+    llvm::raw_fd_ostream os(
+        std::string(dir) + "/case" + std::to_string(index) + ".mlir", ec);
     if (!ec)
       os << "// attn-compile flags: --gpu-warps=" << c.warps
          << " --tile-k=" << c.tileK << "\n"
