@@ -1,0 +1,219 @@
+//===- KernelEmitter.h - the GPU kernel emitter (private) ------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The emitter of the GPU form, shared by KernelBuilder.cpp (the kernel body:
+// staging, S = Q K^T, online softmax, P V, epilogue) and KernelHost.cpp
+// (host code, split-KV merge kernel, the entry points of KernelBuilder.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_KERNELEMITTER_H
+#define ATTN_CONVERSION_ATTNTOGPU_KERNELEMITTER_H
+
+#include "KernelBuilder.h"
+
+#include "attn/Conversion/LogitBuilder.h"
+#include "attn/Schedule/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+namespace gpu_codegen {
+namespace detail {
+
+constexpr int64_t kLanes = 32;
+/// Row padding of the shared-memory tiles, in elements (16 bytes): rows of
+/// an 8x8 ldmatrix tile then start in different banks.
+constexpr int64_t kPad = 8;
+constexpr double kLog2E = 1.4426950408889634;
+
+/// Four warps unless stated: fewer warps would compute fewer padded rows
+/// for decode (G * Nq <= 16), but each thread would then issue four times
+/// the copies per tile, and their addresses spill at head dim 128.
+inline int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
+  return opts.warps > 0 ? opts.warps : 4;
+}
+
+/// Blocks the split-KV decode form aims for: two per SM of an H100/H200
+/// (132 SMs); fewer SMs are filled all the same.
+constexpr int64_t kTargetBlocks = 264;
+
+/// Split-KV when every row of the op fits one row tile (decode: Nq * G <=
+/// TQ) and splits are not turned off.
+inline bool usesSplitKv(AttentionOp op, int64_t tq, int64_t splits) {
+  if (splits == 0)
+    return false;
+  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
+  int64_t nq = op.getQuerySeqLen();
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
+      ShapedType::isDynamic(nq) || hkv == 0)
+    return false;
+  return nq * (hq / hkv) <= tq;
+}
+
+/// Everything the kernel emitter needs: the op, its memrefs and sizes.
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &b, Location loc, AttentionOp op, int64_t warps,
+                int64_t tileK, int64_t splits)
+      : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
+        splitsOpt(splits), a{b, loc} {
+    splitMode = usesSplitKv(op, tq, splits);
+    sigmoid = op.getNormalization() == Normalization::sigmoid;
+    srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+    // f32 inputs are rounded to bf16 (f32's range) as they are staged.
+    elem = srcElem.isF32() ? Type(b.getBF16Type()) : srcElem;
+    d = op.getHeadDimQK();
+    dv = op.getHeadDimV();
+    f32 = b.getF32Type();
+  }
+
+  std::string fnName;
+
+  /// Host code: sizes, checks, the launch. `args` are the new function's
+  /// arguments in the order q, k, v, modifiers..., out, [lse].
+  void emitHost(ValueRange inputs, Value outBuf, Value lseBuf);
+
+private:
+  // Small helpers.
+  Value ci(int64_t v) { return a.c(v); }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value dim(Value memref, int64_t logical) {
+    return memref::DimOp::create(b, loc, memref, op.getPhysicalDim(logical));
+  }
+  /// Physical indices of logical [b, h, n, d].
+  SmallVector<Value> phys(Value bb, Value h, Value n, Value dd) {
+    SmallVector<Value> idx(4);
+    Value logical[4] = {bb, h, n, dd};
+    for (int64_t l = 0; l < 4; ++l)
+      idx[op.getPhysicalDim(l)] = logical[l];
+    return idx;
+  }
+  /// Index `idx` into a dimension broadcast from size 1.
+  Value bcast(Value memref, int64_t dimPos, Value idx) {
+    auto type = cast<MemRefType>(memref.getType());
+    int64_t size = type.getDimSize(dimPos);
+    if (size == 1)
+      return ci(0);
+    if (!ShapedType::isDynamic(size))
+      return idx;
+    Value s = memref::DimOp::create(b, loc, memref, dimPos);
+    return a.select(a.eq(s, ci(1)), ci(0), idx);
+  }
+  /// Rows [2 h, 2 h + 2) of a vector<4x2> ldmatrix x4 result: the B
+  /// fragment of its matrices 2 h and 2 h + 1.
+  Value halfOf(Value x4, int64_t h) {
+    return vector::ShuffleOp::create(b, loc, x4, x4,
+                                     ArrayRef<int64_t>{2 * h, 2 * h + 1});
+  }
+  Value shuffleXor(Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, loc, v, offset, kLanes,
+                                  gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+
+  void emitKernel(gpu::LaunchOp launch);
+  /// Whether Q's fragments stay in registers for the whole key loop: per
+  /// lane S takes tk/2, O dv/2 and Q d/4 registers; large head dims with
+  /// modifier tensors, f32 staging or split-KV bookkeeping spill when all
+  /// three are held (ptxas-sweep.test), so Q is reloaded there.
+  bool holdQInRegisters() {
+    bool extra = op.getBias() || op.getMask() || op.getAlibiSlopes() ||
+                 op.getSoftcapAttr() || srcElem.isF32() || splitMode;
+    int64_t regs = tk / 2 + dv / 2 + d / 4;
+    return regs <= (extra ? 96 : 128);
+  }
+  /// Rows of a staged tile of `rows` x `cols` elements including the
+  /// scratch rows its copy needs when the block's threads do not divide its
+  /// 16-byte chunks.
+  int64_t stagedRows(int64_t rows, int64_t cols) {
+    int64_t threads = kLanes * warps, chunks = rows * cols / 8;
+    if (chunks % threads == 0)
+      return rows;
+    return rows + (threads * 8 + cols + kPad - 1) / (cols + kPad);
+  }
+  int64_t sharedBytes() {
+    return (stagedRows(tq, d) * (d + kPad) +
+            2 * stagedRows(tk, d) * (d + kPad) +
+            2 * stagedRows(tk, dv) * (dv + kPad)) *
+           (elem.getIntOrFloatBitWidth() / 8);
+  }
+  /// Commits the copies in `tokens` as one group and waits until at most
+  /// `pending` groups are in flight (nothing for converting copies).
+  void waitForCopies(ArrayRef<Value> tokens, int32_t pending) {
+    if (tokens.empty())
+      return;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    Value group =
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+  }
+  /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
+  /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
+  void
+  emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
+               Value src,
+               function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
+               SmallVectorImpl<Value> &tokens);
+
+  void emitMerge(gpu::LaunchOp launch);
+  /// One GPU module per function (one binary): <fn>_kernels, holding
+  /// <fn>_attention (or _attention_split and _merge).
+  FlatSymbolRefAttr kernelModule() {
+    return FlatSymbolRefAttr::get(b.getContext(), fnName + "_kernels");
+  }
+  FlatSymbolRefAttr kernelName(StringRef what) {
+    return FlatSymbolRefAttr::get(b.getContext(), fnName + "_" + what.str());
+  }
+  /// Offsets into the split-KV workspace: acc [B][Hkv][S][TQ][Dv], then
+  /// m and l [B][Hkv][S][TQ] each.
+  Value wsRow(Value bb, Value hk, Value split, Value row) {
+    return a.add(
+        a.mul(a.add(a.mul(a.add(a.mul(bb, hkv), hk), numSplits), split),
+              ci(tq)),
+        row);
+  }
+  Value wsRows() { return a.mul(a.mul(a.mul(batch, hkv), numSplits), ci(tq)); }
+
+  OpBuilder &b;
+  Location loc;
+  AttentionOp op;
+  int64_t warps, tq, tk, d, dv, splitsOpt;
+  /// The decode form's split-KV: a grid over key-tile chunks whose partial
+  /// states a second kernel merges.
+  bool splitMode = false;
+  /// norm(sigmoid): out = sum_j sigmoid(s_ij) v_j, no row max or sum.
+  bool sigmoid = false;
+  Value numSplits, ws;
+  Type srcElem, elem, f32;
+  IRArith a;
+
+  // Host values visible in the kernel.
+  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, out, lse;
+  Value batch, hq, hkv, nq, nk, groups;
+};
+
+} // namespace detail
+} // namespace gpu_codegen
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_KERNELEMITTER_H

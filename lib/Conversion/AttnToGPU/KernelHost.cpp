@@ -1,0 +1,266 @@
+//===- KernelHost.cpp - host code and merge kernel of the GPU form ------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host side of the GPU form (sizes, checks, launches, the split-KV
+// workspace chain), the split-KV merge kernel, and the entry points of
+// KernelBuilder.h. The kernel body is in KernelBuilder.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "KernelEmitter.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+using namespace mlir::attn::gpu_codegen::detail;
+
+void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
+  q = inputs[0];
+  k = inputs[1];
+  v = inputs[2];
+  unsigned next = 3;
+  if (op.getKvLen())
+    kvLenBuf = inputs[next++];
+  if (op.getMask())
+    maskBuf = inputs[next++];
+  if (op.getBias())
+    biasBuf = inputs[next++];
+  if (op.getAlibiSlopes())
+    alibiBuf = inputs[next++];
+  out = outBuf;
+  lse = lseBuf;
+
+  batch = dim(q, 0);
+  hq = dim(q, 1);
+  nq = dim(q, 2);
+  hkv = dim(k, 1);
+  nk = dim(k, 2);
+  // Sizes the types leave dynamic are checked here (the kernel ABI checks
+  // the sizes named alike; this is the relation between them).
+  Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
+  Value divisible =
+      a.either(a.negate(hkvNonZero), a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
+  cf::AssertOp::create(b, loc, divisible,
+                       "attn: the number of query heads must be a multiple "
+                       "of the number of K/V heads");
+  groups = divu(hq, a.max(hkv, ci(1)));
+  Value rows = a.mul(nq, groups);
+  Value gx = a.ceilDiv(rows, ci(tq));
+  Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
+  auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  int64_t smemBytes = sharedBytes();
+  Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
+  b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
+      "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
+  if (!splitMode) {
+    auto launch = gpu::LaunchOp::create(
+        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem, Type(),
+        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("attention"));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    emitKernel(launch);
+    gpu::TerminatorOp::create(b, loc);
+    return;
+  }
+  // Split-KV: S chunks of the key tiles (S from the grid the blocks need,
+  // at most one per key tile), partial states in a workspace, a merge.
+  Value maxSplits = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
+  Value want = splitsOpt > 0 ? ci(splitsOpt)
+                             : a.ceilDiv(ci(kTargetBlocks), a.mul(hkv, batch));
+  numSplits = a.min(a.max(want, ci(1)), maxSplits);
+  Value wsSize = a.mul(wsRows(), ci(dv + 2));
+  auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
+  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
+  // only): alloc, split kernel, merge, dealloc, then wait.
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  auto alloc =
+      gpu::AllocOp::create(b, loc, wsType, tokenType, ValueRange{token},
+                           ValueRange{wsSize}, ValueRange{}, UnitAttr());
+  ws = alloc.getMemref();
+  token = alloc.getAsyncToken();
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, numSplits, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
+        tokenType, ValueRange{token}, TypeRange{}, TypeRange{}, Value(),
+        Value(), Value(), kernelModule(), kernelName("attention_split"));
+    token = launch.getAsyncToken();
+    b.setInsertionPointToStart(&launch.getBody().front());
+    emitKernel(launch);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto merge = gpu::LaunchOp::create(
+        b, loc, ci(tq), hkv, batch, ci(dv), ci(1), ci(1), Value(), tokenType,
+        ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
+        kernelModule(), kernelName("merge"));
+    token = merge.getAsyncToken();
+    b.setInsertionPointToStart(&merge.getBody().front());
+    emitMerge(merge);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, ws)
+              .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
+  Value row = launch.getBlockIds().x;
+  Value hk = launch.getBlockIds().y;
+  Value bb = launch.getBlockIds().z;
+  Value col = launch.getThreadIds().x;
+  auto inRows = scf::IfOp::create(b, loc, a.slt(row, a.mul(nq, groups)), false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&inRows.getThenRegion().front());
+  Value i = divu(row, groups);
+  Value h = a.add(a.mul(hk, groups), remu(row, groups));
+  Value mBase = a.mul(wsRows(), ci(dv));
+  Value lBase = a.add(mBase, wsRows());
+  auto load = [&](Value idx) {
+    return memref::LoadOp::create(b, loc, ws, ValueRange{idx}).getResult();
+  };
+  // M = max_s m_s.
+  auto maxLoop = scf::ForOp::create(
+      b, loc, ci(0), numSplits, ci(1),
+      ValueRange{cf(-std::numeric_limits<double>::infinity())});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(maxLoop.getBody());
+    Value ms =
+        load(a.add(mBase, wsRow(bb, hk, maxLoop.getInductionVar(), row)));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::MaximumFOp::create(
+                             b, loc, maxLoop.getRegionIterArgs()[0], ms)});
+  }
+  Value bigM = maxLoop.getResult(0);
+  // L = sum_s w_s l_s, acc = sum_s w_s acc_s, w_s = exp(m_s - M).
+  auto sumLoop = scf::ForOp::create(b, loc, ci(0), numSplits, ci(1),
+                                    ValueRange{cf(0.0), cf(0.0)});
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(sumLoop.getBody());
+    Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
+    Value w = sigmoid ? cf(1.0)
+                      : buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
+    Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
+                                  sumLoop.getRegionIterArgs()[0]);
+    Value acc =
+        math::FmaOp::create(b, loc, w, load(a.add(a.mul(r, ci(dv)), col)),
+                            sumLoop.getRegionIterArgs()[1]);
+    scf::YieldOp::create(b, loc, ValueRange{l, acc});
+  }
+  Value bigL = sumLoop.getResult(0);
+  Value val = sigmoid
+                  ? sumLoop.getResult(1)
+                  : buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+  Type outElem = cast<MemRefType>(out.getType()).getElementType();
+  if (outElem != f32)
+    val = arith::TruncFOp::create(b, loc, outElem, val);
+  memref::StoreOp::create(b, loc, val, out, phys(bb, h, i, col));
+  if (lse) {
+    auto first = scf::IfOp::create(b, loc, a.eq(col, ci(0)), false);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    memref::StoreOp::create(b, loc, buildLogSumExp(b, loc, bigM, bigL), lse,
+                            ValueRange{bb, h, i});
+  }
+}
+
+LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
+                                             const GpuKernelOptions &opts) {
+  auto fail = [&](const Twine &msg) {
+    return op.emitOpError("cannot be lowered to the GPU: ") << msg;
+  };
+  Block &body = fn.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (&body.front() != op.getOperation() || op->getNextNode() != ret ||
+      ret.getOperands() != op->getResults())
+    return fail("the function must consist of this op alone, returning its "
+                "results in order");
+  for (Value operand : op->getOperands())
+    if (!isa<BlockArgument>(operand) ||
+        cast<BlockArgument>(operand).getOwner() != &body)
+      return fail("every operand must be an argument of the function");
+  Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
+  // (The verifier makes q, k, v and out share one element type.)
+  if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
+    return fail("q, k and v must be f16, bf16 or f32 (got ") << elem << ")";
+  int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
+  for (int64_t x : {d, dv})
+    if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)
+      return fail("head dimensions must be static multiples of 16 up to 256 "
+                  "(got Dqk = ")
+             << (ShapedType::isDynamic(d) ? -1 : d)
+             << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
+  if (op.getPageTable())
+    return fail("paged K/V (page_table) is not supported on the GPU yet");
+  if (op.getCuSeqlensQ())
+    return fail("ragged batches are not supported on the GPU yet");
+  if (op.getScoreModBlock() || op.getMaskModBlock())
+    return fail("score_mod and mask_mod regions are not supported on the "
+                "GPU yet");
+  if (!op.getModInputs().empty())
+    return fail("mod_inputs are not supported on the GPU yet");
+  if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
+      opts.warps != 4 && opts.warps != 8)
+    return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
+  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
+    return fail("tile-k must be a multiple of 16 in [16, 128] (got ")
+           << opts.tileK << ")";
+  return success();
+}
+
+static MemRefType toMemRef(Type t) {
+  auto ranked = cast<RankedTensorType>(t);
+  return MemRefType::get(ranked.getShape(), ranked.getElementType());
+}
+
+LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
+                                            const GpuKernelOptions &opts) {
+  Location loc = op.getLoc();
+  OpBuilder b(fn);
+  SmallVector<Type> inputs;
+  for (Type t : fn.getArgumentTypes())
+    inputs.push_back(toMemRef(t));
+  for (Type t : op->getResultTypes())
+    inputs.push_back(toMemRef(t));
+  auto type = b.getFunctionType(inputs, {});
+  auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(), type);
+  gpuFn.setVisibility(fn.getVisibility());
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    gpuFn->setAttr(attr.getName(), attr.getValue());
+  gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
+  Block *entry = gpuFn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  // The op's operands, in operand order, as the new arguments.
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(
+        entry->getArgument(cast<BlockArgument>(operand).getArgNumber()));
+  unsigned numIn = fn.getNumArguments();
+  Value outBuf = entry->getArgument(numIn);
+  Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
+
+  KernelEmitter emitter(b, loc, op, chooseWarps(op, opts), opts.tileK,
+                        opts.splits);
+  emitter.fnName = fn.getName().str();
+  emitter.emitHost(operands, outBuf, lseBuf);
+  func::ReturnOp::create(b, loc);
+
+  // Take over the name.
+  fn->remove();
+  gpuFn.setName(fn.getName());
+  fn->destroy();
+  return success();
+}
