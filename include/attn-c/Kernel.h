@@ -169,6 +169,27 @@ attn_status_t attn_kernel_dispatch(const attn_kernel_info_t *const *kernels,
 /* The status's name ("ATTN_STATUS_SHAPE_MISMATCH"). */
 const char *attn_status_name(attn_status_t status);
 
+/* Run-time checks of generated code (docs/Robustness.md). Data only the
+   kernel sees (dynamic sizes, page tables, ragged offsets, cache positions,
+   region reads) is checked where the kernel reads it; a failed check records
+   itself in the calling thread's error record (the first failure of a call
+   wins), the kernel skips the work that depends on it and returns, and
+   attn_kernel_call returns the check's status with its message in
+   attn_last_error(). Code that calls a compiled `_mlir_ciface_` entry itself
+   (attn-compile --emit=obj without the wrapper, the C++ JIT) uses: */
+
+/* Clears the calling thread's error record; call before the kernel. */
+void attn_rt_clear_error(void);
+/* The status of the calling thread's record after a call (ATTN_STATUS_OK if
+   no check failed), with its message in attn_last_error(); clears it. */
+attn_status_t attn_rt_take_error(void);
+
+/* Called by generated code only. */
+intptr_t attn_rt_error_context(void);
+void attn_rt_check_failed(intptr_t context, int32_t check, int64_t a0,
+                          int64_t a1, int64_t a2, int64_t a3);
+int32_t attn_rt_has_failed(intptr_t context);
+
 #ifdef __cplusplus
 }
 #endif

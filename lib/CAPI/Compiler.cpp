@@ -483,6 +483,9 @@ attnJitLibraryCreate(AttnModule module, const AttnCompileOptions *options) {
     add("attn_kernel_workspace_size", &attn_kernel_workspace_size);
     add("attn_kernel_dispatch", &attn_kernel_dispatch);
     add("attn_rt_memref_copy", &attn_rt_memref_copy);
+    add("attn_rt_error_context", &attn_rt_error_context);
+    add("attn_rt_check_failed", &attn_rt_check_failed);
+    add("attn_rt_has_failed", &attn_rt_has_failed);
     return map;
   });
   auto *lib = new JitLibrary{std::move(*engine), std::move(*sigs), opts.prefix};

@@ -6,6 +6,8 @@
 
 #include "attn/Execution/Jit.h"
 
+#include "attn-c/Kernel.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -244,6 +246,10 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
         add("free", &countingFree);
         if (instrument)
           add("attn_tile_visit", &attnTileVisit);
+        // The run-time checks' error channel (libattn_runtime).
+        add("attn_rt_error_context", &attn_rt_error_context);
+        add("attn_rt_check_failed", &attn_rt_check_failed);
+        add("attn_rt_has_failed", &attn_rt_has_failed);
         return map;
       });
   jit->compileTime =
@@ -302,16 +308,24 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
   for (void *&p : ptrs)
     packed.push_back(&p);
   auto callStart = std::chrono::steady_clock::now();
+  attn_rt_clear_error();
   llvm::Error callErr = engine->invokePacked("_mlir_ciface_" + name, packed);
   callTime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            callStart)
                  .count();
   if (callErr)
     return callErr;
+  // A failed run-time check of the generated code: its message; what the
+  // code allocated for its results is freed below all the same.
+  std::string checkFailure;
+  if (attn_rt_take_error() != ATTN_STATUS_OK)
+    checkFailure = attn_last_error();
 
   outputs.clear();
   size_t offset = 0;
   for (RankedTensorType r : results) {
+    if (!checkFailure.empty())
+      break;
     const int64_t *desc = resultDescs.data() + offset;
     offset += 3 + 2 * r.getRank();
     ElementKind kind;
@@ -359,5 +373,7 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
     freed.push_back(alloc);
     countingFree(reinterpret_cast<void *>(alloc));
   }
+  if (!checkFailure.empty())
+    return makeError(checkFailure);
   return llvm::Error::success();
 }

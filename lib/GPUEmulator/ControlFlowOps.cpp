@@ -13,10 +13,15 @@
 
 #include "Interp.h"
 
+#include "attn/Conversion/RuntimeChecks.h"
+
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cstdio>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::attn::gpuemu;
@@ -259,6 +264,48 @@ static LogicalResult execAssert(Interp &in, Operation *op, Frame &f) {
   return result;
 }
 
+/// The run-time check functions of the host code (attn_rt_*,
+/// RuntimeChecks.h): the error record is the emulator's; a failed check is
+/// formatted as libattn_runtime formats it and ends the emulation with that
+/// message after the host function returns.
+static LogicalResult execCall(Interp &in, Operation *op, Frame &f) {
+  auto call = cast<func::CallOp>(op);
+  StringRef callee = call.getCallee();
+  auto scalar = [&](Value v) { return in.get(f, v).at(0, 0).i; };
+  if (callee == mlir::attn::kErrorContextFn) {
+    in.def(f, call.getResult(0), 1, true).data[0].i = 1;
+    return success();
+  }
+  if (callee == mlir::attn::kHasFailedFn) {
+    in.def(f, call.getResult(0), 1, true).data[0].i =
+        in.checkFailure.empty() ? 0 : 1;
+    return success();
+  }
+  if (callee == mlir::attn::kCheckFailedFn) {
+    if (!in.checkFailure.empty())
+      return success();
+    static const char *const formats[] = {
+#define ATTN_RUNTIME_CHECK(Name, STATUS, FORMAT) FORMAT,
+#include "attn/Runtime/RuntimeChecks.def"
+    };
+    int64_t check = scalar(call.getOperand(1));
+    if (check < 0 || check >= static_cast<int64_t>(std::size(formats)))
+      return in.fail(op, "unknown run-time check " + Twine(check));
+    long long a[4];
+    for (unsigned i = 0; i < 4; ++i)
+      a[i] = scalar(call.getOperand(2 + i));
+    char buf[1024];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    std::snprintf(buf, sizeof(buf), formats[check], a[0], a[1], a[2], a[3]);
+#pragma GCC diagnostic pop
+    in.checkFailure = buf;
+    return success();
+  }
+  return in.fail(op, "call of " + callee + " (only the attn_rt_* run-time "
+                                           "check functions are emulated)");
+}
+
 static LogicalResult execLaunch(Interp &in, Operation *op, Frame &f) {
   // The launch runs to completion: its async token (if any) is ready.
   for (Value r : op->getResults())
@@ -278,6 +325,7 @@ void mlir::attn::gpuemu::registerControlFlowHandlers(Interp &in) {
   in.registerHandler(TypeID::get<scf::IfOp>(), execIf);
   in.registerHandler(TypeID::get<scf::WhileOp>(), execWhile);
   in.registerHandler(TypeID::get<cf::AssertOp>(), execAssert);
+  in.registerHandler(TypeID::get<func::CallOp>(), execCall);
   in.registerHandler(TypeID::get<gpu::LaunchOp>(), execLaunch);
   in.registerHandler(TypeID::get<gpu::WaitOp>(), execGpuWait);
 }

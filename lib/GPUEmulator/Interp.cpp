@@ -611,6 +611,8 @@ llvm::Error Interp::run(StringRef funcName, ArrayRef<EmulatedBuffer> args) {
     *options.stats = stats;
   if (!error.empty())
     return err(error);
+  if (!checkFailure.empty())
+    return err(checkFailure);
   return llvm::Error::success();
 }
 

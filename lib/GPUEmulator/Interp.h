@@ -245,6 +245,9 @@ public:
 
   const EmulatorOptions &options;
   EmulatorStats stats;
+  /// The first failed run-time check of the host code (the message
+  /// libattn_runtime would give); empty if none.
+  std::string checkFailure;
   uint32_t epoch = 1;
 
 private:

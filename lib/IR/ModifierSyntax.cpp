@@ -34,13 +34,26 @@ struct ModifierSlots {
   NormalizationAttr &norm;
   Region &scoreMod, &maskMod;
   LayoutAttr *layout;
+  /// attn.attention only (null for the other ops).
+  Operand *pageTable = nullptr, *cuQ = nullptr, *cuK = nullptr;
+  Type *pageTableType = nullptr, *cuQType = nullptr, *cuKType = nullptr;
 };
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "layout",     "kv_len",  "mask",  "bias",        "alibi",
-    "mod_inputs", "causal",  "align", "window_left", "window_right",
-    "scale",      "softcap", "norm",  "score_mod",   "mask_mod"};
+    "page_table", "ragged",       "layout", "kv_len",  "mask",
+    "bias",       "alibi",        "mod_inputs", "causal", "align",
+    "window_left", "window_right", "scale", "softcap", "norm",
+    "score_mod",  "mask_mod"};
+
+/// Whether the op whose slots these are takes modifier `name`.
+static bool takesModifier(const ModifierSlots &s, StringRef name) {
+  if (name == "layout")
+    return s.layout;
+  if (name == "page_table" || name == "ragged")
+    return s.pageTable;
+  return llvm::is_contained(kModifierNames, name);
+}
 
 static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
   llvm::SmallDenseSet<StringRef, 16> seen;
@@ -76,16 +89,13 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
     StringRef kw;
     if (failed(p.parseOptionalKeyword(&kw)))
       return success();
-    if (!llvm::is_contained(kModifierNames, kw) ||
-        (kw == "layout" && !s.layout)) {
+    if (!takesModifier(s, kw)) {
       std::string expected;
       llvm::raw_string_ostream os(expected);
-      llvm::interleaveComma(llvm::make_filter_range(kModifierNames,
-                                                    [&](StringRef n) {
-                                                      return s.layout ||
-                                                             n != "layout";
-                                                    }),
-                            os);
+      llvm::interleaveComma(
+          llvm::make_filter_range(
+              kModifierNames, [&](StringRef n) { return takesModifier(s, n); }),
+          os);
       return p.emitError(loc)
              << "unknown modifier '" << kw << "'; expected one of " << expected
              << ", or '->'";
@@ -93,7 +103,16 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
     if (!seen.insert(kw).second)
       return p.emitError(loc) << "modifier '" << kw << "' is given twice";
     ParseResult r = success();
-    if (kw == "layout") {
+    if (kw == "page_table") {
+      r = operand(*s.pageTable, *s.pageTableType);
+    } else if (kw == "ragged") {
+      OpAsmParser::UnresolvedOperand q, k;
+      r = failure(p.parseLParen() || p.parseOperand(q) || p.parseComma() ||
+                  p.parseOperand(k) || p.parseColonType(*s.cuQType) ||
+                  p.parseComma() || p.parseType(*s.cuKType) || p.parseRParen());
+      *s.cuQ = q;
+      *s.cuK = k;
+    } else if (kw == "layout") {
       StringRef name;
       SMLoc at = p.getCurrentLocation();
       if (p.parseLParen() || p.parseKeyword(&name))
@@ -206,18 +225,34 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
   kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft, windowRight, \
       scale, softcap, norm, scoreMod, maskMod
 
-ParseResult mlir::attn::parseAttentionModifiers(OpAsmParser &p,
-                                                LayoutAttr &layout,
-                                                ATTN_MODIFIER_PARSE_PARAMS) {
-  return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(&layout));
+ParseResult mlir::attn::parseAttentionModifiers(
+    OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
+    Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
+    Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
+    Type &cuKType, LayoutAttr &layout, ATTN_MODIFIER_PARSE_PARAMS) {
+  ModifierSlots s = ATTN_MODIFIER_PARSE_SLOTS(&layout);
+  s.pageTable = &pageTable;
+  s.pageTableType = &pageTableType;
+  s.cuQ = &cuQ;
+  s.cuQType = &cuQType;
+  s.cuK = &cuK;
+  s.cuKType = &cuKType;
+  return parseModifierList(p, s);
 }
 ParseResult mlir::attn::parseModifiers(OpAsmParser &p,
                                        ATTN_MODIFIER_PARSE_PARAMS) {
   return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(nullptr));
 }
-void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
-                                         LayoutAttr layout,
-                                         ATTN_MODIFIER_PRINT_PARAMS) {
+void mlir::attn::printAttentionModifiers(
+    OpAsmPrinter &p, Operation *op, Value pageTable, Type pageTableType,
+    Value cuQ, Type cuQType, Value cuK, Type cuKType, LayoutAttr layout,
+    ATTN_MODIFIER_PRINT_PARAMS) {
+  // Printed first, where the op's canonical form has always had them.
+  if (pageTable)
+    p << " page_table(" << pageTable << " : " << pageTableType << ")";
+  if (cuQ)
+    p << " ragged(" << cuQ << ", " << cuK << " : " << cuQType << ", "
+      << cuKType << ")";
   printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
 }
 void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,

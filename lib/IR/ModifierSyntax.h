@@ -40,10 +40,17 @@ namespace attn {
       FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
       Region &scoreMod, Region &maskMod
 
-ParseResult parseAttentionModifiers(OpAsmParser &p, LayoutAttr &layout,
-                                    ATTN_MODIFIER_PARSE_PARAMS);
+/// attn.attention's modifiers also take `page_table(...)` and
+/// `ragged(...)`, anywhere among the others.
+ParseResult parseAttentionModifiers(
+    OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
+    Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
+    Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
+    Type &cuKType, LayoutAttr &layout, ATTN_MODIFIER_PARSE_PARAMS);
 ParseResult parseModifiers(OpAsmParser &p, ATTN_MODIFIER_PARSE_PARAMS);
-void printAttentionModifiers(OpAsmPrinter &p, Operation *op, LayoutAttr layout,
+void printAttentionModifiers(OpAsmPrinter &p, Operation *op, Value pageTable,
+                             Type pageTableType, Value cuQ, Type cuQType,
+                             Value cuK, Type cuKType, LayoutAttr layout,
                              ATTN_MODIFIER_PRINT_PARAMS);
 void printModifiers(OpAsmPrinter &p, Operation *op, ATTN_MODIFIER_PRINT_PARAMS);
 

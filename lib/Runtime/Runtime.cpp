@@ -21,6 +21,7 @@
 
 #include "attn-c/Gpu.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +35,54 @@
 namespace {
 
 thread_local std::string lastError;
+
+/// The run-time checks of generated code (attn/Runtime/RuntimeChecks.def).
+struct CheckInfo {
+  attn_status_t status;
+  const char *format;
+};
+constexpr CheckInfo kChecks[] = {
+#define ATTN_RUNTIME_CHECK(Name, STATUS, FORMAT) {STATUS, FORMAT},
+#include "attn/Runtime/RuntimeChecks.def"
+};
+constexpr int32_t kNumChecks = sizeof(kChecks) / sizeof(kChecks[0]);
+
+/// What the checks of one call record: the first failure wins. Generated
+/// code takes the address of the calling thread's record once per call
+/// (attn_rt_error_context) and passes it to the OpenMP workers, so every
+/// thread of the call records into the caller's.
+struct ErrorRecord {
+  /// -1: no failure; -2: a failure is being written; else the check.
+  std::atomic<int32_t> check{-1};
+  int64_t args[4] = {0, 0, 0, 0};
+};
+thread_local ErrorRecord errorRecord;
+
+void clearErrorRecord() { errorRecord.check.store(-1); }
+
+/// The status of the calling thread's record (and its message in
+/// lastError); clears the record.
+attn_status_t takeErrorRecord() {
+  int32_t check = errorRecord.check.load(std::memory_order_acquire);
+  errorRecord.check.store(-1);
+  if (check == -1)
+    return ATTN_STATUS_OK;
+  if (check < 0 || check >= kNumChecks) {
+    lastError = "attn: a run-time check failed (unknown check " +
+                std::to_string(check) + ")";
+    return ATTN_STATUS_INVALID_ARGUMENT;
+  }
+  const int64_t *a = errorRecord.args;
+  char buf[1024];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  std::snprintf(buf, sizeof(buf), kChecks[check].format,
+                static_cast<long long>(a[0]), static_cast<long long>(a[1]),
+                static_cast<long long>(a[2]), static_cast<long long>(a[3]));
+#pragma GCC diagnostic pop
+  lastError = buf;
+  return kChecks[check].status;
+}
 
 /// DLPack's bool code (kDLBool, DLPack >= 0.8); 0.6 headers lack the name.
 constexpr uint8_t kBoolCode = 6;
@@ -483,12 +532,16 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
   for (auto &d : descs)
     args.push_back(d.data());
   attn_status_t status = ATTN_STATUS_OK;
+  clearErrorRecord();
   {
     ThreadScope threads(k, o ? o->num_threads : 0);
     GpuScope gpu(k, tensors, o);
     k->invoke_packed(args.data());
     status = gpu.finish(k);
   }
+  // A failed run-time check of the kernel: its status and message.
+  if (attn_status_t checked = takeErrorRecord())
+    status = checked;
 
   if (!returnsOutputs) {
     for (int32_t i = k->num_inputs; i < n; ++i)
@@ -629,6 +682,40 @@ attn_kernel_dispatch(const attn_kernel_info_t *const *kernels,
   return fail(ATTN_STATUS_NO_SPECIALIZATION,
               "no compiled specialization takes (%s); compiled: %s",
               got.c_str(), compiled.c_str());
+}
+
+ATTN_RT_EXPORT intptr_t attn_rt_error_context(void) {
+  return reinterpret_cast<intptr_t>(&errorRecord);
+}
+
+static ErrorRecord *recordAt(intptr_t context) {
+  return context ? reinterpret_cast<ErrorRecord *>(context) : &errorRecord;
+}
+
+ATTN_RT_EXPORT void attn_rt_check_failed(intptr_t context, int32_t check,
+                                         int64_t a0, int64_t a1, int64_t a2,
+                                         int64_t a3) {
+  ErrorRecord *r = recordAt(context);
+  int32_t expected = -1;
+  if (!r->check.compare_exchange_strong(expected, -2))
+    return;
+  r->args[0] = a0;
+  r->args[1] = a1;
+  r->args[2] = a2;
+  r->args[3] = a3;
+  r->check.store(check, std::memory_order_release);
+}
+
+ATTN_RT_EXPORT int32_t attn_rt_has_failed(intptr_t context) {
+  ErrorRecord *r = recordAt(context);
+  return r->check.load(std::memory_order_acquire) != -1;
+}
+
+ATTN_RT_EXPORT void attn_rt_clear_error(void) { clearErrorRecord(); }
+
+ATTN_RT_EXPORT attn_status_t attn_rt_take_error(void) {
+  lastError.clear();
+  return takeErrorRecord();
 }
 
 /// memrefCopy's contract (MLIR's c_runner_utils) for kernels compiled ahead

@@ -19,6 +19,7 @@
 #include "GpuDevice.h"
 
 #include "attn-c/Gpu.h"
+#include "attn-c/Kernel.h"
 #include "attn/Execution/ReferenceBridge.h"
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
@@ -146,6 +147,10 @@ static const char *const mgpuFunctions[] = {
     "mgpuMemHostUnregisterMemRef",
     "mgpuTensorMapEncodeTiledMemref",
     "mgpuSetDefaultDevice",
+    // The run-time checks' error channel of the host code (libattn_runtime).
+    "attn_rt_error_context",
+    "attn_rt_check_failed",
+    "attn_rt_has_failed",
 };
 
 /// A strided memref descriptor of a contiguous row-major buffer:
@@ -402,11 +407,15 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
   attn_gpu_take_error();
   attn_gpu_set_current_stream(stream, 0);
   auto firstStart = std::chrono::steady_clock::now();
+  attn_rt_clear_error();
   (*entryFn)(packed.data());
   attn_gpu_stream_synchronize(stream);
   double firstSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - firstStart)
                             .count();
+  // A failed run-time check: nothing was launched.
+  if (attn_rt_take_error() != ATTN_STATUS_OK)
+    return fail(attn_last_error());
   if (const char *e = attn_gpu_take_error())
     return fail(llvm::Twine("--device=gpu: the run failed: ") + e);
   for (size_t i = 0; i < numOut; ++i)

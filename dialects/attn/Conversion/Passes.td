@@ -45,7 +45,7 @@ def ConvertAttnToLinalgNaive : Pass<"convert-attn-to-linalg-naive"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
-    "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::scf::SCFDialect"
   ];
 }
@@ -103,9 +103,8 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::func::FuncDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::cf::ControlFlowDialect"
+    "::mlir::func::FuncDialect"
   ];
 }
 
@@ -150,9 +149,8 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::func::FuncDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::cf::ControlFlowDialect"
+    "::mlir::func::FuncDialect"
   ];
 }
 
@@ -161,8 +159,10 @@ def ConvertAttnStateOps : Pass<"convert-attn-state-ops"> {
   let description = [{
     `attn.kv_cache_append` becomes an `scf.forall` over the batch that
     inserts each batch entry's new rows at its run-time position
-    (`tensor.parallel_insert_slice`), after a `cf.assert` that the rows fit
-    in the cache. `attn.combine` becomes one elementwise `linalg.generic`
+    (`tensor.parallel_insert_slice`), after run-time checks that every
+    batch entry's rows fit in the cache (and, paged, that the entries they
+    are written to lie in the pool); after a failed check nothing is
+    written (`attn_rt_check_failed`, docs/Robustness.md). `attn.combine` becomes one elementwise `linalg.generic`
     for `out` and one for `lse`, with the `-inf` cases of its definition.
 
     Example: `attn.kv_cache_append cache(%c : tensor<2x4x64x16xf32>)
@@ -175,7 +175,7 @@ def ConvertAttnStateOps : Pass<"convert-attn-state-ops"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::cf::ControlFlowDialect"
+    "::mlir::func::FuncDialect"
   ];
 }
 

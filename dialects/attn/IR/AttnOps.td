@@ -186,10 +186,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `q` `(` $query `:` type($query) `)`
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
-    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
-    (`ragged` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
-        `,` type($cu_seqlens_k) `)`)?
-    custom<AttentionModifiers>($layout, }], Attn_ModifierDirectiveArgs, [{)
+    custom<AttentionModifiers>($page_table, type($page_table), $cu_seqlens_q,
+        type($cu_seqlens_q), $cu_seqlens_k, type($cu_seqlens_k), $layout,
+        }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);
 

@@ -68,14 +68,16 @@ Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
 /// builder's insertion point with its block arguments bound to `args` (the
 /// indices, the logit for score_mod) followed by the op's mod_inputs, and
 /// returns the yielded value. Every tensor.extract of the region is
-/// preceded by a bounds check that aborts with a message naming the region.
+/// bounds-checked: an index outside the tensor is recorded as a run-time
+/// check naming the region (RuntimeChecks.h) and the read yields 0.
 Value inlineModRegion(OpBuilder &b, Location loc, Operation *op, Block &region,
                       StringRef name, ValueRange args);
 
-/// Emits `cf.assert`s for every size relation the verifier could not check
-/// because a size is dynamic (batch, heads, Dqk, Nk, mask/bias broadcast,
-/// kv_len and ALiBi lengths). A violated check aborts with a message naming
-/// the rule instead of reading out of bounds.
+/// Emits run-time checks (RuntimeChecks.h) for every size relation the
+/// verifier could not check because a size is dynamic (batch, heads, Dqk,
+/// Nk, mask/bias broadcast, kv_len and ALiBi lengths) and for the page table
+/// entries the sequences read. A violated check is recorded with the sizes
+/// it compared; the caller guards the work with buildGuarded.
 void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op);
 
 //===----------------------------------------------------------------------===//

@@ -26,9 +26,10 @@ namespace attn {
 /// max_pages * S for paged K/V.
 Value buildKvSeqLen(OpBuilder &b, Location loc, AttentionOp op);
 
-/// Paged K/V: asserts (`cf.assert`) that every page table entry a sequence
-/// reads, pages [0, ceil(min(kv_len[b], Nk) / S)), lies in [0, P), so that
-/// no form reads outside the pool. Entries past a sequence's last page are
+/// Paged K/V: checks (a run-time check, RuntimeChecks.h) that every page
+/// table entry a sequence reads, pages [0, ceil(min(kv_len[b], Nk) / S)),
+/// lies in [0, P); the work is guarded by the checks, so that no form reads
+/// outside the pool. Entries past a sequence's last page are
 /// never read and may hold anything. No-op without a page table.
 void emitPageTableChecks(OpBuilder &b, Location loc, AttentionOp op);
 

@@ -7,6 +7,7 @@
 #include "FusedLowering.h"
 
 #include "attn/Conversion/RaggedAttention.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "attn/Conversion/Passes.h"
 
@@ -62,16 +63,23 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
       rewriteRaggedAsLoop(rewriter, op);
       return success();
     }
+    // The work runs only when every run-time check passed.
     emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
-    TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
-                                      opts.tileQ, opts.tileK);
-    ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
-    FusedLowering lowering(op, rewriter, schedule,
-                           VectorShape::forTarget(opts.target),
-                           opts.instrument);
-    SmallVector<Value> results =
-        opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
-                        : lowering.buildFused(rewriter, op.getLoc());
+    SmallVector<Value> results = buildGuarded(
+        rewriter, op.getLoc(), op, op->getResultTypes(),
+        [&](OpBuilder &fb, Location fl) {
+          return buildZeroResults(fb, fl, op->getResultTypes());
+        },
+        [&](OpBuilder &, Location) {
+          TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
+                                            opts.tileQ, opts.tileK);
+          ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
+          FusedLowering lowering(op, rewriter, schedule,
+                                 VectorShape::forTarget(opts.target),
+                                 opts.instrument);
+          return opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
+                                 : lowering.buildFused(rewriter, op.getLoc());
+        });
     rewriter.replaceOp(op, results);
     return success();
   }

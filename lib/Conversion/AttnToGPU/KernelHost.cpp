@@ -13,6 +13,8 @@
 #include "KernelBuilder.h"
 #include "KernelEmitter.h"
 
+#include "attn/Conversion/RuntimeChecks.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -46,13 +48,16 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
   Value divisible =
       a.either(a.negate(hkvNonZero), a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
-  cf::AssertOp::create(b, loc, divisible,
-                       "attn: the number of query heads must be a multiple "
-                       "of the number of K/V heads");
+  Value errors = buildErrorContext(
+      b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
+  emitRuntimeCheckInto(b, loc, errors, divisible, RuntimeCheck::GpuHeadGroups,
+                   {hq, hkv});
   groups = divu(hq, a.max(hkv, ci(1)));
   Value rows = a.mul(nq, groups);
   Value gx = a.ceilDiv(rows, ci(tq));
+  // Nothing is launched after a failed check.
   Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
+  any = a.both(any, a.negate(buildHasFailedIn(b, loc, errors)));
   auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());

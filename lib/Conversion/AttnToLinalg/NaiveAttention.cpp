@@ -14,6 +14,7 @@
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RaggedAttention.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
@@ -206,19 +207,31 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &b) const override {
+    // Ragged batches: a loop of dense ops, which this pattern then lowers.
+    if (op.isRagged()) {
+      rewriteRaggedAsLoop(b, op);
+      return success();
+    }
+    // The work runs only when every run-time check passed.
+    emitRuntimeShapeChecks(b, op.getLoc(), op);
+    SmallVector<Value> results = buildGuarded(
+        b, op.getLoc(), op, op->getResultTypes(),
+        [&](OpBuilder &fb, Location fl) {
+          return buildZeroResults(fb, fl, op->getResultTypes());
+        },
+        [&](OpBuilder &, Location) { return lower(b, op); });
+    b.replaceOp(op, results);
+    return success();
+  }
+
+  /// The naive form of `op` (checked) at the builder's insertion point.
+  SmallVector<Value> lower(PatternRewriter &b, AttentionOp op) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     Layout layout = op.getLayout();
     Type f32 = b.getF32Type();
     Type elt = op.getQuery().getType().getElementType();
     bool softmax = op.getNormalization() == Normalization::softmax;
-
-    // Ragged batches: a loop of dense ops, which this pattern then lowers.
-    if (op.isRagged()) {
-      rewriteRaggedAsLoop(b, op);
-      return success();
-    }
-    emitRuntimeShapeChecks(b, loc, op);
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
     // the page table (the pages it reads were checked above).
@@ -530,8 +543,7 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
         lse = tensor::CastOp::create(b, loc, op.getLse().getType(), lse);
       results.push_back(lse);
     }
-    b.replaceOp(op, results);
-    return success();
+    return results;
   }
 };
 

@@ -5,12 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -27,6 +28,35 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+
+/// Checks the sizes of kv_cache_append's operands that the types leave
+/// dynamic: positions and the page table have one entry (row) per batch
+/// entry, the cache has the update's heads and head dimension (and, dense,
+/// its batch).
+static void checkAppendSizes(OpBuilder &b, KvCacheAppendOp op) {
+  Location loc = op.getLoc();
+  bool bhnd = op.getLayout() == Layout::bhnd;
+  int64_t hDim = bhnd ? 1 : 2;
+  Value cache = op.getCache(), update = op.getUpdate();
+  auto check = [&](int64_t logical, Value x, int64_t dx, Value y, int64_t dy) {
+    auto tx = cast<RankedTensorType>(x.getType());
+    auto ty = cast<RankedTensorType>(y.getType());
+    if (!tx.isDynamicDim(dx) && !ty.isDynamicDim(dy))
+      return;
+    Value vx = tensor::DimOp::create(b, loc, x, dx);
+    Value vy = tensor::DimOp::create(b, loc, y, dy);
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
+    emitRuntimeCheck(b, loc, op, eq, RuntimeCheck::AppendSizes,
+                     {arith::ConstantIndexOp::create(b, loc, logical), vx, vy});
+  };
+  check(0, update, 0, op.getPositions(), 0);
+  if (Value table = op.getPageTable())
+    check(0, update, 0, table, 0);
+  else
+    check(0, update, 0, cache, 0);
+  check(1, update, hDim, cache, hDim);
+  check(3, update, 3, cache, 3);
+}
 
 /// Paged append: token t of batch entry b goes to row (p + t) % S of page
 /// page_table[b, (p + t) / S], p = positions[b], one token at a time in batch
@@ -52,21 +82,30 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
                  Value y) -> Value {
     return arith::CmpIOp::create(nb, nl, pred, x, y);
   };
-  auto bLoop = scf::ForOp::create(
-      b, loc, zero, batch, one, ValueRange{cache},
-      [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
+  // Every write is checked before the first: positions within the table,
+  // then the entries the writes go to within the pool. After a failed
+  // check nothing is written (the cache is returned as it was).
+  getErrorContext(b, op);
+  checkAppendSizes(b, op);
+  scf::ForOp::create(
+      b, loc, zero, batch, one, ValueRange{},
+      [&](OpBuilder &ob, Location ol, Value bi, ValueRange) {
         Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
         p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
         Value end = arith::AddIOp::create(ob, ol, p, rows);
         Value ok = arith::AndIOp::create(
             ob, ol, cmp(ob, ol, arith::CmpIPredicate::sge, p, zero),
-            cmp(ob, ol, arith::CmpIPredicate::sle, end, capacity));
-        cf::AssertOp::create(ob, ol, ok,
-                             "attn: kv_cache_append writes past the page "
-                             "table (positions[b] + Nnew > max_pages * S)");
-        auto tLoop = scf::ForOp::create(
-            ob, ol, zero, rows, one, it,
-            [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
+            arith::AndIOp::create(
+                ob, ol, cmp(ob, ol, arith::CmpIPredicate::sle, p, capacity),
+                cmp(ob, ol, arith::CmpIPredicate::sle, end, capacity)));
+        emitRuntimeCheck(ob, ol, op, ok, RuntimeCheck::AppendPastTable,
+                         {bi, p, rows, capacity});
+        auto ifOk = scf::IfOp::create(ob, ol, ok, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(ob);
+        ob.setInsertionPointToStart(&ifOk.getThenRegion().front());
+        scf::ForOp::create(
+            ob, ol, zero, rows, one, ValueRange{},
+            [&](OpBuilder &ib, Location il, Value t, ValueRange) {
               Value pos = arith::AddIOp::create(ib, il, p, t);
               Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
               Value e = tensor::ExtractOp::create(ib, il, table,
@@ -76,9 +115,31 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
               Value inPool = arith::AndIOp::create(
                   ib, il, cmp(ib, il, arith::CmpIPredicate::sge, page, zero),
                   cmp(ib, il, arith::CmpIPredicate::slt, page, pages));
-              cf::AssertOp::create(ib, il, inPool,
-                                   "attn: kv_cache_append: a page_table "
-                                   "entry lies outside the page pool");
+              emitRuntimeCheck(ib, il, op, inPool,
+                               RuntimeCheck::AppendPageEntry,
+                               {bi, slot, page, pages});
+              scf::YieldOp::create(ib, il);
+            });
+        scf::YieldOp::create(ob, ol);
+      });
+  return buildGuarded(
+      b, loc, op, TypeRange{cache.getType()},
+      [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
+      [&](OpBuilder &, Location) -> SmallVector<Value> {
+  auto bLoop = scf::ForOp::create(
+      b, loc, zero, batch, one, ValueRange{cache},
+      [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
+        Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
+        p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
+        auto tLoop = scf::ForOp::create(
+            ob, ol, zero, rows, one, it,
+            [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
+              Value pos = arith::AddIOp::create(ib, il, p, t);
+              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
+              Value e = tensor::ExtractOp::create(ib, il, table,
+                                                  ValueRange{bi, slot});
+              Value page =
+                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
               Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
               OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
               SmallVector<OpFoldResult> sizes =
@@ -99,7 +160,8 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
             });
         scf::YieldOp::create(ob, ol, tLoop.getResults());
       });
-  return bLoop.getResult(0);
+  return {bLoop.getResult(0)};
+      })[0];
 }
 
 struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
@@ -123,6 +185,34 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
     Value batch = size(update, 0), heads = size(update, hDim),
           rows = size(update, nDim), dim = size(update, 3),
           capacity = size(cache, nDim);
+    // Every write is checked before the first; after a failed check nothing
+    // is written (the cache is returned as it was).
+    getErrorContext(b, op);
+    checkAppendSizes(b, op);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    scf::ForOp::create(
+        b, loc, zero, batch, arith::ConstantIndexOp::create(b, loc, 1),
+        ValueRange{}, [&](OpBuilder &ob, Location ol, Value bi, ValueRange) {
+          Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
+          p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
+          Value end = arith::AddIOp::create(ob, ol, p, rows);
+          auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) {
+            return arith::CmpIOp::create(ob, ol, pred, x, y);
+          };
+          Value ok = arith::AndIOp::create(
+              ob, ol, cmp(arith::CmpIPredicate::sge, p, zero),
+              arith::AndIOp::create(ob, ol,
+                                    cmp(arith::CmpIPredicate::sle, p, capacity),
+                                    cmp(arith::CmpIPredicate::sle, end,
+                                        capacity)));
+          emitRuntimeCheck(ob, ol, op, ok, RuntimeCheck::AppendPastCache,
+                           {bi, p, rows, capacity});
+          scf::YieldOp::create(ob, ol);
+        });
+    SmallVector<Value> result = buildGuarded(
+        b, loc, op, TypeRange{cache.getType()},
+        [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
+        [&](OpBuilder &, Location) -> SmallVector<Value> {
     auto forall =
         scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{batch},
                               ValueRange{cache}, std::nullopt);
@@ -132,15 +222,6 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
       Value bi = forall.getInductionVar(0);
       Value p = tensor::ExtractOp::create(b, loc, op.getPositions(), bi);
       p = arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value end = arith::AddIOp::create(b, loc, p, rows);
-      Value ok = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p, zero),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
-                                capacity));
-      cf::AssertOp::create(b, loc, ok,
-                           "attn: kv_cache_append writes past the cache");
       OpFoldResult one = b.getIndexAttr(1), z = b.getIndexAttr(0);
       SmallVector<OpFoldResult> srcOff = {bi, z, z, z};
       SmallVector<OpFoldResult> sizes =
@@ -156,7 +237,9 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
       tensor::ParallelInsertSliceOp::create(
           b, loc, slice, forall.getRegionIterArgs()[0], dstOff, sizes, strides);
     }
-    b.replaceOp(op, forall.getResults());
+    return SmallVector<Value>(forall.getResults());
+        });
+    b.replaceOp(op, result);
     return success();
   }
 };

@@ -6,10 +6,11 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/PagedKv.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -59,43 +60,47 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
   auto dim = [&](Value v, int64_t physical) -> Value {
     return tensor::DimOp::create(b, loc, v, physical);
   };
-  // Asserts a == b when either side is dynamic.
+  auto cst = [&](int64_t c) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, c);
+  };
+  auto check = [&](Value ok, RuntimeCheck c, ArrayRef<Value> args) {
+    emitRuntimeCheck(b, loc, op, ok, c, args);
+  };
+  // Checks x == y (recording both) when either side is dynamic.
   auto checkEq = [&](Value x, int64_t dx, Value y, int64_t dy,
-                     const Twine &msg) {
+                     RuntimeCheck c) {
     if (!typeOf(x).isDynamicDim(dx) && !typeOf(y).isDynamicDim(dy))
       return;
-    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                     dim(x, dx), dim(y, dy));
-    cf::AssertOp::create(b, loc, eq, ("attn: " + msg).str());
+    Value vx = dim(x, dx), vy = dim(y, dy);
+    Value eq =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
+    check(eq, c, {vx, vy});
   };
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto qd = [&](int64_t l) { return op.getPhysicalDim(l); };
   bool paged = op.isPaged();
   if (paged) {
-    checkEq(k, qd(0), v, qd(0), "k and v page pools differ in pages");
-    checkEq(op.getPageTable(), 0, q, qd(0),
-            "page_table does not have one row per batch entry");
+    checkEq(k, qd(0), v, qd(0), RuntimeCheck::PagePoolsKV);
+    checkEq(op.getPageTable(), 0, q, qd(0), RuntimeCheck::PageTableRows);
   } else {
-    checkEq(q, qd(0), k, qd(0), "batch sizes of q and k differ");
-    checkEq(q, qd(0), v, qd(0), "batch sizes of q and v differ");
+    checkEq(q, qd(0), k, qd(0), RuntimeCheck::BatchQK);
+    checkEq(q, qd(0), v, qd(0), RuntimeCheck::BatchQV);
   }
-  checkEq(k, qd(1), v, qd(1), "k and v have different numbers of heads");
-  checkEq(q, qd(3), k, qd(3), "q and k have different head dimensions");
-  checkEq(k, qd(2), v, qd(2), "k and v have different lengths");
+  checkEq(k, qd(1), v, qd(1), RuntimeCheck::HeadsKV);
+  checkEq(q, qd(3), k, qd(3), RuntimeCheck::HeadDimQK);
+  checkEq(k, qd(2), v, qd(2), RuntimeCheck::LengthKV);
   if (typeOf(q).isDynamicDim(qd(1)) || typeOf(k).isDynamicDim(qd(1))) {
     Value hq = dim(q, qd(1)), hkv = dim(k, qd(1));
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value zero = cst(0);
     Value pos =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hkv, zero);
-    cf::AssertOp::create(b, loc, pos, "attn: k and v have no heads");
+    check(pos, RuntimeCheck::NoKvHeads, {hkv});
     // Divide by max(hkv, 1) so the check itself cannot trap.
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value safe = arith::MaxSIOp::create(b, loc, hkv, one);
+    Value safe = arith::MaxSIOp::create(b, loc, hkv, cst(1));
     Value rem = arith::RemUIOp::create(b, loc, hq, safe);
     Value div =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
-    cf::AssertOp::create(b, loc, div,
-                         "attn: query heads are not a multiple of K/V heads");
+    check(div, RuntimeCheck::HeadGroups, {hq, hkv});
   }
   // Logical [B, Hq, Nq, Nk] sizes that masks and bias broadcast to.
   struct Source {
@@ -112,43 +117,42 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       if (type.getDimSize(d) == 1)
         continue;
       const Source &s = target[offset + d];
+      Value expected;
       if (paged && offset + d == 3) {
         // Nk = max_pages * S: compared as a value.
         if (!type.isDynamicDim(d) && op.getKvSeqLen() != ShapedType::kDynamic)
           continue;
-        Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         dim(t, d), buildKvSeqLen(b, loc, op));
-        cf::AssertOp::create(
-            b, loc, eq,
-            "attn: a mask or bias dimension does not match [B, Hq, Nq, Nk] "
-            "(a dynamic dimension is read at full size)");
-        continue;
+        expected = buildKvSeqLen(b, loc, op);
+      } else {
+        if (!type.isDynamicDim(d) && !typeOf(s.tensor).isDynamicDim(s.dim))
+          continue;
+        expected = dim(s.tensor, s.dim);
       }
-      checkEq(t, d, s.tensor, s.dim,
-              "a mask or bias dimension does not match [B, Hq, Nq, Nk] "
-              "(a dynamic dimension is read at full size)");
+      Value got = dim(t, d);
+      Value eq =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, expected);
+      check(eq, RuntimeCheck::MaskBiasDim,
+            {cst(t == op.getMask() ? 0 : 1), cst(d), got, expected});
     }
   }
   if (Value kvLen = op.getKvLen())
-    checkEq(kvLen, 0, q, qd(0), "kv_len does not have one entry per batch");
+    checkEq(kvLen, 0, q, qd(0), RuntimeCheck::KvLenEntries);
   // A static result size must match the dynamic input size it comes from.
   auto checkResult = [&](int64_t resultDim, Value src, int64_t srcDim,
-                         const Twine &what) {
-    auto rt = typeOf(op.getOut());
+                         RuntimeCheck c, int64_t shown) {
+    auto rt = cast<RankedTensorType>(op.getResult(0).getType());
     if (rt.isDynamicDim(resultDim) || !typeOf(src).isDynamicDim(srcDim))
       return;
-    Value c = arith::ConstantIndexOp::create(b, loc, rt.getDimSize(resultDim));
-    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                     dim(src, srcDim), c);
-    cf::AssertOp::create(
-        b, loc, eq,
-        ("attn: the result type's " + what + " does not match the inputs")
-            .str());
+    Value want = cst(rt.getDimSize(resultDim));
+    Value got = dim(src, srcDim);
+    Value eq =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want);
+    check(eq, c, {cst(shown), want, got});
   };
-  checkResult(qd(0), q, qd(0), "B");
-  checkResult(qd(1), q, qd(1), "Hq");
-  checkResult(qd(2), q, qd(2), "Nq");
-  checkResult(qd(3), v, qd(3), "Dv");
+  checkResult(qd(0), q, qd(0), RuntimeCheck::ResultDim, 0);
+  checkResult(qd(1), q, qd(1), RuntimeCheck::ResultDim, 1);
+  checkResult(qd(2), q, qd(2), RuntimeCheck::ResultDim, 2);
+  checkResult(qd(3), v, qd(3), RuntimeCheck::ResultDim, 3);
   if (Value lse = op.getLse()) {
     auto lt = typeOf(lse);
     Source lseSrc[3] = {{q, qd(0)}, {q, qd(1)}, {q, qd(2)}};
@@ -156,39 +160,32 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       if (lt.isDynamicDim(d) ||
           !typeOf(lseSrc[d].tensor).isDynamicDim(lseSrc[d].dim))
         continue;
-      Value c = arith::ConstantIndexOp::create(b, loc, lt.getDimSize(d));
-      Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       dim(lseSrc[d].tensor, lseSrc[d].dim), c);
-      cf::AssertOp::create(b, loc, eq,
-                           "attn: the lse type does not match the inputs");
+      Value want = cst(lt.getDimSize(d));
+      Value got = dim(lseSrc[d].tensor, lseSrc[d].dim);
+      Value eq =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want);
+      check(eq, RuntimeCheck::LseDim, {cst(d), want, got});
     }
   }
   if (Value slopes = op.getAlibiSlopes())
-    checkEq(slopes, 0, q, qd(1),
-            "alibi slopes do not have one entry per query head");
+    checkEq(slopes, 0, q, qd(1), RuntimeCheck::AlibiSlopes);
   // The per-tile classification of a mask_mod bounds its arithmetic with
   // indices below kIndexBound (2^40); static sizes are checked by the
   // verifier.
   if (op.getMaskModBlock()) {
+    auto checkSmall = [&](Value size) {
+      Value small = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          size, cst(int64_t(1) << 40));
+      check(small, RuntimeCheck::ModSizeBound, {size});
+    };
     for (auto [t, d] : {std::pair<Value, int64_t>{q, qd(0)},
                         {q, qd(1)},
                         {q, qd(2)},
-                        {k, qd(2)}}) {
-      if (!typeOf(t).isDynamicDim(d))
-        continue;
-      Value small = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, dim(t, d),
-          arith::ConstantIndexOp::create(b, loc, int64_t(1) << 40));
-      cf::AssertOp::create(b, loc, small,
-                           "attn: mask_mod needs B, Hq, Nq and Nk below 2^40");
-    }
-    if (paged) {
-      Value small = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, buildKvSeqLen(b, loc, op),
-          arith::ConstantIndexOp::create(b, loc, int64_t(1) << 40));
-      cf::AssertOp::create(b, loc, small,
-                           "attn: mask_mod needs B, Hq, Nq and Nk below 2^40");
-    }
+                        {k, qd(2)}})
+      if (typeOf(t).isDynamicDim(d))
+        checkSmall(dim(t, d));
+    if (paged)
+      checkSmall(buildKvSeqLen(b, loc, op));
   }
   emitPageTableChecks(b, loc, op);
 }
@@ -290,26 +287,62 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
   ValueRange inputs = cast<AttentionOp>(op).getModInputs();
   for (auto [arg, v] : llvm::zip(region.getArguments().drop_front(n), inputs))
     map.map(arg, v);
+  RuntimeCheck check = name == "score_mod" ? RuntimeCheck::ScoreModRead
+                                           : RuntimeCheck::MaskModRead;
   for (Operation &inner : region.without_terminator()) {
-    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
-      // An index outside the tensor stops the program instead of reading
-      // out of bounds.
-      Value t = map.lookup(extract.getTensor());
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      for (auto [d, idx] : llvm::enumerate(extract.getIndices())) {
-        Value x = map.lookup(idx);
-        Value dim = tensor::DimOp::create(b, loc, t, d);
-        Value ok = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, zero, x),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, dim));
-        cf::AssertOp::create(
-            b, loc, ok,
-            ("attn: " + name + " reads a mod_inputs tensor out of bounds")
-                .str());
-      }
+    auto extract = dyn_cast<tensor::ExtractOp>(inner);
+    if (!extract) {
+      b.clone(inner, map);
+      continue;
     }
-    b.clone(inner, map);
+    // An index outside the tensor is recorded (the first failing dimension
+    // of the read) and the read yields 0 instead of reading out of bounds.
+    Value t = map.lookup(extract.getTensor());
+    unsigned input = 0;
+    for (auto [pos, arg] :
+         llvm::enumerate(region.getArguments().drop_front(n)))
+      if (arg == extract.getTensor())
+        input = pos;
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value allOk;
+    SmallVector<Value> indices;
+    for (auto [d, idx] : llvm::enumerate(extract.getIndices())) {
+      Value x = map.lookup(idx);
+      indices.push_back(x);
+      Value dim = tensor::DimOp::create(b, loc, t, d);
+      Value ok = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, zero, x),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, dim));
+      Value firstBad = allOk ? arith::OrIOp::create(
+                                   b, loc, ok,
+                                   arith::XOrIOp::create(
+                                       b, loc, allOk,
+                                       arith::ConstantIntOp::create(
+                                           b, loc, b.getI1Type(), 1)))
+                             : ok;
+      emitRuntimeCheck(b, loc, op, firstBad, check,
+                       {arith::ConstantIndexOp::create(b, loc, input), x,
+                        arith::ConstantIndexOp::create(b, loc, d), dim});
+      allOk = allOk ? arith::AndIOp::create(b, loc, allOk, ok) : ok;
+    }
+    Type elt = extract.getType();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt},
+                                  allOk ? allOk
+                                        : arith::ConstantIntOp::create(
+                                              b, loc, b.getI1Type(), 1),
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(
+          b, loc, tensor::ExtractOp::create(b, loc, t, indices).getResult());
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(elt))
+                      .getResult());
+    }
+    map.map(extract.getResult(), ifOp.getResult(0));
   }
   return map.lookup(region.getTerminator()->getOperand(0));
 }

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/PagedKv.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -70,10 +70,10 @@ void mlir::attn::emitPageTableChecks(OpBuilder &b, Location loc,
                   ib, il, arith::CmpIPredicate::sge, idx, zero);
               Value hi = arith::CmpIOp::create(
                   ib, il, arith::CmpIPredicate::slt, idx, pool);
-              cf::AssertOp::create(
-                  ib, il, arith::AndIOp::create(ib, il, lo, hi),
-                  "attn: a page_table entry that a sequence reads lies "
-                  "outside the page pool");
+              emitRuntimeCheck(ib, il, op,
+                               arith::AndIOp::create(ib, il, lo, hi),
+                               RuntimeCheck::PageTableEntry,
+                               {bIdx, p, idx, pool});
               scf::YieldOp::create(ib, il);
             });
         scf::YieldOp::create(ob, ol);

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/RaggedAttention.h"
+#include "attn/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -24,36 +24,28 @@ static Value offsetAt(OpBuilder &b, Location loc, Value cu, Value i) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
 }
 
-/// Asserts that the offsets are non-decreasing and within [0, tokens].
-static void checkOffsets(OpBuilder &b, Location loc, Value cu, Value tokens,
-                         StringRef which) {
+/// Checks that the offsets are non-decreasing and within [0, tokens]: each
+/// cu[i] against the one before it (0 for the first) and the packed tokens.
+static void checkOffsets(OpBuilder &b, Location loc, AttentionOp op, Value cu,
+                         Value tokens, RuntimeCheck check) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value n = tensor::DimOp::create(b, loc, cu, 0);
-  Value last = arith::SubIOp::create(b, loc, n, one);
-  std::string msg = ("attn: ragged " + which +
-                     " offsets must be non-decreasing and within the packed "
-                     "tokens")
-                        .str();
-  Value first = offsetAt(b, loc, cu, zero);
-  cf::AssertOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, first, zero),
-      msg);
-  Value end = offsetAt(b, loc, cu, last);
-  cf::AssertOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, tokens),
-      msg);
-  scf::ForOp::create(b, loc, zero, last, one, ValueRange{},
-                     [&](OpBuilder &lb, Location ll, Value i, ValueRange) {
-                       Value next = arith::AddIOp::create(lb, ll, i, one);
-                       Value ok = arith::CmpIOp::create(
-                           lb, ll, arith::CmpIPredicate::sle,
-                           offsetAt(lb, ll, cu, i), offsetAt(lb, ll, cu, next));
-                       cf::AssertOp::create(lb, ll, ok, msg);
-                       scf::YieldOp::create(lb, ll);
-                     });
+  scf::ForOp::create(
+      b, loc, zero, n, one, ValueRange{zero},
+      [&](OpBuilder &lb, Location ll, Value i, ValueRange prev) {
+        Value at = offsetAt(lb, ll, cu, i);
+        Value ok = arith::AndIOp::create(
+            lb, ll,
+            arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sle, prev[0],
+                                  at),
+            arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sle, at,
+                                  tokens));
+        emitRuntimeCheck(lb, ll, op, ok, check, {i, at, prev[0], tokens});
+        // The next offset is compared with the largest valid bound so far.
+        Value next = arith::MaxSIOp::create(lb, ll, prev[0], at);
+        scf::YieldOp::create(lb, ll, next);
+      });
 }
 
 /// `t` with logical dimension N (physical `nDim`) dynamic.
@@ -83,17 +75,29 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
   Value tk = tensor::DimOp::create(b, loc, k, nDim);
   Value nQ = tensor::DimOp::create(b, loc, cuQ, 0);
   Value nK = tensor::DimOp::create(b, loc, cuK, 0);
-  cf::AssertOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, nQ, nK),
-      "attn: ragged cu_seqlens_q and cu_seqlens_k differ in length");
+  getErrorContext(b, op);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  emitRuntimeCheck(b, loc, op, cmp(arith::CmpIPredicate::eq, nQ, nK),
+                   RuntimeCheck::RaggedLengths, {nQ, nK});
+  emitRuntimeCheck(b, loc, op,
+                   cmp(arith::CmpIPredicate::sge, nQ,
+                       arith::ConstantIndexOp::create(b, loc, 1)),
+                   RuntimeCheck::RaggedNoSequences, {nQ});
   Value kRows = tensor::DimOp::create(b, loc, v, nDim);
-  cf::AssertOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tk, kRows),
-      "attn: k and v have different lengths");
-  checkOffsets(b, loc, cuQ, tq, "cu_seqlens_q");
-  checkOffsets(b, loc, cuK, tk, "cu_seqlens_k");
+  emitRuntimeCheck(b, loc, op, cmp(arith::CmpIPredicate::eq, tk, kRows),
+                   RuntimeCheck::LengthKV, {tk, kRows});
+  checkOffsets(b, loc, op, cuQ, tq, RuntimeCheck::RaggedOffsetsQ);
+  checkOffsets(b, loc, op, cuK, tk, RuntimeCheck::RaggedOffsetsK);
 
+  // After a failed check the sequences are not visited (results are zeros).
+  SmallVector<Value> replacements = buildGuarded(
+      b, loc, op, op->getResultTypes(),
+      [&](OpBuilder &fb, Location fl) {
+        return buildZeroResults(fb, fl, op->getResultTypes());
+      },
+      [&](OpBuilder &, Location) -> SmallVector<Value> {
   // Results start as out = 0, lse = -inf: rows outside every sequence.
   // out: q's physical sizes with Dv for Dqk.
   SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(b, loc, q);
@@ -160,12 +164,14 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
         }
         scf::YieldOp::create(lb, ll, results);
       });
-  SmallVector<Value> replacements;
-  for (auto [r, want] : llvm::zip(loop.getResults(), op->getResults())) {
-    Value x = r;
-    if (x.getType() != want.getType())
-      x = tensor::CastOp::create(b, loc, want.getType(), x);
-    replacements.push_back(x);
-  }
+        SmallVector<Value> replacements;
+        for (auto [r, want] : llvm::zip(loop.getResults(), op->getResults())) {
+          Value x = r;
+          if (x.getType() != want.getType())
+            x = tensor::CastOp::create(b, loc, want.getType(), x);
+          replacements.push_back(x);
+        }
+        return replacements;
+      });
   rewriter.replaceOp(op, replacements);
 }
