@@ -318,7 +318,8 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
   // A failed run-time check of the generated code: its message; what the
   // code allocated for its results is freed below all the same.
   std::string checkFailure;
-  if (attn_rt_take_error() != ATTN_STATUS_OK)
+  checkStatus = attn_rt_take_error();
+  if (checkStatus != ATTN_STATUS_OK)
     checkFailure = attn_last_error();
 
   outputs.clear();

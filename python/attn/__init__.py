@@ -16,7 +16,11 @@ kCUDA tensor) and run on ``stream=`` (a CUstream as an int), by default
 PyTorch's current stream of the tensors' device; calls are asynchronous on
 that stream, as PyTorch's own operations are.
 
-Errors raise ``attn.KernelError`` (the status and the runtime's message).
+Errors raise ``attn.KernelError`` (the status and the runtime's message):
+bad arguments and bad data the kernel finds (a page table entry outside
+the pool, ragged offsets, a region reading out of bounds) as
+``attn.KernelValueError``, also a ``ValueError``; a failed allocation as
+``attn.KernelMemoryError``, also a ``MemoryError``.
 ``attn.torch_ops.register(kernel, "ns::name")`` makes a kernel a
 ``torch.library.custom_op`` with a fake implementation for torch.compile.
 """
@@ -26,7 +30,8 @@ import os
 
 from . import _abi
 
-__all__ = ["KernelError", "CompileError", "Kernel", "KernelLibrary",
+__all__ = ["KernelError", "KernelValueError", "KernelMemoryError",
+           "CompileError", "Kernel", "KernelLibrary",
            "load_library", "jit", "library_dir"]
 
 
@@ -37,6 +42,33 @@ class KernelError(RuntimeError):
         super().__init__(f"{status}: {message}")
         self.status = status
         self.message = message
+
+
+class KernelValueError(KernelError, ValueError):
+    """A call with bad arguments or bad data (invalid argument, dtype or
+    shape mismatch, no specialization, a failed run-time check)."""
+
+
+class KernelMemoryError(KernelError, MemoryError):
+    """A call that could not allocate what it needs
+    (ATTN_STATUS_OUT_OF_MEMORY)."""
+
+
+# The statuses that are a ValueError / a MemoryError.
+_VALUE_STATUSES = {"ATTN_STATUS_INVALID_ARGUMENT",
+                   "ATTN_STATUS_DTYPE_MISMATCH",
+                   "ATTN_STATUS_SHAPE_MISMATCH",
+                   "ATTN_STATUS_WORKSPACE_TOO_SMALL",
+                   "ATTN_STATUS_NO_SPECIALIZATION"}
+
+
+def _kernel_error(status, message):
+    name = _status_name(status)
+    if name in _VALUE_STATUSES:
+        return KernelValueError(name, message)
+    if name == "ATTN_STATUS_OUT_OF_MEMORY":
+        return KernelMemoryError(name, message)
+    return KernelError(name, message)
 
 
 class CompileError(RuntimeError):
@@ -180,8 +212,7 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
                                               len(views), ctypes.byref(opts))
     del views  # the capsules live until here
     if status != 0:
-        raise KernelError(_status_name(status),
-                          runtime.attn_last_error().decode())
+        raise _kernel_error(status, runtime.attn_last_error().decode())
 
 
 class KernelLibrary:

@@ -151,6 +151,35 @@ if mode == "numpy":
                   for _ in range(3))
     check(np.abs(jit["small"](qs, ks, vs) - reference(qs, ks, vs)[0]).max()
           < 2e-4, "JIT kernel")
+    # Data only the kernel sees: a bad page table is a ValueError naming the
+    # entry, and the same kernel then runs a good call.
+    paged = attn.jit("""
+func.func @paged(%q: tensor<1x2x2x8xf32>, %kp: tensor<3x2x4x8xf32>,
+                 %vp: tensor<3x2x4x8xf32>, %pt: tensor<1x2xi32>,
+                 %len: tensor<1xi32>) -> tensor<1x2x2x8xf32> {
+  %o = attn.attention q(%q : tensor<1x2x2x8xf32>)
+      k(%kp : tensor<3x2x4x8xf32>) v(%vp : tensor<3x2x4x8xf32>)
+      kv_len(%len : tensor<1xi32>) page_table(%pt : tensor<1x2xi32>)
+      causal(bottom_right) -> tensor<1x2x2x8xf32>
+  return %o : tensor<1x2x2x8xf32>
+}""", name="paged.mlir")["paged"]
+    pq = rng.uniform(-1, 1, (1, 2, 2, 8)).astype(np.float32)
+    pool = rng.uniform(-1, 1, (3, 2, 4, 8)).astype(np.float32)
+    length = np.array([6], np.int32)
+    try:
+        paged(pq, pool, pool, np.array([[2, 7]], np.int32), length)
+        check(False, "a page table entry outside the pool accepted")
+    except ValueError as e:
+        check(isinstance(e, attn.KernelError) and
+              e.status == "ATTN_STATUS_INVALID_ARGUMENT" and
+              e.message.endswith("page_table[0, 1] = 7, the pool has 3 "
+                                 "pages"), f"error {e}")
+    good = paged(pq, pool, pool, np.array([[2, 0]], np.int32), length)
+    dense = np.concatenate([pool[2], pool[0]], axis=1)[None, :, :6]
+    check(np.abs(good - reference(pq, dense, dense, top_left=False)[0]).max()
+          < 2e-4,
+          "paged kernel after a bad call")
+    check(issubclass(attn.KernelMemoryError, MemoryError), "MemoryError")
     try:
         attn.jit("func.func @f() {", name="broken.mlir")
         check(False, "a broken spec compiled")

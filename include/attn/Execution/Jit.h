@@ -70,9 +70,16 @@ public:
   compile(ModuleOp module, llvm::StringRef entry, const JitOptions &options);
 
   /// Calls the function. `inputs` must match the argument types (element
-  /// kinds and static sizes) with consistent dynamic sizes.
+  /// kinds and static sizes). A failed run-time check of the generated code
+  /// (dynamic sizes that disagree, page table entries, ragged offsets,
+  /// region reads; docs/Robustness.md) is an error with the check's message,
+  /// and lastCheckStatus() says its status; `outputs` is then empty.
   llvm::Error invoke(llvm::ArrayRef<const HostTensor *> inputs,
                      std::vector<HostTensor> &outputs);
+
+  /// The attn_status_t (attn-c/Kernel.h) of the last call's failed run-time
+  /// check; 0 (ATTN_STATUS_OK) when none failed.
+  int lastCheckStatus() const { return checkStatus; }
 
   /// Number of key tiles visited (total, boundary) by instrumented kernels
   /// since the last reset; see JitOptions::instrumentTiles.
@@ -110,6 +117,7 @@ private:
   CpuTarget cpuTarget;
   double callTime = 0;
   double compileTime = 0;
+  int checkStatus = 0;
 };
 
 /// Path of MLIR's C runner utilities (memrefCopy and friends).

@@ -101,6 +101,7 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
         emitRuntimeCheck(ob, ol, op, ok, RuntimeCheck::AppendPastTable,
                          {bi, p, rows, capacity});
         auto ifOk = scf::IfOp::create(ob, ol, ok, /*withElse=*/false);
+        {
         OpBuilder::InsertionGuard guard(ob);
         ob.setInsertionPointToStart(&ifOk.getThenRegion().front());
         scf::ForOp::create(
@@ -120,6 +121,7 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
                                {bi, slot, page, pages});
               scf::YieldOp::create(ib, il);
             });
+        }
         scf::YieldOp::create(ob, ol);
       });
   return buildGuarded(

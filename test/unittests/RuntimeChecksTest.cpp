@@ -1,0 +1,590 @@
+//===- RuntimeChecksTest.cpp - run-time checks are statuses, not aborts ---===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every run-time check of generated code (attn/Runtime/RuntimeChecks.def) on
+// real input: a bad call returns the check's status with its message (the
+// operand, the index and the offending value), and a good call of the same
+// compiled code in the same process then computes what the f64 reference
+// does. Two paths reach the generated code:
+//  - the kernel ABI (attn_kernel_call on kernels attn-compile built into a
+//    shared library, Inputs/runtime-checks.mlir): data only the kernel can
+//    judge (page tables, ragged offsets, region reads, cache positions);
+//    sizes the runtime checks on the host first;
+//  - the C++ JIT (JitFunction::invoke), which passes dynamic sizes straight
+//    to the code: the size relations the verifier could not check.
+// Each case runs in the naive, fused and decode forms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Kernel.h"
+#include "attn/Execution/HostTensor.h"
+#include "attn/Execution/Jit.h"
+#include "attn/Execution/ReferenceBridge.h"
+#include "attn/IR/AttnDialect.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <dlfcn.h>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+const char *const kForms[] = {"naive", "fused", "decode"};
+
+/// A spec parsed here (for the reference and the argument types).
+struct Spec {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  std::string text;
+
+  explicit Spec(const std::string &source) : text(source) {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registry.insert<AttnDialect>();
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+    module = parseSourceString<ModuleOp>(source, &ctx);
+  }
+
+  func::FuncOp fn(StringRef name) {
+    return module->lookupSymbol<func::FuncOp>(name);
+  }
+};
+
+HostTensor filled(ElementKind kind, std::vector<int64_t> shape,
+                  const std::function<double(int64_t)> &value) {
+  HostTensor t;
+  t.resize(kind, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.set(i, value(i));
+  return t;
+}
+
+HostTensor randomF32(std::vector<int64_t> shape, unsigned seed) {
+  return filled(ElementKind::F32, std::move(shape), [seed](int64_t i) {
+    uint64_t x = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull ^
+                 (seed * 0xBF58476D1CE4E5B9ull);
+    x ^= x >> 31;
+    return static_cast<double>(x % 2001) / 1000.0 - 1.0;
+  });
+}
+
+HostTensor ints(ElementKind kind, std::vector<int64_t> shape,
+                std::vector<int64_t> values) {
+  return filled(kind, std::move(shape),
+                [&](int64_t i) { return static_cast<double>(values[i]); });
+}
+
+/// The reference's outputs for the attention op in `fn` on `args`, compared
+/// with `outputs`.
+void expectMatchesReference(func::FuncOp fn,
+                            const std::vector<HostTensor> &args,
+                            const std::vector<HostTensor> &outputs) {
+  Operation *op = nullptr;
+  fn.walk([&](AttentionOp a) { op = a; });
+  ASSERT_TRUE(op);
+  std::vector<const HostTensor *> ptrs;
+  for (const HostTensor &t : args)
+    ptrs.push_back(&t);
+  std::vector<::attn::ref::Tensor> expected;
+  llvm::Error err = runReference(op, ptrs, expected, nullptr);
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  ASSERT_EQ(expected.size(), outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    double atol, rtol;
+    defaultTolerance(outputs[i].kind, atol, rtol);
+    Comparison c = compare(outputs[i], expected[i], atol, rtol);
+    EXPECT_EQ(c.mismatches, 0) << "output " << i << ": max abs error "
+                               << c.maxAbsError;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The C++ JIT: sizes that disagree at run time
+//===----------------------------------------------------------------------===//
+
+struct JitCase {
+  const char *name;
+  const char *fn;
+  /// The bad call's arguments; the good call's are `good`.
+  std::function<std::vector<HostTensor>()> bad, good;
+  int status;
+  const char *message;
+};
+
+// q, k, v fully dynamic, with a mask, kv_len, ALiBi and lse: every size
+// relation is a run-time check.
+const char *const kDynamicSpec = R"mlir(
+func.func @dyn(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+               %v: tensor<?x?x?x?xf32>, %m: tensor<?x?xi1>,
+               %len: tensor<?xi32>, %s: tensor<?xf32>)
+    -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<?x?x?x?xf32>)
+      k(%k : tensor<?x?x?x?xf32>) v(%v : tensor<?x?x?x?xf32>)
+      mask(%m : tensor<?x?xi1>) kv_len(%len : tensor<?xi32>)
+      alibi(%s : tensor<?xf32>)
+      -> tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+  return %o, %l : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+}
+func.func @static_out(%q: tensor<?x2x4x8xf32>, %k: tensor<?x2x6x8xf32>,
+                      %v: tensor<?x2x6x8xf32>)
+    -> (tensor<2x2x4x8xf32>, tensor<2x2x4xf32>) {
+  %o, %l = attn.attention q(%q : tensor<?x2x4x8xf32>)
+      k(%k : tensor<?x2x6x8xf32>) v(%v : tensor<?x2x6x8xf32>)
+      -> tensor<2x2x4x8xf32>, tensor<2x2x4xf32>
+  return %o, %l : tensor<2x2x4x8xf32>, tensor<2x2x4xf32>
+}
+)mlir";
+
+/// Arguments of @dyn: B, Hq, Hkv, Nq, Nk, D with per-operand overrides.
+struct DynSizes {
+  int64_t b = 2, hq = 4, hkv = 2, nq = 3, nk = 5, d = 8;
+  int64_t kB = -1, vB = -1, vH = -1, kD = -1, vN = -1, maskNq = -1, lenN = -1,
+          slopes = -1;
+};
+
+std::vector<HostTensor> dynArgs(DynSizes s) {
+  auto pick = [](int64_t o, int64_t d) { return o >= 0 ? o : d; };
+  std::vector<HostTensor> a;
+  a.push_back(randomF32({s.b, s.hq, s.nq, s.d}, 1));
+  a.push_back(randomF32({pick(s.kB, s.b), s.hkv, s.nk, pick(s.kD, s.d)}, 2));
+  a.push_back(
+      randomF32({pick(s.vB, s.b), pick(s.vH, s.hkv), pick(s.vN, s.nk), s.d}, 3));
+  int64_t mq = pick(s.maskNq, s.nq);
+  a.push_back(filled(ElementKind::I1, {mq, s.nk},
+                     [](int64_t i) { return (i % 7) != 3 ? 1.0 : 0.0; }));
+  int64_t nl = pick(s.lenN, s.b);
+  a.push_back(filled(ElementKind::I32, {nl},
+                     [&](int64_t i) { return double(s.nk - (i % 2)); }));
+  int64_t ns = pick(s.slopes, s.hq);
+  a.push_back(filled(ElementKind::F32, {ns},
+                     [](int64_t i) { return 0.125 * double(i + 1); }));
+  return a;
+}
+
+std::vector<HostTensor> staticOutArgs(int64_t batch) {
+  return {randomF32({batch, 2, 4, 8}, 4), randomF32({batch, 2, 6, 8}, 5),
+          randomF32({batch, 2, 6, 8}, 6)};
+}
+
+std::vector<JitCase> jitCases() {
+  auto dyn = [](DynSizes s) { return [s] { return dynArgs(s); }; };
+  DynSizes good;
+  std::vector<JitCase> cases;
+  auto add = [&](const char *name, DynSizes bad, int status,
+                 const char *message) {
+    cases.push_back(
+        {name, "dyn", dyn(bad), dyn(good), status, message});
+  };
+  DynSizes s;
+  s = {};
+  s.kB = 3;
+  add("BatchQK", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: batch sizes of q and k differ (q: 2, k: 3)");
+  s = {};
+  s.vB = 1;
+  add("BatchQV", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: batch sizes of q and v differ (q: 2, v: 1)");
+  s = {};
+  s.vH = 1;
+  add("HeadsKV", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: k and v have different numbers of heads (k: 2, v: 1)");
+  s = {};
+  s.kD = 4;
+  add("HeadDimQK", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: q and k have different head dimensions (q: 8, k: 4)");
+  s = {};
+  s.vN = 7;
+  add("LengthKV", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: k and v have different lengths (k: 5, v: 7)");
+  s = {};
+  s.hkv = 0;
+  add("NoKvHeads", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: k and v have no heads (k: 0 heads)");
+  s = {};
+  s.hkv = 3;
+  s.hq = 4;
+  add("HeadGroups", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: query heads are not a multiple of K/V heads (q: 4 heads, k/v: 3 "
+      "heads)");
+  s = {};
+  s.maskNq = 2;
+  add("MaskBiasDim", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: a mask or bias dimension does not match [B, Hq, Nq, Nk] (a "
+      "dynamic dimension is read at full size): operand #0, dimension 0 has "
+      "size 2, expected 3");
+  s = {};
+  s.lenN = 1;
+  add("KvLenEntries", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: kv_len does not have one entry per batch (kv_len: 1, q: batch 2)");
+  s = {};
+  s.slopes = 3;
+  add("AlibiSlopes", s, ATTN_STATUS_SHAPE_MISMATCH,
+      "attn: alibi slopes do not have one entry per query head (3 slopes, 4 "
+      "query heads)");
+  cases.push_back({"ResultDim", "static_out", [] { return staticOutArgs(3); },
+                   [] { return staticOutArgs(2); }, ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: the result type's dimension 0 is 2, the inputs give "
+                   "3"});
+  return cases;
+}
+
+class JitChecks : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(JitChecks, BadThenGood) {
+  Spec spec(kDynamicSpec);
+  ASSERT_TRUE(spec.module);
+  for (const char *fnName : {"dyn", "static_out"}) {
+    JitOptions opts;
+    opts.form = GetParam();
+    auto jit = JitFunction::compile(*spec.module, fnName, opts);
+    ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+    for (const JitCase &c : jitCases()) {
+      if (StringRef(c.fn) != fnName)
+        continue;
+      SCOPED_TRACE(std::string(c.name) + " (" + GetParam() + ")");
+      std::vector<HostTensor> bad = c.bad(), good = c.good(), outs;
+      std::vector<const HostTensor *> ptrs;
+      for (const HostTensor &t : bad)
+        ptrs.push_back(&t);
+      llvm::Error err = (*jit)->invoke(ptrs, outs);
+      ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+      EXPECT_EQ(llvm::toString(std::move(err)), c.message);
+      EXPECT_EQ((*jit)->lastCheckStatus(), c.status);
+      EXPECT_TRUE(outs.empty());
+      ptrs.clear();
+      for (const HostTensor &t : good)
+        ptrs.push_back(&t);
+      llvm::Error ok = (*jit)->invoke(ptrs, outs);
+      ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+      EXPECT_EQ((*jit)->lastCheckStatus(), ATTN_STATUS_OK);
+      expectMatchesReference(spec.fn(fnName), good, outs);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, JitChecks, ::testing::ValuesIn(kForms));
+
+//===----------------------------------------------------------------------===//
+// The kernel ABI: data only the kernel sees
+//===----------------------------------------------------------------------===//
+
+DLDataType dtypeOf(ElementKind k) {
+  switch (k) {
+  case ElementKind::I1:
+    return {kDLUInt, 8, 1};
+  case ElementKind::I32:
+    return {kDLInt, 32, 1};
+  case ElementKind::I64:
+    return {kDLInt, 64, 1};
+  case ElementKind::F16:
+    return {kDLFloat, 16, 1};
+  case ElementKind::BF16:
+    return {kDLBfloat, 16, 1};
+  default:
+    return {kDLFloat, 32, 1};
+  }
+}
+
+/// A kernel of the library attn-compile built for `form` (ahead of time,
+/// the C ABI; the C API's JIT compiles the same code and is tested by the
+/// Python test).
+struct AbiKernel {
+  void *handle = nullptr;
+  const attn_kernel_info_t *info = nullptr;
+  std::string err;
+
+  AbiKernel(const char *fn, const char *form) {
+    std::string path = std::string(ATTN_CHECK_KERNELS_DIR) + "/libchecks_" +
+                       form + ".so";
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      err = dlerror();
+      return;
+    }
+    std::string symbol = std::string("checks_") + fn + "_info";
+    auto get = reinterpret_cast<const attn_kernel_info_t *(*)()>(
+        dlsym(handle, symbol.c_str()));
+    if (!get) {
+      err = "no " + symbol + " in " + path;
+      return;
+    }
+    info = get();
+  }
+  ~AbiKernel() {
+    if (handle)
+      dlclose(handle);
+  }
+  std::string error() { return err; }
+
+  /// Calls the kernel on `ins`, writing `outs` (shaped by the caller).
+  attn_status_t call(std::vector<HostTensor> &ins,
+                     std::vector<HostTensor> &outs) {
+    std::vector<DLTensor> ts;
+    auto add = [&](HostTensor &t) {
+      DLTensor d{};
+      d.data = t.bytes.data();
+      d.device = {kDLCPU, 0};
+      d.ndim = static_cast<int32_t>(t.shape.size());
+      d.dtype = dtypeOf(t.kind);
+      d.shape = t.shape.data();
+      ts.push_back(d);
+    };
+    for (HostTensor &t : ins)
+      add(t);
+    for (HostTensor &t : outs)
+      add(t);
+    std::vector<DLTensor *> ptrs;
+    for (DLTensor &d : ts)
+      ptrs.push_back(&d);
+    return attn_kernel_call(info, ptrs.data(),
+                            static_cast<int32_t>(ptrs.size()), nullptr);
+  }
+};
+
+struct AbiCase {
+  const char *name;
+  const char *fn;
+  std::function<std::vector<HostTensor>()> good;
+  /// Makes the good arguments bad.
+  std::function<void(std::vector<HostTensor> &)> spoil;
+  attn_status_t status;
+  const char *message;
+  /// Output shapes of the call.
+  std::vector<std::vector<int64_t>> outShapes;
+  /// For kv_cache_append: the expected cache after the good call (and the
+  /// cache is expected unchanged after the bad one); empty for attention.
+  std::function<HostTensor(const std::vector<HostTensor> &)> appended;
+};
+
+
+
+/// Dense append: cache[b, h, p[b] + t, :] = update[b, h, t, :] (bhnd).
+HostTensor denseAppended(const std::vector<HostTensor> &a) {
+  HostTensor out = a[0];
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t t = 0; t < 2; ++t)
+        for (int64_t d = 0; d < 4; ++d) {
+          int64_t p = a[2].getInt(b) + t;
+          out.set(((b * 2 + h) * 6 + p) * 4 + d,
+                  a[1].get(((b * 2 + h) * 2 + t) * 4 + d));
+        }
+  return out;
+}
+
+/// Paged append (pool [P, 1, S=2, 4]): token t of b to row (p + t) % 2 of
+/// page pt[b, (p + t) / 2].
+HostTensor pagedAppended(const std::vector<HostTensor> &a) {
+  HostTensor out = a[0];
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 2; ++t) {
+      int64_t pos = a[2].getInt(b) + t;
+      int64_t page = a[3].getInt(b * 2 + pos / 2);
+      for (int64_t d = 0; d < 4; ++d)
+        out.set((page * 2 + pos % 2) * 4 + d, a[1].get((b * 2 + t) * 4 + d));
+    }
+  return out;
+}
+
+std::vector<AbiCase> abiCases() {
+  std::vector<AbiCase> cases;
+  auto paged = [] {
+    return std::vector<HostTensor>{
+        randomF32({2, 2, 3, 8}, 7), randomF32({4, 2, 2, 8}, 8),
+        randomF32({4, 2, 2, 8}, 9),
+        // Batch 0 reads pages 1, 3, 0 (5 keys); batch 1 reads 2, 0 (3
+        // keys); the -1 is never read.
+        ints(ElementKind::I32, {2, 3}, {1, 3, 0, 2, 0, -1}),
+        ints(ElementKind::I32, {2}, {5, 3})};
+  };
+  cases.push_back({"PageTableEntryPastPool", "paged", paged,
+                   [](std::vector<HostTensor> &a) { a[3].set(4, 4); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: a page_table entry that a sequence reads lies "
+                   "outside the page pool: page_table[1, 1] = 4, the pool "
+                   "has 4 pages",
+                   {{2, 2, 3, 8}},
+                   {}});
+  cases.push_back({"PageTableEntryNegative", "paged", paged,
+                   [](std::vector<HostTensor> &a) { a[3].set(0, -2); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: a page_table entry that a sequence reads lies "
+                   "outside the page pool: page_table[0, 0] = -2, the pool "
+                   "has 4 pages",
+                   {{2, 2, 3, 8}},
+                   {}});
+  auto docs = [](int64_t n) {
+    return [n] {
+      return std::vector<HostTensor>{
+          randomF32({1, 2, 8, 8}, 10), randomF32({1, 2, 8, 8}, 11),
+          randomF32({1, 2, 8, 8}, 12),
+          filled(ElementKind::I32, {n},
+                 [](int64_t i) { return double(i / 3); })};
+    };
+  };
+  cases.push_back({"MaskModRead", "documents", docs(9),
+                   // Only index 8 (query or key 7) is out of bounds.
+                   [&](std::vector<HostTensor> &a) { a[3] = docs(8)()[3]; },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: mask_mod reads a mod_inputs tensor out of bounds: "
+                   "mod_inputs #0, index 8 in dimension 0 of size 8",
+                   {{1, 2, 8, 8}},
+                   {}});
+  auto rel = [](int64_t n) {
+    return [n] {
+      return std::vector<HostTensor>{
+          randomF32({1, 2, 8, 8}, 13), randomF32({1, 2, 8, 8}, 14),
+          randomF32({1, 2, 8, 8}, 15), randomF32({n}, 16)};
+    };
+  };
+  cases.push_back({"ScoreModRead", "relbias", rel(15),
+                   // Only index 14 (i = 7, j = 0) is out of bounds.
+                   [&](std::vector<HostTensor> &a) { a[3] = rel(14)()[3]; },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: score_mod reads a mod_inputs tensor out of bounds: "
+                   "mod_inputs #0, index 14 in dimension 0 of size 14",
+                   {{1, 2, 8, 8}},
+                   {}});
+  auto ragged = [] {
+    return std::vector<HostTensor>{
+        randomF32({1, 2, 10, 8}, 17), randomF32({1, 2, 8, 8}, 18),
+        ints(ElementKind::I32, {3}, {0, 5, 10}),
+        ints(ElementKind::I32, {3}, {0, 4, 8})};
+  };
+  cases.push_back({"RaggedOffsetsQ", "ragged", ragged,
+                   [](std::vector<HostTensor> &a) { a[2].set(2, 3); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: ragged cu_seqlens_q offsets must be non-decreasing "
+                   "and within the packed tokens: cu_seqlens_q[2] = 3 (at "
+                   "least 5, at most 10)",
+                   {{1, 2, 10, 8}},
+                   {}});
+  cases.push_back({"RaggedOffsetsK", "ragged", ragged,
+                   [](std::vector<HostTensor> &a) { a[3].set(1, 9); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: ragged cu_seqlens_k offsets must be non-decreasing "
+                   "and within the packed tokens: cu_seqlens_k[1] = 9 (at "
+                   "least 0, at most 8)",
+                   {{1, 2, 10, 8}},
+                   {}});
+  auto append = [] {
+    return std::vector<HostTensor>{randomF32({2, 2, 6, 4}, 19),
+                                   randomF32({2, 2, 2, 4}, 20),
+                                   ints(ElementKind::I32, {2}, {0, 4})};
+  };
+  cases.push_back({"AppendPastCache", "append", append,
+                   [](std::vector<HostTensor> &a) { a[2].set(1, 5); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: kv_cache_append writes past the cache: "
+                   "positions[1] = 5 with 2 new rows, the cache holds 6",
+                   {{2, 2, 6, 4}},
+                   denseAppended});
+  cases.push_back({"AppendNegativePosition", "append", append,
+                   [](std::vector<HostTensor> &a) { a[2].set(0, -1); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: kv_cache_append writes past the cache: "
+                   "positions[0] = -1 with 2 new rows, the cache holds 6",
+                   {{2, 2, 6, 4}},
+                   denseAppended});
+  auto pagedAppend = [] {
+    return std::vector<HostTensor>{
+        randomF32({3, 1, 2, 4}, 21), randomF32({2, 1, 2, 4}, 22),
+        ints(ElementKind::I32, {2}, {0, 1}),
+        ints(ElementKind::I32, {2, 2}, {0, 1, 2, 1})};
+  };
+  cases.push_back({"AppendPageEntry", "paged_append", pagedAppend,
+                   [](std::vector<HostTensor> &a) { a[3].set(3, 3); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: kv_cache_append: a page_table entry lies outside "
+                   "the page pool: page_table[1, 1] = 3, the pool has 3 pages",
+                   {{3, 1, 2, 4}},
+                   pagedAppended});
+  cases.push_back({"AppendPastTable", "paged_append", pagedAppend,
+                   [](std::vector<HostTensor> &a) { a[2].set(1, 3); },
+                   ATTN_STATUS_INVALID_ARGUMENT,
+                   "attn: kv_cache_append writes past the page table "
+                   "(positions[b] + Nnew > max_pages * S): positions[1] = 3 "
+                   "with 2 new rows, the table holds 4",
+                   {{3, 1, 2, 4}},
+                   pagedAppended});
+  return cases;
+}
+
+class AbiChecks : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(AbiChecks, BadThenGood) {
+  std::string text;
+  {
+    auto file = llvm::MemoryBuffer::getFile(ATTN_CHECK_KERNELS_SPEC);
+    ASSERT_TRUE(static_cast<bool>(file)) << ATTN_CHECK_KERNELS_SPEC;
+    text = (*file)->getBuffer().str();
+  }
+  Spec spec(text);
+  ASSERT_TRUE(spec.module);
+  std::string lastFn;
+  std::unique_ptr<AbiKernel> kernel;
+  for (const AbiCase &c : abiCases()) {
+    SCOPED_TRACE(std::string(c.name) + " (" + GetParam() + ")");
+    if (c.fn != lastFn) {
+      kernel = std::make_unique<AbiKernel>(c.fn, GetParam());
+      ASSERT_TRUE(kernel->info) << kernel->error();
+      lastFn = c.fn;
+    }
+    auto makeOuts = [&] {
+      std::vector<HostTensor> outs;
+      for (const auto &shape : c.outShapes) {
+        HostTensor t;
+        t.resize(ElementKind::F32, shape);
+        outs.push_back(std::move(t));
+      }
+      return outs;
+    };
+    std::vector<HostTensor> bad = c.good(), outs = makeOuts();
+    c.spoil(bad);
+    EXPECT_EQ(kernel->call(bad, outs), c.status);
+    EXPECT_EQ(std::string(attn_last_error()), c.message);
+    // Nothing is written outside the outputs; an append writes nothing.
+    if (c.appended)
+      EXPECT_EQ(outs[0].bytes, bad[0].bytes);
+    // The same kernel, a good call.
+    std::vector<HostTensor> good = c.good();
+    outs = makeOuts();
+    ASSERT_EQ(kernel->call(good, outs), ATTN_STATUS_OK) << attn_last_error();
+    EXPECT_STREQ(attn_last_error(), "");
+    if (c.appended)
+      EXPECT_EQ(outs[0].bytes, c.appended(good).bytes);
+    else
+      expectMatchesReference(spec.fn(c.fn), good, outs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, AbiChecks, ::testing::ValuesIn(kForms));
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
