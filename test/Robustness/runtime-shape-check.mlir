@@ -10,11 +10,18 @@
 // RUN: attn-opt %s --convert-attn-to-fused-loops | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @attention
 // IR: %[[CTX:.+]] = call @attn_rt_error_context() : () -> i64
-// IR: scf.if
-// IR-NEXT: call @attn_rt_check_failed(%[[CTX]], %c0_i32
-// IR: call @attn_rt_check_failed(%[[CTX]], %c6_i32
+// IR: %[[QB:.+]] = tensor.dim %arg0, %c0
+// IR: %[[KB:.+]] = tensor.dim %arg1, %c0
+// IR: %[[EQ:.+]] = arith.cmpi eq, %[[QB]], %[[KB]]
+// IR: %[[BAD:.+]] = arith.xori %[[EQ]], %true
+// IR: scf.if %[[BAD]] {
+// IR: func.call @attn_rt_check_failed(%[[CTX]], %c0_i32,
+// IR: func.call @attn_rt_check_failed(%[[CTX]], %c1_i32,
+// IR: func.call @attn_rt_check_failed(%[[CTX]], %c6_i32,
 // IR: %[[FAILED:.+]] = call @attn_rt_has_failed(%[[CTX]])
-// IR: scf.if %{{.+}} -> (tensor<?x1x4x8xf32>)
+// IR: %[[NZ:.+]] = arith.cmpi ne, %[[FAILED]], %c0_i32
+// IR: scf.if %[[NZ]] -> (tensor<?x1x4x8xf32>) {
+// IR: tensor.empty(%c0) : tensor<?x1x4x8xf32>
 // IR: linalg.fill
 // IR: } else {
 // IR: scf.forall

@@ -48,16 +48,23 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
   Value divisible =
       a.either(a.negate(hkvNonZero), a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
-  Value errors = buildErrorContext(
-      b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
-  emitRuntimeCheckInto(b, loc, errors, divisible, RuntimeCheck::GpuHeadGroups,
-                   {hq, hkv});
+  // (Static head counts are the verifier's: no run-time check.)
+  Value failed;
+  if (op.getNumQueryHeads() == ShapedType::kDynamic ||
+      op.getNumKvHeads() == ShapedType::kDynamic) {
+    Value errors = buildErrorContext(
+        b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
+    emitRuntimeCheckInto(b, loc, errors, divisible,
+                         RuntimeCheck::GpuHeadGroups, {hq, hkv});
+    failed = buildHasFailedIn(b, loc, errors);
+  }
   groups = divu(hq, a.max(hkv, ci(1)));
   Value rows = a.mul(nq, groups);
   Value gx = a.ceilDiv(rows, ci(tq));
   // Nothing is launched after a failed check.
   Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
-  any = a.both(any, a.negate(buildHasFailedIn(b, loc, errors)));
+  if (failed)
+    any = a.both(any, a.negate(failed));
   auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());

@@ -5,7 +5,8 @@
 // CHECK-LABEL: func.func @gqa(
 // CHECK-SAME: memref<2x8x200x64xf16>, %{{.*}}: memref<2x2x300x64xf16>, %{{.*}}: memref<2x2x300x64xf16>, %{{.*}}: memref<2x8x200x64xf16>, %{{.*}}: memref<2x8x200xf32>)
 // CHECK-NOT: -> tensor
-// CHECK: cf.assert {{.*}} "attn: the number of query heads must be a multiple of the number of K/V heads"
+// Static head counts: the verifier's rule, no run-time check.
+// CHECK-NOT: attn_rt_check_failed
 // Rows = Nq * (Hq / Hkv), 64 rows (4 warps) per block.
 // CHECK: %[[ROWS:.*]] = arith.muli
 // CHECK: %[[GX:.*]] = arith.ceildivsi %[[ROWS]], %c64
@@ -98,4 +99,22 @@ func.func @decode(%q: tensor<?x4x1x128xbf16>, %k: tensor<?x1x?x128xbf16>,
       bias(%bias : tensor<?x4x1x?xbf16>) alibi(%slopes : tensor<4xf32>)
       causal(bottom_right) softcap(30.0) -> tensor<?x4x1x128xbf16>
   return %o : tensor<?x4x1x128xbf16>
+}
+
+// Dynamic head counts: the host code checks that the query heads are a
+// multiple of the K/V heads (run-time check GpuHeadGroups) and launches
+// nothing after a failed check.
+// CHECK-LABEL: func.func @dynamic_heads(
+// CHECK: %[[CTX:.+]] = call @attn_rt_error_context() : () -> i64
+// CHECK: scf.if
+// CHECK: func.call @attn_rt_check_failed(%[[CTX]], %c{{[0-9]+}}_i32,
+// CHECK: %[[FAILED:.+]] = call @attn_rt_has_failed(%[[CTX]])
+// CHECK: scf.if
+// CHECK: gpu.launch
+func.func @dynamic_heads(%q: tensor<1x?x16x64xf16>, %k: tensor<1x?x16x64xf16>,
+                         %v: tensor<1x?x16x64xf16>) -> tensor<1x?x16x64xf16> {
+  %o = attn.attention q(%q : tensor<1x?x16x64xf16>)
+      k(%k : tensor<1x?x16x64xf16>) v(%v : tensor<1x?x16x64xf16>)
+      -> tensor<1x?x16x64xf16>
+  return %o : tensor<1x?x16x64xf16>
 }

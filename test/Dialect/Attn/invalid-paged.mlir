@@ -139,3 +139,25 @@ func.func @append_positions(%kp: tensor<8x2x4x8xf32>, %kn: tensor<2x2x1x8xf32>, 
       at(%len : tensor<3xi32>) page_table(%pt : tensor<2x4xi32>) -> tensor<8x2x4x8xf32>
   return %0 : tensor<8x2x4x8xf32>
 }
+
+// -----
+
+// page_table, like every modifier, is given at most once.
+func.func @table_twice(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x4x8xf32>, %pt: tensor<2x4xi32>, %len: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
+  // expected-error @+3 {{modifier 'page_table' is given twice}}
+  %0 = attn.attention q(%q : tensor<2x4x1x8xf32>) k(%kp : tensor<8x2x4x8xf32>)
+      v(%kp : tensor<8x2x4x8xf32>) page_table(%pt : tensor<2x4xi32>)
+      kv_len(%len : tensor<2xi32>) page_table(%pt : tensor<2x4xi32>) -> tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+// projected_attention takes no page table (nor ragged offsets).
+func.func @projected_table(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>, %pt: tensor<2x4xi32>) -> tensor<2x5x64xf32> {
+  // expected-error @+3 {{unknown modifier 'page_table'; expected one of kv_len, mask}}
+  %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>)
+      wk(%w : tensor<64x64xf32>) wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
+      heads(4, 4) page_table(%pt : tensor<2x4xi32>) -> tensor<2x5x64xf32>
+  return %0 : tensor<2x5x64xf32>
+}

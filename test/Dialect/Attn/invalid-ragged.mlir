@@ -94,3 +94,14 @@ func.func @one_offset(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<1x
   %0 = "attn.attention"(%q, %q, %q, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<3xi32>) -> tensor<1x4x10x8xf32>
   return %0 : tensor<1x4x10x8xf32>
 }
+
+// -----
+
+// ragged(...) needs both offsets, each with its type.
+func.func @ragged_one_type(%q: tensor<1x2x8x8xf32>, %cq: tensor<3xi32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+3 {{expected ','}}
+  %0 = attn.attention q(%q : tensor<1x2x8x8xf32>) k(%q : tensor<1x2x8x8xf32>)
+      v(%q : tensor<1x2x8x8xf32>) causal(top_left)
+      ragged(%cq, %cq : tensor<3xi32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}

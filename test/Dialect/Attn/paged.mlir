@@ -58,3 +58,15 @@ func.func @append(%kp: tensor<256x2x16x64xf32>, %kn: tensor<4x2x1x64xf32>,
       page_table(%pt2 : tensor<?x?xi64>) layout(bnhd) -> tensor<?x16x2x64xf32>
   return %a, %b : tensor<256x2x16x64xf32>, tensor<?x16x2x64xf32>
 }
+
+// page_table(...) may stand anywhere among the modifiers (it prints first).
+// CHECK-LABEL: func.func @any_order
+// CHECK: v(%{{.+}} : tensor<8x2x4x8xf32>) page_table(%{{.+}} : tensor<2x4xi32>) kv_len(%{{.+}} : tensor<2xi32>) causal(bottom_right) scale(5.000000e-01) -> tensor<2x4x1x8xf32>
+func.func @any_order(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x4x8xf32>,
+                     %pt: tensor<2x4xi32>, %len: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
+  %o = attn.attention q(%q : tensor<2x4x1x8xf32>)
+      k(%kp : tensor<8x2x4x8xf32>) v(%kp : tensor<8x2x4x8xf32>)
+      kv_len(%len : tensor<2xi32>) causal(bottom_right)
+      page_table(%pt : tensor<2x4xi32>) scale(0.5) -> tensor<2x4x1x8xf32>
+  return %o : tensor<2x4x1x8xf32>
+}

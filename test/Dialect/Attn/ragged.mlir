@@ -29,3 +29,15 @@ func.func @varlen_bnhd(%q: tensor<1x100x4x32xbf16>, %k: tensor<1x120x4x32xbf16>,
       -> tensor<1x100x4x32xbf16>
   return %o : tensor<1x100x4x32xbf16>
 }
+
+// ragged(...) may stand anywhere among the modifiers (it prints first).
+// CHECK-LABEL: func.func @any_order
+// CHECK: v(%{{.+}} : tensor<1x2x?x8xf32>) ragged(%{{.+}}, %{{.+}} : tensor<3xi32>, tensor<3xi32>) causal(bottom_right) window_left(4) -> tensor<1x2x?x8xf32>
+func.func @any_order(%q: tensor<1x2x?x8xf32>, %cq: tensor<3xi32>,
+                     %ck: tensor<3xi32>) -> tensor<1x2x?x8xf32> {
+  %o = attn.attention q(%q : tensor<1x2x?x8xf32>)
+      k(%q : tensor<1x2x?x8xf32>) v(%q : tensor<1x2x?x8xf32>)
+      causal(bottom_right) window_left(4)
+      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
