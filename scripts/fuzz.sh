@@ -4,7 +4,8 @@
 # regression inputs, then fuzzes each target in turn for a bounded time.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #     SECONDS  per target (default 600: the 10 minutes of issue 6)
-#     TARGET   parse, builder, diff, npy (default: all four, in this order)
+#     TARGET   parse, builder, diff, npy, abi (default: all five, in this
+#              order)
 # Environment:
 #   ATTN_FUZZ_BUILD   build directory (default build-fuzz)
 #   ATTN_FUZZ_JOBS    parallel fuzzing jobs per target (default 1)
@@ -22,7 +23,7 @@ build="${ATTN_FUZZ_BUILD:-$root/build-fuzz}"
 seconds="${1:-600}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(parse builder diff npy)
+[ ${#targets[@]} -eq 0 ] && targets=(parse builder diff npy abi)
 
 "$root/scripts/install-deps.sh"
 if ! command -v clang++-14 >/dev/null ||
@@ -65,6 +66,7 @@ for t in "${targets[@]}"; do
     builder) opts+=(-max_len=512 -timeout=60) ;;
     diff)    opts+=(-max_len=4096 -timeout=300) ;;
     npy)     opts+=(-max_len=4096 -timeout=10) ;;
+    abi)     opts+=(-max_len=2048 -timeout=60) ;;
     *) echo "fuzz.sh: unknown target '$t'" >&2; exit 2 ;;
   esac
   if [ "${ATTN_FUZZ_JOBS:-1}" -gt 1 ]; then

@@ -21,6 +21,7 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.attn_obj_root, "lib", "libattn_fake_cuda.so")))
 config.substitutions.append(("%attn_lib_dir", os.path.join(config.attn_obj_root, "lib")))
+config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 config.substitutions.append(
     ("%call_gpu_kernel",
      os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))

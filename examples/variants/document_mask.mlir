@@ -5,7 +5,8 @@
 // the smallest and largest id of its query rows and of its keys: tiles
 // between different documents are skipped, tiles inside one document need no
 // mask arithmetic. One compiled kernel serves every N and every packing.
-//   attn-run examples/variants/document_mask.mlir --size N=2048 --verify --tile-map
+//   attn-run examples/variants/document_mask.mlir --size Nq=2048,Nk=2048 \
+//     --verify --tile-map
 func.func @document_mask(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
                          %v: tensor<1x8x?x64xf32>, %doc: tensor<?xi32>)
     -> tensor<1x8x?x64xf32> {

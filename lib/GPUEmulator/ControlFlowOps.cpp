@@ -302,8 +302,9 @@ static LogicalResult execCall(Interp &in, Operation *op, Frame &f) {
     in.checkFailure = buf;
     return success();
   }
-  return in.fail(op, "call of " + callee + " (only the attn_rt_* run-time "
-                                           "check functions are emulated)");
+  return in.fail(op, "call of " + callee +
+                         " (only the attn_rt_* run-time "
+                         "check functions are emulated)");
 }
 
 static LogicalResult execLaunch(Interp &in, Operation *op, Frame &f) {

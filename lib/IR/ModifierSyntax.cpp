@@ -41,10 +41,10 @@ struct ModifierSlots {
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table", "ragged",       "layout", "kv_len",  "mask",
-    "bias",       "alibi",        "mod_inputs", "causal", "align",
-    "window_left", "window_right", "scale", "softcap", "norm",
-    "score_mod",  "mask_mod"};
+    "page_table",  "ragged",       "layout",     "kv_len",  "mask",
+    "bias",        "alibi",        "mod_inputs", "causal",  "align",
+    "window_left", "window_right", "scale",      "softcap", "norm",
+    "score_mod",   "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -243,16 +243,17 @@ ParseResult mlir::attn::parseModifiers(OpAsmParser &p,
                                        ATTN_MODIFIER_PARSE_PARAMS) {
   return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(nullptr));
 }
-void mlir::attn::printAttentionModifiers(
-    OpAsmPrinter &p, Operation *op, Value pageTable, Type pageTableType,
-    Value cuQ, Type cuQType, Value cuK, Type cuKType, LayoutAttr layout,
-    ATTN_MODIFIER_PRINT_PARAMS) {
+void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
+                                         Value pageTable, Type pageTableType,
+                                         Value cuQ, Type cuQType, Value cuK,
+                                         Type cuKType, LayoutAttr layout,
+                                         ATTN_MODIFIER_PRINT_PARAMS) {
   // Printed first, where the op's canonical form has always had them.
   if (pageTable)
     p << " page_table(" << pageTable << " : " << pageTableType << ")";
   if (cuQ)
-    p << " ragged(" << cuQ << ", " << cuK << " : " << cuQType << ", "
-      << cuKType << ")";
+    p << " ragged(" << cuQ << ", " << cuK << " : " << cuQType << ", " << cuKType
+      << ")";
   printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
 }
 void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,

@@ -113,8 +113,8 @@ void expectMatchesReference(func::FuncOp fn,
     double atol, rtol;
     defaultTolerance(outputs[i].kind, atol, rtol);
     Comparison c = compare(outputs[i], expected[i], atol, rtol);
-    EXPECT_EQ(c.mismatches, 0) << "output " << i << ": max abs error "
-                               << c.maxAbsError;
+    EXPECT_EQ(c.mismatches, 0)
+        << "output " << i << ": max abs error " << c.maxAbsError;
   }
 }
 
@@ -203,8 +203,8 @@ std::vector<HostTensor> dynArgs(DynSizes s) {
   std::vector<HostTensor> a;
   a.push_back(randomF32({s.b, s.hq, s.nq, s.d}, 1));
   a.push_back(randomF32({pick(s.kB, s.b), s.hkv, s.nk, pick(s.kD, s.d)}, 2));
-  a.push_back(
-      randomF32({pick(s.vB, s.b), pick(s.vH, s.hkv), pick(s.vN, s.nk), s.d}, 3));
+  a.push_back(randomF32(
+      {pick(s.vB, s.b), pick(s.vH, s.hkv), pick(s.vN, s.nk), s.d}, 3));
   int64_t mq = pick(s.maskNq, s.nq);
   a.push_back(filled(ElementKind::I1, {mq, s.nk},
                      [](int64_t i) { return (i % 7) != 3 ? 1.0 : 0.0; }));
@@ -228,8 +228,7 @@ std::vector<JitCase> jitCases() {
   std::vector<JitCase> cases;
   auto add = [&](const char *name, DynSizes bad, int status,
                  const char *message) {
-    cases.push_back(
-        {name, "dyn", dyn(bad), dyn(good), status, message});
+    cases.push_back({name, "dyn", dyn(bad), dyn(good), status, message});
   };
   DynSizes s;
   s = {};
@@ -312,7 +311,8 @@ std::vector<JitCase> jitCases() {
           ints(ElementKind::I32, {int64_t(ck.size())}, ck)};
     };
   };
-  cases.push_back({"RaggedLengths", "ragged_dyn", ragged({0, 2, 5, 10}, {0, 4, 8}),
+  cases.push_back({"RaggedLengths", "ragged_dyn",
+                   ragged({0, 2, 5, 10}, {0, 4, 8}),
                    ragged({0, 5, 10}, {0, 4, 8}), ATTN_STATUS_SHAPE_MISMATCH,
                    "attn: ragged cu_seqlens_q and cu_seqlens_k differ in "
                    "length (4, 3)"});
@@ -423,8 +423,8 @@ struct AbiKernel {
   std::string err;
 
   AbiKernel(const char *fn, const char *form) {
-    std::string path = std::string(ATTN_CHECK_KERNELS_DIR) + "/libchecks_" +
-                       form + ".so";
+    std::string path =
+        std::string(ATTN_CHECK_KERNELS_DIR) + "/libchecks_" + form + ".so";
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       err = dlerror();
@@ -485,8 +485,6 @@ struct AbiCase {
   std::function<HostTensor(const std::vector<HostTensor> &)> appended;
 };
 
-
-
 /// Dense append: cache[b, h, p[b] + t, :] = update[b, h, t, :] (bhnd).
 HostTensor denseAppended(const std::vector<HostTensor> &a) {
   HostTensor out = a[0];
@@ -526,7 +524,9 @@ std::vector<AbiCase> abiCases() {
         ints(ElementKind::I32, {2, 3}, {1, 3, 0, 2, 0, -1}),
         ints(ElementKind::I32, {2}, {5, 3})};
   };
-  cases.push_back({"PageTableEntryPastPool", "paged", paged,
+  cases.push_back({"PageTableEntryPastPool",
+                   "paged",
+                   paged,
                    [](std::vector<HostTensor> &a) { a[3].set(4, 4); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: a page_table entry that a sequence reads lies "
@@ -534,7 +534,9 @@ std::vector<AbiCase> abiCases() {
                    "has 4 pages",
                    {{2, 2, 3, 8}},
                    {}});
-  cases.push_back({"PageTableEntryNegative", "paged", paged,
+  cases.push_back({"PageTableEntryNegative",
+                   "paged",
+                   paged,
                    [](std::vector<HostTensor> &a) { a[3].set(0, -2); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: a page_table entry that a sequence reads lies "
@@ -551,7 +553,9 @@ std::vector<AbiCase> abiCases() {
                  [](int64_t i) { return double(i / 3); })};
     };
   };
-  cases.push_back({"MaskModRead", "documents", docs(9),
+  cases.push_back({"MaskModRead",
+                   "documents",
+                   docs(9),
                    // Only index 8 (query or key 7) is out of bounds.
                    [&](std::vector<HostTensor> &a) { a[3] = docs(8)()[3]; },
                    ATTN_STATUS_INVALID_ARGUMENT,
@@ -566,7 +570,9 @@ std::vector<AbiCase> abiCases() {
           randomF32({1, 2, 8, 8}, 15), randomF32({n}, 16)};
     };
   };
-  cases.push_back({"ScoreModRead", "relbias", rel(15),
+  cases.push_back({"ScoreModRead",
+                   "relbias",
+                   rel(15),
                    // Only index 14 (i = 7, j = 0) is out of bounds.
                    [&](std::vector<HostTensor> &a) { a[3] = rel(14)()[3]; },
                    ATTN_STATUS_INVALID_ARGUMENT,
@@ -575,12 +581,14 @@ std::vector<AbiCase> abiCases() {
                    {{1, 2, 8, 8}},
                    {}});
   auto ragged = [] {
-    return std::vector<HostTensor>{
-        randomF32({1, 2, 10, 8}, 17), randomF32({1, 2, 8, 8}, 18),
-        ints(ElementKind::I32, {3}, {0, 5, 10}),
-        ints(ElementKind::I32, {3}, {0, 4, 8})};
+    return std::vector<HostTensor>{randomF32({1, 2, 10, 8}, 17),
+                                   randomF32({1, 2, 8, 8}, 18),
+                                   ints(ElementKind::I32, {3}, {0, 5, 10}),
+                                   ints(ElementKind::I32, {3}, {0, 4, 8})};
   };
-  cases.push_back({"RaggedOffsetsQ", "ragged", ragged,
+  cases.push_back({"RaggedOffsetsQ",
+                   "ragged",
+                   ragged,
                    [](std::vector<HostTensor> &a) { a[2].set(2, 3); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: ragged cu_seqlens_q offsets must be non-decreasing "
@@ -588,7 +596,9 @@ std::vector<AbiCase> abiCases() {
                    "least 5, at most 10)",
                    {{1, 2, 10, 8}},
                    {}});
-  cases.push_back({"RaggedOffsetsK", "ragged", ragged,
+  cases.push_back({"RaggedOffsetsK",
+                   "ragged",
+                   ragged,
                    [](std::vector<HostTensor> &a) { a[3].set(1, 9); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: ragged cu_seqlens_k offsets must be non-decreasing "
@@ -601,14 +611,18 @@ std::vector<AbiCase> abiCases() {
                                    randomF32({2, 2, 2, 4}, 20),
                                    ints(ElementKind::I32, {2}, {0, 4})};
   };
-  cases.push_back({"AppendPastCache", "append", append,
+  cases.push_back({"AppendPastCache",
+                   "append",
+                   append,
                    [](std::vector<HostTensor> &a) { a[2].set(1, 5); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: kv_cache_append writes past the cache: "
                    "positions[1] = 5 with 2 new rows, the cache holds 6",
                    {{2, 2, 6, 4}},
                    denseAppended});
-  cases.push_back({"AppendNegativePosition", "append", append,
+  cases.push_back({"AppendNegativePosition",
+                   "append",
+                   append,
                    [](std::vector<HostTensor> &a) { a[2].set(0, -1); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: kv_cache_append writes past the cache: "
@@ -621,14 +635,18 @@ std::vector<AbiCase> abiCases() {
         ints(ElementKind::I32, {2}, {0, 1}),
         ints(ElementKind::I32, {2, 2}, {0, 1, 2, 1})};
   };
-  cases.push_back({"AppendPageEntry", "paged_append", pagedAppend,
+  cases.push_back({"AppendPageEntry",
+                   "paged_append",
+                   pagedAppend,
                    [](std::vector<HostTensor> &a) { a[3].set(3, 3); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: kv_cache_append: a page_table entry lies outside "
                    "the page pool: page_table[1, 1] = 3, the pool has 3 pages",
                    {{3, 1, 2, 4}},
                    pagedAppended});
-  cases.push_back({"AppendPastTable", "paged_append", pagedAppend,
+  cases.push_back({"AppendPastTable",
+                   "paged_append",
+                   pagedAppend,
                    [](std::vector<HostTensor> &a) { a[2].set(1, 3); },
                    ATTN_STATUS_INVALID_ARGUMENT,
                    "attn: kv_cache_append writes past the page table "

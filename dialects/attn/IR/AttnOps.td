@@ -93,7 +93,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     (FlashAttention's local attention with `Nq != Nk`); `align` must agree
     with `causal` when both are given.
 
-    Modifiers may be written in any order, each at most once.
+    Modifiers (`page_table` and `ragged` included) may be written in any
+    order, each at most once.
 
     User variants: `score_mod` and `mask_mod` are single-block regions
     evaluated per (batch `b`, query head `h`, query row `i`, key `j`), like
@@ -133,7 +134,10 @@ def Attn_AttentionOp : Attn_Op<"attention",
     and `kv_len` is required. The logical key `j < kv_len[b]` of batch entry
     `b` is row `j % S` of page `page_table[b, j / S]`; `Nk = M * S`. Table
     entries past the last page a sequence uses are never read; a read entry
-    outside `[0, P)` stops the program with a message.
+    outside `[0, P)` is a run-time error (the kernel returns
+    `ATTN_STATUS_INVALID_ARGUMENT` naming the entry; docs/Robustness.md).
+    `page_table(...)` and `ragged(...)` may stand anywhere among the other
+    modifiers; they print first.
 
     ```mlir
     %o = attn.attention q(%q : tensor<4x8x1x64xf32>)
@@ -335,9 +339,10 @@ def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
     `attn.attention ... kv_len(kv_len + Nnew) causal(bottom_right)`.
 
     The CPU lowering updates the cache buffer in place when the caller gives
-    up the input tensor (bufferization decides); a write past the cache
-    (`positions[b] < 0` or `positions[b] + Nnew > Nmax`) stops the program
-    with a message instead of writing out of bounds.
+    up the input tensor (bufferization decides); every position is checked
+    before the first write: a write past the cache (`positions[b] < 0` or
+    `positions[b] + Nnew > Nmax`) is a run-time error (a status and a message
+    naming the position) and nothing is written.
 
     ```mlir
     %k2 = attn.kv_cache_append cache(%kc : tensor<8x8x4096x128xf32>)

@@ -37,9 +37,9 @@ inline constexpr StringLiteral kErrorContextFn = "attn_rt_error_context";
 inline constexpr StringLiteral kCheckFailedFn = "attn_rt_check_failed";
 inline constexpr StringLiteral kHasFailedFn = "attn_rt_has_failed";
 
-/// The calling thread's error record (its address as an i64), obtained right before
-/// `anchor` (reused when an op before `anchor` in its block obtains it). The
-/// functions are declared in the nearest symbol table.
+/// The calling thread's error record (its address as an i64), obtained right
+/// before `anchor` (reused when an op before `anchor` in its block obtains it).
+/// The functions are declared in the nearest symbol table.
 Value getErrorContext(OpBuilder &b, Operation *anchor);
 
 /// Declares the runtime functions in `symbolTable` and obtains the calling
@@ -52,7 +52,7 @@ Value buildErrorContext(OpBuilder &b, Location loc, Operation *symbolTable);
 void emitRuntimeCheck(OpBuilder &b, Location loc, Operation *anchor, Value ok,
                       RuntimeCheck check, ArrayRef<Value> args = {});
 void emitRuntimeCheckInto(OpBuilder &b, Location loc, Value ctx, Value ok,
-                      RuntimeCheck check, ArrayRef<Value> args = {});
+                          RuntimeCheck check, ArrayRef<Value> args = {});
 
 /// i1: a check of this call has failed (this op's or an earlier one's).
 Value buildHasFailed(OpBuilder &b, Location loc, Operation *anchor);

@@ -54,8 +54,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
       op.getNumKvHeads() == ShapedType::kDynamic) {
     Value errors = buildErrorContext(
         b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
-    emitRuntimeCheckInto(b, loc, errors, divisible,
-                         RuntimeCheck::GpuHeadGroups, {hq, hkv});
+    emitRuntimeCheckInto(b, loc, errors, divisible, RuntimeCheck::GpuHeadGroups,
+                         {hq, hkv});
     failed = buildHasFailedIn(b, loc, errors);
   }
   groups = divu(hq, a.max(hkv, ci(1)));

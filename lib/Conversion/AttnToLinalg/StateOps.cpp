@@ -102,25 +102,25 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
                          {bi, p, rows, capacity});
         auto ifOk = scf::IfOp::create(ob, ol, ok, /*withElse=*/false);
         {
-        OpBuilder::InsertionGuard guard(ob);
-        ob.setInsertionPointToStart(&ifOk.getThenRegion().front());
-        scf::ForOp::create(
-            ob, ol, zero, rows, one, ValueRange{},
-            [&](OpBuilder &ib, Location il, Value t, ValueRange) {
-              Value pos = arith::AddIOp::create(ib, il, p, t);
-              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
-              Value e = tensor::ExtractOp::create(ib, il, table,
-                                                  ValueRange{bi, slot});
-              Value page =
-                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
-              Value inPool = arith::AndIOp::create(
-                  ib, il, cmp(ib, il, arith::CmpIPredicate::sge, page, zero),
-                  cmp(ib, il, arith::CmpIPredicate::slt, page, pages));
-              emitRuntimeCheck(ib, il, op, inPool,
-                               RuntimeCheck::AppendPageEntry,
-                               {bi, slot, page, pages});
-              scf::YieldOp::create(ib, il);
-            });
+          OpBuilder::InsertionGuard guard(ob);
+          ob.setInsertionPointToStart(&ifOk.getThenRegion().front());
+          scf::ForOp::create(
+              ob, ol, zero, rows, one, ValueRange{},
+              [&](OpBuilder &ib, Location il, Value t, ValueRange) {
+                Value pos = arith::AddIOp::create(ib, il, p, t);
+                Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
+                Value e = tensor::ExtractOp::create(ib, il, table,
+                                                    ValueRange{bi, slot});
+                Value page =
+                    arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
+                Value inPool = arith::AndIOp::create(
+                    ib, il, cmp(ib, il, arith::CmpIPredicate::sge, page, zero),
+                    cmp(ib, il, arith::CmpIPredicate::slt, page, pages));
+                emitRuntimeCheck(ib, il, op, inPool,
+                                 RuntimeCheck::AppendPageEntry,
+                                 {bi, slot, page, pages});
+                scf::YieldOp::create(ib, il);
+              });
         }
         scf::YieldOp::create(ob, ol);
       });
@@ -128,41 +128,42 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
       b, loc, op, TypeRange{cache.getType()},
       [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
       [&](OpBuilder &, Location) -> SmallVector<Value> {
-  auto bLoop = scf::ForOp::create(
-      b, loc, zero, batch, one, ValueRange{cache},
-      [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
-        Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
-        p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
-        auto tLoop = scf::ForOp::create(
-            ob, ol, zero, rows, one, it,
-            [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
-              Value pos = arith::AddIOp::create(ib, il, p, t);
-              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
-              Value e = tensor::ExtractOp::create(ib, il, table,
-                                                  ValueRange{bi, slot});
-              Value page =
-                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
-              Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
-              OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
-              SmallVector<OpFoldResult> sizes =
-                  bhnd ? SmallVector<OpFoldResult>{o, heads, o, dim}
-                       : SmallVector<OpFoldResult>{o, o, heads, dim};
-              SmallVector<OpFoldResult> strides(4, o);
-              SmallVector<OpFoldResult> srcOff =
-                  bhnd ? SmallVector<OpFoldResult>{bi, z, t, z}
-                       : SmallVector<OpFoldResult>{bi, t, z, z};
-              SmallVector<OpFoldResult> dstOff =
-                  bhnd ? SmallVector<OpFoldResult>{page, z, row, z}
-                       : SmallVector<OpFoldResult>{page, row, z, z};
-              Value slice = tensor::ExtractSliceOp::create(
-                  ib, il, update, srcOff, sizes, strides);
-              Value next = tensor::InsertSliceOp::create(
-                  ib, il, slice, it2[0], dstOff, sizes, strides);
-              scf::YieldOp::create(ib, il, next);
+        auto bLoop = scf::ForOp::create(
+            b, loc, zero, batch, one, ValueRange{cache},
+            [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
+              Value p =
+                  tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
+              p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
+              auto tLoop = scf::ForOp::create(
+                  ob, ol, zero, rows, one, it,
+                  [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
+                    Value pos = arith::AddIOp::create(ib, il, p, t);
+                    Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
+                    Value e = tensor::ExtractOp::create(ib, il, table,
+                                                        ValueRange{bi, slot});
+                    Value page = arith::IndexCastOp::create(
+                        ib, il, ib.getIndexType(), e);
+                    Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
+                    OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
+                    SmallVector<OpFoldResult> sizes =
+                        bhnd ? SmallVector<OpFoldResult>{o, heads, o, dim}
+                             : SmallVector<OpFoldResult>{o, o, heads, dim};
+                    SmallVector<OpFoldResult> strides(4, o);
+                    SmallVector<OpFoldResult> srcOff =
+                        bhnd ? SmallVector<OpFoldResult>{bi, z, t, z}
+                             : SmallVector<OpFoldResult>{bi, t, z, z};
+                    SmallVector<OpFoldResult> dstOff =
+                        bhnd ? SmallVector<OpFoldResult>{page, z, row, z}
+                             : SmallVector<OpFoldResult>{page, row, z, z};
+                    Value slice = tensor::ExtractSliceOp::create(
+                        ib, il, update, srcOff, sizes, strides);
+                    Value next = tensor::InsertSliceOp::create(
+                        ib, il, slice, it2[0], dstOff, sizes, strides);
+                    scf::YieldOp::create(ib, il, next);
+                  });
+              scf::YieldOp::create(ob, ol, tLoop.getResults());
             });
-        scf::YieldOp::create(ob, ol, tLoop.getResults());
-      });
-  return {bLoop.getResult(0)};
+        return {bLoop.getResult(0)};
       })[0];
 }
 
@@ -203,10 +204,9 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
           };
           Value ok = arith::AndIOp::create(
               ob, ol, cmp(arith::CmpIPredicate::sge, p, zero),
-              arith::AndIOp::create(ob, ol,
-                                    cmp(arith::CmpIPredicate::sle, p, capacity),
-                                    cmp(arith::CmpIPredicate::sle, end,
-                                        capacity)));
+              arith::AndIOp::create(
+                  ob, ol, cmp(arith::CmpIPredicate::sle, p, capacity),
+                  cmp(arith::CmpIPredicate::sle, end, capacity)));
           emitRuntimeCheck(ob, ol, op, ok, RuntimeCheck::AppendPastCache,
                            {bi, p, rows, capacity});
           scf::YieldOp::create(ob, ol);
@@ -215,31 +215,32 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
         b, loc, op, TypeRange{cache.getType()},
         [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
         [&](OpBuilder &, Location) -> SmallVector<Value> {
-    auto forall =
-        scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{batch},
-                              ValueRange{cache}, std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(forall.getTerminator());
-      Value bi = forall.getInductionVar(0);
-      Value p = tensor::ExtractOp::create(b, loc, op.getPositions(), bi);
-      p = arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
-      OpFoldResult one = b.getIndexAttr(1), z = b.getIndexAttr(0);
-      SmallVector<OpFoldResult> srcOff = {bi, z, z, z};
-      SmallVector<OpFoldResult> sizes =
-          bhnd ? SmallVector<OpFoldResult>{one, heads, rows, dim}
-               : SmallVector<OpFoldResult>{one, rows, heads, dim};
-      SmallVector<OpFoldResult> strides(4, one);
-      Value slice = tensor::ExtractSliceOp::create(b, loc, update, srcOff,
-                                                   sizes, strides);
-      SmallVector<OpFoldResult> dstOff =
-          bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
-               : SmallVector<OpFoldResult>{bi, p, z, z};
-      b.setInsertionPointToStart(forall.getTerminator().getBody());
-      tensor::ParallelInsertSliceOp::create(
-          b, loc, slice, forall.getRegionIterArgs()[0], dstOff, sizes, strides);
-    }
-    return SmallVector<Value>(forall.getResults());
+          auto forall =
+              scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{batch},
+                                    ValueRange{cache}, std::nullopt);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(forall.getTerminator());
+            Value bi = forall.getInductionVar(0);
+            Value p = tensor::ExtractOp::create(b, loc, op.getPositions(), bi);
+            p = arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
+            OpFoldResult one = b.getIndexAttr(1), z = b.getIndexAttr(0);
+            SmallVector<OpFoldResult> srcOff = {bi, z, z, z};
+            SmallVector<OpFoldResult> sizes =
+                bhnd ? SmallVector<OpFoldResult>{one, heads, rows, dim}
+                     : SmallVector<OpFoldResult>{one, rows, heads, dim};
+            SmallVector<OpFoldResult> strides(4, one);
+            Value slice = tensor::ExtractSliceOp::create(b, loc, update, srcOff,
+                                                         sizes, strides);
+            SmallVector<OpFoldResult> dstOff =
+                bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
+                     : SmallVector<OpFoldResult>{bi, p, z, z};
+            b.setInsertionPointToStart(forall.getTerminator().getBody());
+            tensor::ParallelInsertSliceOp::create(b, loc, slice,
+                                                  forall.getRegionIterArgs()[0],
+                                                  dstOff, sizes, strides);
+          }
+          return SmallVector<Value>(forall.getResults());
         });
     b.replaceOp(op, result);
     return success();

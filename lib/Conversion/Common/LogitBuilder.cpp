@@ -67,13 +67,11 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
     emitRuntimeCheck(b, loc, op, ok, c, args);
   };
   // Checks x == y (recording both) when either side is dynamic.
-  auto checkEq = [&](Value x, int64_t dx, Value y, int64_t dy,
-                     RuntimeCheck c) {
+  auto checkEq = [&](Value x, int64_t dx, Value y, int64_t dy, RuntimeCheck c) {
     if (!typeOf(x).isDynamicDim(dx) && !typeOf(y).isDynamicDim(dy))
       return;
     Value vx = dim(x, dx), vy = dim(y, dy);
-    Value eq =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
     check(eq, c, {vx, vy});
   };
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
@@ -129,8 +127,8 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
         expected = dim(s.tensor, s.dim);
       }
       Value got = dim(t, d);
-      Value eq =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, expected);
+      Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got,
+                                       expected);
       check(eq, RuntimeCheck::MaskBiasDim,
             {cst(t == op.getMask() ? 0 : 1), cst(d), got, expected});
     }
@@ -299,8 +297,7 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
     // of the read) and the read yields 0 instead of reading out of bounds.
     Value t = map.lookup(extract.getTensor());
     unsigned input = 0;
-    for (auto [pos, arg] :
-         llvm::enumerate(region.getArguments().drop_front(n)))
+    for (auto [pos, arg] : llvm::enumerate(region.getArguments().drop_front(n)))
       if (arg == extract.getTensor())
         input = pos;
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -314,24 +311,23 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, zero, x),
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, dim));
-      Value firstBad = allOk ? arith::OrIOp::create(
-                                   b, loc, ok,
-                                   arith::XOrIOp::create(
-                                       b, loc, allOk,
-                                       arith::ConstantIntOp::create(
-                                           b, loc, b.getI1Type(), 1)))
-                             : ok;
+      Value firstBad =
+          allOk ? arith::OrIOp::create(
+                      b, loc, ok,
+                      arith::XOrIOp::create(b, loc, allOk,
+                                            arith::ConstantIntOp::create(
+                                                b, loc, b.getI1Type(), 1)))
+                : ok;
       emitRuntimeCheck(b, loc, op, firstBad, check,
                        {arith::ConstantIndexOp::create(b, loc, input), x,
                         arith::ConstantIndexOp::create(b, loc, d), dim});
       allOk = allOk ? arith::AndIOp::create(b, loc, allOk, ok) : ok;
     }
     Type elt = extract.getType();
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt},
-                                  allOk ? allOk
-                                        : arith::ConstantIntOp::create(
-                                              b, loc, b.getI1Type(), 1),
-                                  /*withElse=*/true);
+    auto ifOp = scf::IfOp::create(
+        b, loc, TypeRange{elt},
+        allOk ? allOk : arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1),
+        /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -339,8 +335,8 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
           b, loc, tensor::ExtractOp::create(b, loc, t, indices).getResult());
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(
-          b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(elt))
-                      .getResult());
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)).getResult());
     }
     map.map(extract.getResult(), ifOp.getResult(0));
   }

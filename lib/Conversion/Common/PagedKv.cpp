@@ -70,10 +70,9 @@ void mlir::attn::emitPageTableChecks(OpBuilder &b, Location loc,
                   ib, il, arith::CmpIPredicate::sge, idx, zero);
               Value hi = arith::CmpIOp::create(
                   ib, il, arith::CmpIPredicate::slt, idx, pool);
-              emitRuntimeCheck(ib, il, op,
-                               arith::AndIOp::create(ib, il, lo, hi),
-                               RuntimeCheck::PageTableEntry,
-                               {bIdx, p, idx, pool});
+              emitRuntimeCheck(
+                  ib, il, op, arith::AndIOp::create(ib, il, lo, hi),
+                  RuntimeCheck::PageTableEntry, {bIdx, p, idx, pool});
               scf::YieldOp::create(ib, il);
             });
         scf::YieldOp::create(ob, ol);

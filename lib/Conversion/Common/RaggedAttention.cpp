@@ -98,72 +98,77 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
         return buildZeroResults(fb, fl, op->getResultTypes());
       },
       [&](OpBuilder &, Location) -> SmallVector<Value> {
-  // Results start as out = 0, lse = -inf: rows outside every sequence.
-  // out: q's physical sizes with Dv for Dqk.
-  SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(b, loc, q);
-  outSizes[3] = tensor::getMixedSize(b, loc, v, 3);
-  SmallVector<Value> inits = {filledLike(b, loc, op.getOut(), outSizes, 0.0)};
-  if (Value lse = op.getLse()) {
-    SmallVector<OpFoldResult> lseSizes = {
-        b.getIndexAttr(1),
-        tensor::getMixedSize(b, loc, q, op.getPhysicalDim(1)), tq};
-    inits.push_back(filledLike(b, loc, lse, lseSizes,
-                               -std::numeric_limits<double>::infinity()));
-  }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value seqs = arith::SubIOp::create(b, loc, nQ, one);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, seqs, one, inits,
-      [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
-        Value next = arith::AddIOp::create(lb, ll, s, one);
-        Value q0 = offsetAt(lb, ll, cuQ, s);
-        Value nq =
-            arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuQ, next), q0);
-        Value k0 = offsetAt(lb, ll, cuK, s);
-        Value nk =
-            arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuK, next), k0);
-        // Rows [r0, r0 + n) of `t` along N.
-        auto rows = [&](Value t, Value r0, Value n) -> Value {
-          SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
-          SmallVector<OpFoldResult> sz = tensor::getMixedSizes(lb, ll, t);
-          off[nDim] = r0;
-          sz[nDim] = n;
-          SmallVector<OpFoldResult> st(4, lb.getIndexAttr(1));
-          auto type = withDynamicN(t.getType(), nDim);
-          return tensor::ExtractSliceOp::create(lb, ll, type, t, off, sz, st);
-        };
-        Value qs = rows(q, q0, nq), ks = rows(k, k0, nk), vs = rows(v, k0, nk);
-        Type outType = withDynamicN(op.getOut().getType(), nDim);
-        Type lseType;
-        if (Value lse = op.getLse())
-          lseType = withDynamicN(lse.getType(), 2);
-        auto inner = AttentionOp::create(
-            lb, ll, outType, lseType, qs, ks, vs, Value(), Value(), Value(),
-            Value(), Value(), Value(), op.getAlibiSlopes(), ValueRange{},
-            op.getLayoutAttr(), op.getCausalAttr(), op.getAlignAttr(),
-            op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getScaleAttr(),
-            op.getSoftcapAttr(), op.getNormalizationAttr());
-        SmallVector<Value> results;
-        {
-          SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
-          SmallVector<OpFoldResult> sz =
-              tensor::getMixedSizes(lb, ll, inner.getOut());
-          off[nDim] = q0;
-          SmallVector<OpFoldResult> st(4, lb.getIndexAttr(1));
-          results.push_back(tensor::InsertSliceOp::create(
-              lb, ll, inner.getOut(), acc[0], off, sz, st));
+        // Results start as out = 0, lse = -inf: rows outside every sequence.
+        // out: q's physical sizes with Dv for Dqk.
+        SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(b, loc, q);
+        outSizes[3] = tensor::getMixedSize(b, loc, v, 3);
+        SmallVector<Value> inits = {
+            filledLike(b, loc, op.getOut(), outSizes, 0.0)};
+        if (Value lse = op.getLse()) {
+          SmallVector<OpFoldResult> lseSizes = {
+              b.getIndexAttr(1),
+              tensor::getMixedSize(b, loc, q, op.getPhysicalDim(1)), tq};
+          inits.push_back(filledLike(b, loc, lse, lseSizes,
+                                     -std::numeric_limits<double>::infinity()));
         }
-        if (Value lse = inner.getLse()) {
-          SmallVector<OpFoldResult> off = {lb.getIndexAttr(0),
-                                           lb.getIndexAttr(0), q0};
-          SmallVector<OpFoldResult> sz = tensor::getMixedSizes(lb, ll, lse);
-          SmallVector<OpFoldResult> st(3, lb.getIndexAttr(1));
-          results.push_back(
-              tensor::InsertSliceOp::create(lb, ll, lse, acc[1], off, sz, st));
-        }
-        scf::YieldOp::create(lb, ll, results);
-      });
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value seqs = arith::SubIOp::create(b, loc, nQ, one);
+        auto loop = scf::ForOp::create(
+            b, loc, zero, seqs, one, inits,
+            [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
+              Value next = arith::AddIOp::create(lb, ll, s, one);
+              Value q0 = offsetAt(lb, ll, cuQ, s);
+              Value nq = arith::SubIOp::create(lb, ll,
+                                               offsetAt(lb, ll, cuQ, next), q0);
+              Value k0 = offsetAt(lb, ll, cuK, s);
+              Value nk = arith::SubIOp::create(lb, ll,
+                                               offsetAt(lb, ll, cuK, next), k0);
+              // Rows [r0, r0 + n) of `t` along N.
+              auto rows = [&](Value t, Value r0, Value n) -> Value {
+                SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
+                SmallVector<OpFoldResult> sz = tensor::getMixedSizes(lb, ll, t);
+                off[nDim] = r0;
+                sz[nDim] = n;
+                SmallVector<OpFoldResult> st(4, lb.getIndexAttr(1));
+                auto type = withDynamicN(t.getType(), nDim);
+                return tensor::ExtractSliceOp::create(lb, ll, type, t, off, sz,
+                                                      st);
+              };
+              Value qs = rows(q, q0, nq), ks = rows(k, k0, nk),
+                    vs = rows(v, k0, nk);
+              Type outType = withDynamicN(op.getOut().getType(), nDim);
+              Type lseType;
+              if (Value lse = op.getLse())
+                lseType = withDynamicN(lse.getType(), 2);
+              auto inner = AttentionOp::create(
+                  lb, ll, outType, lseType, qs, ks, vs, Value(), Value(),
+                  Value(), Value(), Value(), Value(), op.getAlibiSlopes(),
+                  ValueRange{}, op.getLayoutAttr(), op.getCausalAttr(),
+                  op.getAlignAttr(), op.getWindowLeftAttr(),
+                  op.getWindowRightAttr(), op.getScaleAttr(),
+                  op.getSoftcapAttr(), op.getNormalizationAttr());
+              SmallVector<Value> results;
+              {
+                SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
+                SmallVector<OpFoldResult> sz =
+                    tensor::getMixedSizes(lb, ll, inner.getOut());
+                off[nDim] = q0;
+                SmallVector<OpFoldResult> st(4, lb.getIndexAttr(1));
+                results.push_back(tensor::InsertSliceOp::create(
+                    lb, ll, inner.getOut(), acc[0], off, sz, st));
+              }
+              if (Value lse = inner.getLse()) {
+                SmallVector<OpFoldResult> off = {lb.getIndexAttr(0),
+                                                 lb.getIndexAttr(0), q0};
+                SmallVector<OpFoldResult> sz =
+                    tensor::getMixedSizes(lb, ll, lse);
+                SmallVector<OpFoldResult> st(3, lb.getIndexAttr(1));
+                results.push_back(tensor::InsertSliceOp::create(
+                    lb, ll, lse, acc[1], off, sz, st));
+              }
+              scf::YieldOp::create(lb, ll, results);
+            });
         SmallVector<Value> replacements;
         for (auto [r, want] : llvm::zip(loop.getResults(), op->getResults())) {
           Value x = r;

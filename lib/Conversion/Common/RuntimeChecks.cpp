@@ -78,9 +78,9 @@ static Value toI64(OpBuilder &b, Location loc, Value v) {
   return arith::TruncIOp::create(b, loc, i64, v);
 }
 
-void mlir::attn::emitRuntimeCheck(OpBuilder &b, Location loc,
-                                  Operation *anchor, Value ok,
-                                  RuntimeCheck check, ArrayRef<Value> args) {
+void mlir::attn::emitRuntimeCheck(OpBuilder &b, Location loc, Operation *anchor,
+                                  Value ok, RuntimeCheck check,
+                                  ArrayRef<Value> args) {
   emitRuntimeCheckInto(b, loc, getErrorContext(b, anchor), ok, check, args);
 }
 
@@ -143,8 +143,8 @@ SmallVector<Value> mlir::attn::buildZeroResults(OpBuilder &b, Location loc,
     SmallVector<Value> dynamic(type.getNumDynamicDims(),
                                arith::ConstantIndexOp::create(b, loc, 0));
     Value e = tensor::EmptyOp::create(b, loc, type, dynamic);
-    Value zero = arith::ConstantOp::create(
-        b, loc, b.getZeroAttr(type.getElementType()));
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
     out.push_back(linalg::FillOp::create(b, loc, zero, e).getResult(0));
   }
   return out;
