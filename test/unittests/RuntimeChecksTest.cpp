@@ -23,6 +23,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
+#include "attn/GPUEmulator/SpecEmulation.h"
 #include "attn/IR/AttnDialect.h"
 #include "attn/IR/AttnOps.h"
 
@@ -706,6 +707,64 @@ TEST_P(AbiChecks, BadThenGood) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, AbiChecks, ::testing::ValuesIn(kForms));
+
+//===----------------------------------------------------------------------===//
+// The GPU host code, on the warp-level emulator
+//===----------------------------------------------------------------------===//
+
+const char *const kGpuSpec = R"mlir(
+func.func @gpu_dyn(%q: tensor<1x?x?x64xf16>, %k: tensor<1x?x?x64xf16>,
+                   %v: tensor<1x?x?x64xf16>) -> tensor<1x?x?x64xf16> {
+  %o = attn.attention q(%q : tensor<1x?x?x64xf16>)
+      k(%k : tensor<1x?x?x64xf16>) v(%v : tensor<1x?x?x64xf16>)
+      causal(bottom_right) -> tensor<1x?x?x64xf16>
+  return %o : tensor<1x?x?x64xf16>
+}
+)mlir";
+
+HostTensor randomF16(std::vector<int64_t> shape, unsigned seed) {
+  HostTensor f = randomF32(shape, seed);
+  HostTensor h;
+  h.resize(ElementKind::F16, shape);
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    h.set(i, f.get(i));
+  return h;
+}
+
+TEST(GpuEmulatorChecks, BadThenGood) {
+  Spec spec(kGpuSpec);
+  ASSERT_TRUE(spec.module);
+  struct GpuCase {
+    int64_t hq, hkv, outNq;
+    const char *message;
+  } cases[] = {
+      {3, 2, 16,
+       "attn: query heads are not a multiple of K/V heads (q: 3 heads, k/v: "
+       "2 heads)"},
+      {4, 2, 8,
+       "attn: output #0 has size 8 in dimension 2, the inputs give 16"},
+  };
+  for (const GpuCase &c : cases) {
+    SCOPED_TRACE(c.message);
+    std::vector<HostTensor> args = {randomF16({1, c.hq, 16, 64}, 40),
+                                    randomF16({1, c.hkv, 16, 64}, 41),
+                                    randomF16({1, c.hkv, 16, 64}, 42)};
+    std::vector<HostTensor> results;
+    llvm::Error err = emulateSpecOnGpu(*spec.module, "gpu_dyn", args,
+                                       {{1, c.hq, c.outNq, 64}}, results);
+    ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+    EXPECT_EQ(llvm::toString(std::move(err)), c.message);
+  }
+  // A good call of the same spec.
+  std::vector<HostTensor> args = {randomF16({1, 4, 16, 64}, 43),
+                                  randomF16({1, 2, 16, 64}, 44),
+                                  randomF16({1, 2, 16, 64}, 45)};
+  std::vector<HostTensor> results;
+  llvm::Error ok = emulateSpecOnGpu(*spec.module, "gpu_dyn", args,
+                                    {{1, 4, 16, 64}}, results);
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  expectMatchesReference(spec.fn("gpu_dyn"), args, results);
+}
 
 } // namespace
 

@@ -18,6 +18,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 namespace mlir {
 namespace attn {
 
@@ -73,12 +75,21 @@ Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
 Value inlineModRegion(OpBuilder &b, Location loc, Operation *op, Block &region,
                       StringRef name, ValueRange args);
 
+/// Reads physical dimension `dim` of the buffer a lowering holds for
+/// `operand` (one of the op's tensor operands).
+using OperandDimReader = function_ref<Value(Value operand, int64_t dim)>;
+
 /// Emits run-time checks (RuntimeChecks.h) for every size relation the
 /// verifier could not check because a size is dynamic (batch, heads, Dqk,
 /// Nk, mask/bias broadcast, kv_len and ALiBi lengths) and for the page table
 /// entries the sequences read. A violated check is recorded with the sizes
-/// it compared; the caller guards the work with buildGuarded.
-void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op);
+/// it compared; the caller guards the work with buildGuarded. By default the
+/// checks read the operands' sizes with tensor.dim and record into the error
+/// record of `op`'s block; a lowering that has moved to buffers (the GPU host
+/// code) passes its error record and `readDim`.
+void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op,
+                            Value errors = Value(),
+                            OperandDimReader readDim = nullptr);
 
 //===----------------------------------------------------------------------===//
 // The softmax's edge cases, shared by every form (scalar f32 values)

@@ -43,19 +43,43 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   nq = dim(q, 2);
   hkv = dim(k, 1);
   nk = dim(k, 2);
-  // Sizes the types leave dynamic are checked here (the kernel ABI checks
-  // the sizes named alike; this is the relation between them).
+  // Sizes the types leave dynamic are checked here, by the rules and with
+  // the messages of every form (emitRuntimeShapeChecks); static sizes are
+  // the verifier's, and a spec without dynamic sizes calls no runtime
+  // function.
   Value hkvNonZero = a.negate(a.eq(hkv, ci(0)));
-  Value divisible =
-      a.either(a.negate(hkvNonZero), a.eq(remu(hq, a.max(hkv, ci(1))), ci(0)));
-  // (Static head counts are the verifier's: no run-time check.)
   Value failed;
-  if (op.getNumQueryHeads() == ShapedType::kDynamic ||
-      op.getNumKvHeads() == ShapedType::kDynamic) {
+  bool anyDynamic = false;
+  for (Value operand : op->getOperands())
+    anyDynamic |= !cast<ShapedType>(operand.getType()).hasStaticShape();
+  for (Type result : op->getResultTypes())
+    anyDynamic |= !cast<ShapedType>(result).hasStaticShape();
+  if (anyDynamic) {
     Value errors = buildErrorContext(
         b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
-    emitRuntimeCheckInto(b, loc, errors, divisible, RuntimeCheck::GpuHeadGroups,
-                         {hq, hkv});
+    emitRuntimeShapeChecks(b, loc, op, errors,
+                           [&](Value operand, int64_t d) -> Value {
+                             unsigned i = 0;
+                             for (; i < op->getNumOperands(); ++i)
+                               if (op->getOperand(i) == operand)
+                                 break;
+                             return memref::DimOp::create(b, loc, inputs[i], d);
+                           });
+    // The output buffers (the caller's) must hold what the kernels write:
+    // out is q's with Dv, lse q's [B, Hq, Nq].
+    auto checkOut = [&](Value buf, int64_t which, int64_t d, Value want) {
+      if (!cast<ShapedType>(op->getResult(which).getType()).isDynamicDim(d))
+        return;
+      Value got = memref::DimOp::create(b, loc, buf, d);
+      emitRuntimeCheckInto(b, loc, errors, a.eq(got, want),
+                           RuntimeCheck::OutputBufferDim,
+                           {ci(which), got, ci(d), want});
+    };
+    for (int64_t l = 0; l < 4; ++l)
+      checkOut(outBuf, 0, op.getPhysicalDim(l), l == 3 ? dim(v, 3) : dim(q, l));
+    if (lseBuf)
+      for (int64_t l = 0; l < 3; ++l)
+        checkOut(lseBuf, 1, l, dim(q, l));
     failed = buildHasFailedIn(b, loc, errors);
   }
   groups = divu(hq, a.max(hkv, ci(1)));

@@ -55,16 +55,22 @@ LogitContext mlir::attn::buildLogitContext(OpBuilder &b, Location loc,
 }
 
 void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
-                                        AttentionOp op) {
-  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+                                        AttentionOp op, Value errors,
+                                        OperandDimReader readDim) {
+  auto typeOf = [](Value v) { return cast<ShapedType>(v.getType()); };
   auto dim = [&](Value v, int64_t physical) -> Value {
+    if (readDim)
+      return readDim(v, physical);
     return tensor::DimOp::create(b, loc, v, physical);
   };
   auto cst = [&](int64_t c) -> Value {
     return arith::ConstantIndexOp::create(b, loc, c);
   };
   auto check = [&](Value ok, RuntimeCheck c, ArrayRef<Value> args) {
-    emitRuntimeCheck(b, loc, op, ok, c, args);
+    if (errors)
+      emitRuntimeCheckInto(b, loc, errors, ok, c, args);
+    else
+      emitRuntimeCheck(b, loc, op, ok, c, args);
   };
   // Checks x == y (recording both) when either side is dynamic.
   auto checkEq = [&](Value x, int64_t dx, Value y, int64_t dy, RuntimeCheck c) {

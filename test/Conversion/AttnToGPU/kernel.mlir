@@ -101,9 +101,9 @@ func.func @decode(%q: tensor<?x4x1x128xbf16>, %k: tensor<?x1x?x128xbf16>,
   return %o : tensor<?x4x1x128xbf16>
 }
 
-// Dynamic head counts: the host code checks that the query heads are a
-// multiple of the K/V heads (run-time check GpuHeadGroups) and launches
-// nothing after a failed check.
+// Dynamic head counts: the host code makes the size checks of every form
+// (here: K/V heads present, query heads a multiple of them, k and v alike)
+// and of the output buffer, and launches nothing after a failed check.
 // CHECK-LABEL: func.func @dynamic_heads(
 // CHECK: %[[CTX:.+]] = call @attn_rt_error_context() : () -> i64
 // CHECK: scf.if
