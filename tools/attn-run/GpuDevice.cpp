@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuDevice.h"
+#include "GpuEmulate.h"
 
 #include "attn-c/Gpu.h"
 #include "attn-c/Kernel.h"
@@ -76,18 +77,6 @@ static cl::opt<int> gpuDeviceIndex("gpu-device",
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-run: error: " << msg << "\n";
   return 1;
-}
-
-/// The value of an int64_t option another file of attn-run registers
-/// (--gpu-warps and --gpu-tile-k of GpuEmulate.cpp, shared by both GPU
-/// devices), or `otherwise` when it is not registered.
-static int64_t sharedOption(llvm::StringRef name, int64_t otherwise) {
-  auto &opts = cl::getRegisteredOptions();
-  auto it = opts.find(name);
-  if (it == opts.end())
-    return otherwise;
-  // Declared as cl::opt<int64_t> in GpuEmulate.cpp (LLVM has no RTTI).
-  return static_cast<cl::opt<int64_t> *>(it->second)->getValue();
 }
 
 /// "sm_XY" -> XY (and whether it is architecture-specific, "sm_90a").
@@ -192,8 +181,8 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
   }
   GpuPipelineOptions pipelineOpts;
   pipelineOpts.format = gpuFormat;
-  pipelineOpts.warps = sharedOption("gpu-warps", 0);
-  pipelineOpts.tileK = sharedOption("gpu-tile-k", 64);
+  pipelineOpts.warps = gpuWarps;
+  pipelineOpts.tileK = gpuTileK;
   pipelineOpts.splits = gpuSplits;
   // An explicit chip is checked before anything needs a GPU.
   if (!gpuChip.empty()) {

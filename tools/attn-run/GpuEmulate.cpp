@@ -32,14 +32,14 @@ namespace cl = llvm::cl;
 
 cl::OptionCategory
     mlir::attn::gpuEmulateCategory("attn-run options of --device=gpu-emulate");
-static cl::opt<int64_t>
-    gpuWarps("gpu-warps",
-             cl::desc("Warps per block of the GPU kernel (0: the lowering's "
-                      "choice)"),
-             cl::init(0), cl::cat(gpuEmulateCategory));
-static cl::opt<int64_t> gpuTileK("gpu-tile-k",
-                                 cl::desc("Keys per tile of the GPU kernel"),
-                                 cl::init(64), cl::cat(gpuEmulateCategory));
+cl::opt<int64_t> mlir::attn::gpuWarps(
+    "gpu-warps",
+    cl::desc("Warps per block of the GPU kernel (0: the lowering's choice)"),
+    cl::init(0), cl::cat(gpuEmulateCategory));
+cl::opt<int64_t>
+    mlir::attn::gpuTileK("gpu-tile-k",
+                         cl::desc("Keys per tile of the GPU kernel"),
+                         cl::init(64), cl::cat(gpuEmulateCategory));
 static cl::opt<bool> noRaceCheck(
     "emulate-no-race-check",
     cl::desc("Do not report shared-memory accesses between barriers that "

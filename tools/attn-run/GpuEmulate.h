@@ -20,6 +20,10 @@ namespace attn {
 
 /// The options only --device=gpu-emulate reads (warps, tile, checks).
 extern llvm::cl::OptionCategory gpuEmulateCategory;
+/// --gpu-warps and --gpu-tile-k: the GPU kernel's options, for both GPU
+/// devices (--device=gpu-emulate and --device=gpu).
+extern llvm::cl::opt<int64_t> gpuWarps;
+extern llvm::cl::opt<int64_t> gpuTileK;
 
 /// The attn-run options the emulated run honours.
 struct GpuEmulateRun {
