@@ -40,6 +40,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -419,14 +420,18 @@ DLDataType dtypeOf(ElementKind k) {
 /// the C ABI; the C API's JIT compiles the same code and is tested by the
 /// Python test).
 struct AbiKernel {
-  void *handle = nullptr;
   const attn_kernel_info_t *info = nullptr;
   std::string err;
 
   AbiKernel(const char *fn, const char *form) {
     std::string path =
         std::string(ATTN_CHECK_KERNELS_DIR) + "/libchecks_" + form + ".so";
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Loaded once per process and never closed (the kernels' OpenMP
+    // threads outlive a call).
+    static std::map<std::string, void *> loaded;
+    void *&handle = loaded[path];
+    if (!handle)
+      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       err = dlerror();
       return;
@@ -439,10 +444,6 @@ struct AbiKernel {
       return;
     }
     info = get();
-  }
-  ~AbiKernel() {
-    if (handle)
-      dlclose(handle);
   }
   std::string error() { return err; }
 
