@@ -693,17 +693,19 @@ TEST_P(AbiChecks, BadThenGood) {
     EXPECT_EQ(kernel->call(bad, outs), c.status);
     EXPECT_EQ(std::string(attn_last_error()), c.message);
     // Nothing is written outside the outputs; an append writes nothing.
-    if (c.appended)
+    if (c.appended) {
       EXPECT_EQ(outs[0].bytes, bad[0].bytes);
+    }
     // The same kernel, a good call.
     std::vector<HostTensor> good = c.good();
     outs = makeOuts();
     ASSERT_EQ(kernel->call(good, outs), ATTN_STATUS_OK) << attn_last_error();
     EXPECT_STREQ(attn_last_error(), "");
-    if (c.appended)
+    if (c.appended) {
       EXPECT_EQ(outs[0].bytes, c.appended(good).bytes);
-    else
+    } else {
       expectMatchesReference(spec.fn(c.fn), good, outs);
+    }
   }
 }
 
