@@ -389,7 +389,11 @@ void stridedCopy(const char *src, const int64_t *srcStrides, char *dst,
   }
 }
 
+/// data + byte_offset; null for null data (allowed for empty tensors, whose
+/// byte offset is then never applied: arithmetic on null is undefined).
 char *tensorBase(const DLTensor *t) {
+  if (!t->data)
+    return nullptr;
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
