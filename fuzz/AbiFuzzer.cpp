@@ -67,6 +67,18 @@ struct State {
 
 State *state = nullptr;
 
+/// Calls by outcome, printed at exit: how many good calls were compared.
+struct Counts {
+  int64_t calls = 0, ok = 0, refused = 0, unevaluated = 0;
+} counts;
+
+void printCounts() {
+  llvm::errs() << "attn-fuzz-abi: " << counts.calls << " calls: " << counts.ok
+               << " ok and equal to the reference, " << counts.refused
+               << " refused with a status, " << counts.unevaluated
+               << " ok with a region read out of bounds never evaluated\n";
+}
+
 std::string dirOfExecutable() {
   Dl_info info;
   if (!dladdr(reinterpret_cast<void *>(&dirOfExecutable), &info) ||
@@ -259,6 +271,7 @@ std::string describe(const std::vector<Tensor> &ts,
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   state = new State;
+  std::atexit(printCounts);
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -404,6 +417,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   attn_exec_options_init(&opts);
   opts.num_threads = 1 + static_cast<int32_t>(r.pick(2));
   attn_status_t status = attn_kernel_call(k, ptrs.data(), n, &opts);
+  ++counts.calls;
   std::string message = attn_last_error();
 
   // Nothing written outside the outputs' elements.
@@ -425,6 +439,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (message.empty())
       ::attn::fuzz::fail(std::string("status ") + attn_status_name(status) +
                          " without a message: " + describe(ts, k));
+    ++counts.refused;
     return 0;
   }
 
@@ -444,8 +459,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string why = llvm::toString(std::move(err));
     // A region read the kernel's tile classification never evaluated.
     if (why.find("mod_inputs") != std::string::npos &&
-        std::string(k->name) == "documents")
+        std::string(k->name) == "documents") {
+      ++counts.unevaluated;
       return 0;
+    }
     ::attn::fuzz::fail("the kernel accepted what the reference rejects (" +
                        why + "): " + describe(ts, k));
   }
@@ -462,5 +479,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          std::to_string(c.firstMismatch) +
                          "): " + describe(ts, k));
   }
+  ++counts.ok;
   return 0;
 }
