@@ -58,6 +58,15 @@ static void checkAppendSizes(OpBuilder &b, KvCacheAppendOp op) {
   check(3, update, 3, cache, 3);
 }
 
+/// The number of batch entries an append writes: `batch`, or 0 after a
+/// failed run-time check (of this op or an earlier one).
+static Value buildWriteCount(OpBuilder &b, Location loc, Operation *op,
+                             Value batch) {
+  Value failed = buildHasFailed(b, loc, op);
+  return arith::SelectOp::create(
+      b, loc, failed, arith::ConstantIndexOp::create(b, loc, 0), batch);
+}
+
 /// Paged append: token t of batch entry b goes to row (p + t) % S of page
 /// page_table[b, (p + t) / S], p = positions[b], one token at a time in batch
 /// order (sequences may share pages), each write checked first.
@@ -124,47 +133,45 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
         }
         scf::YieldOp::create(ob, ol);
       });
-  return buildGuarded(
-      b, loc, op, TypeRange{cache.getType()},
-      [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
-      [&](OpBuilder &, Location) -> SmallVector<Value> {
-        auto bLoop = scf::ForOp::create(
-            b, loc, zero, batch, one, ValueRange{cache},
-            [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
-              Value p =
-                  tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
-              p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
-              auto tLoop = scf::ForOp::create(
-                  ob, ol, zero, rows, one, it,
-                  [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
-                    Value pos = arith::AddIOp::create(ib, il, p, t);
-                    Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
-                    Value e = tensor::ExtractOp::create(ib, il, table,
-                                                        ValueRange{bi, slot});
-                    Value page = arith::IndexCastOp::create(
-                        ib, il, ib.getIndexType(), e);
-                    Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
-                    OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
-                    SmallVector<OpFoldResult> sizes =
-                        bhnd ? SmallVector<OpFoldResult>{o, heads, o, dim}
-                             : SmallVector<OpFoldResult>{o, o, heads, dim};
-                    SmallVector<OpFoldResult> strides(4, o);
-                    SmallVector<OpFoldResult> srcOff =
-                        bhnd ? SmallVector<OpFoldResult>{bi, z, t, z}
-                             : SmallVector<OpFoldResult>{bi, t, z, z};
-                    SmallVector<OpFoldResult> dstOff =
-                        bhnd ? SmallVector<OpFoldResult>{page, z, row, z}
-                             : SmallVector<OpFoldResult>{page, row, z, z};
-                    Value slice = tensor::ExtractSliceOp::create(
-                        ib, il, update, srcOff, sizes, strides);
-                    Value next = tensor::InsertSliceOp::create(
-                        ib, il, slice, it2[0], dstOff, sizes, strides);
-                    scf::YieldOp::create(ib, il, next);
-                  });
-              scf::YieldOp::create(ob, ol, tLoop.getResults());
+  // After a failed check the loop runs no iteration: the cache is returned
+  // as it was, and (unlike an scf.if around the loop) bufferization still
+  // updates it in place.
+  Value writes = buildWriteCount(b, loc, op, batch);
+  auto bLoop = scf::ForOp::create(
+      b, loc, zero, writes, one, ValueRange{cache},
+      [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
+        Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
+        p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
+        auto tLoop = scf::ForOp::create(
+            ob, ol, zero, rows, one, it,
+            [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
+              Value pos = arith::AddIOp::create(ib, il, p, t);
+              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
+              Value e = tensor::ExtractOp::create(ib, il, table,
+                                                  ValueRange{bi, slot});
+              Value page =
+                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
+              Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
+              OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
+              SmallVector<OpFoldResult> sizes =
+                  bhnd ? SmallVector<OpFoldResult>{o, heads, o, dim}
+                       : SmallVector<OpFoldResult>{o, o, heads, dim};
+              SmallVector<OpFoldResult> strides(4, o);
+              SmallVector<OpFoldResult> srcOff =
+                  bhnd ? SmallVector<OpFoldResult>{bi, z, t, z}
+                       : SmallVector<OpFoldResult>{bi, t, z, z};
+              SmallVector<OpFoldResult> dstOff =
+                  bhnd ? SmallVector<OpFoldResult>{page, z, row, z}
+                       : SmallVector<OpFoldResult>{page, row, z, z};
+              Value slice = tensor::ExtractSliceOp::create(
+                  ib, il, update, srcOff, sizes, strides);
+              Value next = tensor::InsertSliceOp::create(
+                  ib, il, slice, it2[0], dstOff, sizes, strides);
+              scf::YieldOp::create(ib, il, next);
             });
-        return {bLoop.getResult(0)};
-      })[0];
+        scf::YieldOp::create(ob, ol, tLoop.getResults());
+      });
+  return bLoop.getResult(0);
 }
 
 struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
@@ -211,38 +218,33 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
                            {bi, p, rows, capacity});
           scf::YieldOp::create(ob, ol);
         });
-    SmallVector<Value> result = buildGuarded(
-        b, loc, op, TypeRange{cache.getType()},
-        [&](OpBuilder &, Location) { return SmallVector<Value>{cache}; },
-        [&](OpBuilder &, Location) -> SmallVector<Value> {
-          auto forall =
-              scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{batch},
-                                    ValueRange{cache}, std::nullopt);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(forall.getTerminator());
-            Value bi = forall.getInductionVar(0);
-            Value p = tensor::ExtractOp::create(b, loc, op.getPositions(), bi);
-            p = arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
-            OpFoldResult one = b.getIndexAttr(1), z = b.getIndexAttr(0);
-            SmallVector<OpFoldResult> srcOff = {bi, z, z, z};
-            SmallVector<OpFoldResult> sizes =
-                bhnd ? SmallVector<OpFoldResult>{one, heads, rows, dim}
-                     : SmallVector<OpFoldResult>{one, rows, heads, dim};
-            SmallVector<OpFoldResult> strides(4, one);
-            Value slice = tensor::ExtractSliceOp::create(b, loc, update, srcOff,
-                                                         sizes, strides);
-            SmallVector<OpFoldResult> dstOff =
-                bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
-                     : SmallVector<OpFoldResult>{bi, p, z, z};
-            b.setInsertionPointToStart(forall.getTerminator().getBody());
-            tensor::ParallelInsertSliceOp::create(b, loc, slice,
-                                                  forall.getRegionIterArgs()[0],
-                                                  dstOff, sizes, strides);
-          }
-          return SmallVector<Value>(forall.getResults());
-        });
-    b.replaceOp(op, result);
+    // After a failed check the loop runs no iteration (see above).
+    Value writes = buildWriteCount(b, loc, op, batch);
+    auto forall =
+        scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{writes},
+                              ValueRange{cache}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(forall.getTerminator());
+      Value bi = forall.getInductionVar(0);
+      Value p = tensor::ExtractOp::create(b, loc, op.getPositions(), bi);
+      p = arith::IndexCastOp::create(b, loc, b.getIndexType(), p);
+      OpFoldResult one = b.getIndexAttr(1), z = b.getIndexAttr(0);
+      SmallVector<OpFoldResult> srcOff = {bi, z, z, z};
+      SmallVector<OpFoldResult> sizes =
+          bhnd ? SmallVector<OpFoldResult>{one, heads, rows, dim}
+               : SmallVector<OpFoldResult>{one, rows, heads, dim};
+      SmallVector<OpFoldResult> strides(4, one);
+      Value slice = tensor::ExtractSliceOp::create(b, loc, update, srcOff,
+                                                   sizes, strides);
+      SmallVector<OpFoldResult> dstOff =
+          bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
+               : SmallVector<OpFoldResult>{bi, p, z, z};
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, slice, forall.getRegionIterArgs()[0], dstOff, sizes, strides);
+    }
+    b.replaceOp(op, forall.getResults());
     return success();
   }
 };

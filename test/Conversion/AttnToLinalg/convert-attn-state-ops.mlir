@@ -1,9 +1,10 @@
 // RUN: attn-opt %s --convert-attn-state-ops --canonicalize --split-input-file | FileCheck %s
 
 // kv_cache_append: every batch entry's position is checked first (a run-time
-// check: 0 <= p and p + Nnew <= the cache's N); then, unless a check failed
-// (the cache is returned as it was), one parallel iteration per batch entry
-// writes its new rows at its own run-time position.
+// check: 0 <= p and p + Nnew <= the cache's N); then one parallel iteration
+// per batch entry writes its new rows at its own run-time position, over no
+// batch entry after a failed check (the cache is returned as it was and
+// still updated in place otherwise).
 // CHECK-LABEL: func.func @append
 // CHECK-SAME: %[[C:[^:]+]]: tensor<2x4x64x16xf32>, %[[U:[^:]+]]: tensor<2x4x1x16xf32>, %[[P:[^:]+]]: tensor<2xi32>
 // CHECK: %[[CTX:.+]] = call @attn_rt_error_context()
@@ -13,10 +14,8 @@
 // CHECK:     func.call @attn_rt_check_failed(%[[CTX]], %c{{[0-9]+}}_i32, %{{.+}}, %{{.+}}, %c1_i64, %c64_i64)
 // CHECK: %[[FAILED:.+]] = call @attn_rt_has_failed(%[[CTX]])
 // CHECK: %[[NZ:.+]] = arith.cmpi ne, %[[FAILED]], %c0_i32
-// CHECK: scf.if %[[NZ]] -> (tensor<2x4x64x16xf32>) {
-// CHECK-NEXT: scf.yield %[[C]]
-// CHECK: } else {
-// CHECK: scf.forall (%[[B:.+]]) in (2) shared_outs(%[[OUT:.+]] = %[[C]])
+// CHECK: %[[N:.+]] = arith.select %[[NZ]], %c0, %c2
+// CHECK: scf.forall (%[[B:.+]]) in (%[[N]]) shared_outs(%[[OUT:.+]] = %[[C]])
 // CHECK:   %[[POS:.+]] = tensor.extract %[[P]][%[[B]]]
 // CHECK:   %[[I:.+]] = arith.index_cast %[[POS]]
 // CHECK:   %[[ROW:.+]] = tensor.extract_slice %[[U]][%[[B]], 0, 0, 0] [1, 4, 1, 16]
