@@ -30,7 +30,7 @@
 // calls minus the resident set before them (high-water mark reset through
 // /proc/self/clear_refs); the output is allocated before, so this is the
 // workspace: one [block rows, Nk] score block plus OpenBLAS's buffers.
-#include "npy.h"
+#include "attn/Support/Npy.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,27 @@ char *openblas_get_config(void);
 }
 
 namespace {
+
+/// The project's .npy reader and writer (lib/Support/Npy.cpp, compiled in by
+/// bench/run.sh), throwing on error for this program's one try block.
+static attn::npy::Array readNpy(const std::string &path) {
+  attn::npy::Array a;
+  std::string err = attn::npy::read(path, a);
+  if (!err.empty())
+    throw std::runtime_error(path + ": " + err);
+  return a;
+}
+
+static int64_t numElements(const attn::npy::Array &a) {
+  int64_t n = 0;
+  if (!attn::npy::numElements(a.shape, n))
+    throw std::runtime_error("bad .npy shape");
+  return n;
+}
+
+template <typename T> static const T *dataAs(const attn::npy::Array &a) {
+  return reinterpret_cast<const T *>(a.bytes.data());
+}
 
 struct Problem {
   int64_t B, Hq, Hkv, Nq, Nk, D, Dv;
@@ -214,7 +236,8 @@ int main(int argc, char **argv) {
   openblas_set_num_threads(threads);
   omp_set_num_threads(threads);
   try {
-    npy::Array q = npy::read(qPath), k = npy::read(kPath), v = npy::read(vPath);
+    attn::npy::Array q = readNpy(qPath), k = readNpy(kPath),
+                     v = readNpy(vPath);
     if (q.dtype != "<f4" || k.dtype != "<f4" || v.dtype != "<f4" ||
         q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
       throw std::runtime_error("q, k, v must be rank-4 float32 [B, H, N, D]");
@@ -229,16 +252,16 @@ int main(int argc, char **argv) {
     if (k.shape[0] != P.B || v.shape[0] != P.B || k.shape[3] != P.D ||
         v.shape[1] != P.Hkv || v.shape[2] != P.Nk || P.Hq % P.Hkv)
       throw std::runtime_error("inconsistent q/k/v shapes");
-    P.q = q.as<float>();
-    P.k = k.as<float>();
-    P.v = v.as<float>();
+    P.q = dataAs<float>(q);
+    P.k = dataAs<float>(k);
+    P.v = dataAs<float>(v);
     P.kvLen.assign(P.B, P.Nk);
     if (!lenPath.empty()) {
-      npy::Array l = npy::read(lenPath);
-      if (l.dtype != "<i4" || l.size() != P.B)
+      attn::npy::Array l = readNpy(lenPath);
+      if (l.dtype != "<i4" || numElements(l) != P.B)
         throw std::runtime_error("kv_len must be int32 [B]");
       for (int64_t b = 0; b < P.B; ++b)
-        P.kvLen[b] = std::clamp<int64_t>(l.as<int32_t>()[b], 0, P.Nk);
+        P.kvLen[b] = std::clamp<int64_t>(dataAs<int32_t>(l)[b], 0, P.Nk);
     }
     P.causal = causal == "none"           ? 0
                : causal == "top_left"     ? 1
@@ -270,9 +293,16 @@ int main(int argc, char **argv) {
     std::printf("openblas core %s, config %s, %d threads: median %.6f s\n",
                 openblas_get_corename(), openblas_get_config(), threads,
                 median);
-    if (!outPath.empty())
-      npy::write(outPath, "<f4", {P.B, P.Hq, P.Nq, P.Dv}, out.data(),
-                 out.size() * sizeof(float));
+    if (!outPath.empty()) {
+      attn::npy::Array o;
+      o.dtype = "<f4";
+      o.shape = {P.B, P.Hq, P.Nq, P.Dv};
+      o.bytes.assign(reinterpret_cast<const char *>(out.data()),
+                     reinterpret_cast<const char *>(out.data() + out.size()));
+      std::string err = attn::npy::write(outPath, o);
+      if (!err.empty())
+        throw std::runtime_error(outPath + ": " + err);
+    }
     if (!reportPath.empty()) {
       FILE *f = std::fopen(reportPath.c_str(), "w");
       std::fprintf(f,

@@ -120,7 +120,9 @@ if [ "$variants" -eq 1 ]; then
   exit 0
 fi
 cxx=(g++ -std=c++17 -O3 -march=native -ffast-math -fopenmp)
-"${cxx[@]}" -o "$work/bin/openblas_attention" "$here/openblas_attention.cpp" -lopenblas
+# The project's .npy reader (lib/Support/Npy.cpp: plain C++, no LLVM).
+"${cxx[@]}" -I "$here/../include" -o "$work/bin/openblas_attention" \
+  "$here/openblas_attention.cpp" "$here/../lib/Support/Npy.cpp" -lopenblas
 "${cxx[@]}" -o "$work/bin/machine_rates" "$here/machine_rates.cpp" -lopenblas
 
 # 5. Run. OPENBLAS_CORETYPE is not set here: bench.py probes what OpenBLAS
