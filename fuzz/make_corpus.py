@@ -11,6 +11,8 @@ builder: the problems of the examples and of the execution tests, encoded in
 diff:    the same problems at sizes small enough to run in milliseconds, in
          fuzz/DifferentialFuzzer.cpp's byte format, each in every form.
 npy:     .npy files of every dtype and a few malformed ones.
+abi:     every form and kernel of fuzz/abi-kernels.mlir with conforming
+         tensors, and a few mutated ones, in fuzz/AbiFuzzer.cpp's byte format.
 
 The byte formats are read front to back, one decision per byte; the index
 tables below mirror the tables at the top of each fuzzer's source. Keep them
@@ -397,11 +399,31 @@ def npy_seeds():
     ]
 
 
+def abi_seeds():
+    """fuzz/AbiFuzzer.cpp: form, kernel, then the dynamic sizes by name and a
+    mutation and a layout byte per tensor (0: conforming, contiguous); past
+    the end every byte is 0 (sizes of 1)."""
+    items = []
+    for f in range(3):
+        for k in range(4):
+            items.append((f"f{f}k{k}", bytes([f, k])))
+            items.append((f"f{f}k{k}-sizes", bytes([f, k, 3, 4, 5, 2, 1, 6])))
+    # A null tensor, a CUDA tensor, padded and negative strides.
+    items.append(("null-tensor", bytes([1, 0, 1, 2, 3, 4] + [0] * 4 + [232, 0])))
+    items.append(("cuda", bytes([1, 1, 1, 2, 3, 4, 5] + [0] * 4 + [231, 0])))
+    items.append(("strided", bytes([0, 0, 2, 3, 4, 5, 0, 1, 0, 2, 0, 3, 0, 4,
+                                    0, 1])))
+    items.append(("negative-stride", bytes([2, 2, 2, 3, 4, 5, 0, 4, 0, 4, 0, 4,
+                                            0, 4, 0, 4])))
+    return items
+
+
 def main():
     write_set("parse", parse_seeds())
     write_set("builder", builder_seeds())
     write_set("diff", diff_seeds())
     write_set("npy", npy_seeds())
+    write_set("abi", abi_seeds())
 
 
 if __name__ == "__main__":
