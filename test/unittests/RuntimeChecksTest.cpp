@@ -39,6 +39,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -182,6 +183,14 @@ func.func @append_dyn(%c: tensor<?x2x?x4xf32>, %u: tensor<?x2x?x4xf32>,
       update(%u : tensor<?x2x?x4xf32>) at(%p : tensor<?xi32>)
       -> tensor<?x2x?x4xf32>
   return %0 : tensor<?x2x?x4xf32>
+}
+func.func @combine_dyn(%oa: tensor<1x2x?x4xf32>, %la: tensor<1x2x?xf32>,
+                       %ob: tensor<1x2x?x4xf32>, %lb: tensor<1x2x?xf32>)
+    -> (tensor<1x2x?x4xf32>, tensor<1x2x?xf32>) {
+  %o, %l = attn.combine a(%oa, %la : tensor<1x2x?x4xf32>, tensor<1x2x?xf32>)
+      b(%ob, %lb : tensor<1x2x?x4xf32>, tensor<1x2x?xf32>)
+      -> tensor<1x2x?x4xf32>, tensor<1x2x?xf32>
+  return %o, %l : tensor<1x2x?x4xf32>, tensor<1x2x?xf32>
 }
 func.func @static_out(%q: tensor<?x2x4x8xf32>, %k: tensor<?x2x6x8xf32>,
                       %v: tensor<?x2x6x8xf32>)
@@ -346,6 +355,32 @@ std::vector<JitCase> jitCases() {
          ASSERT_EQ(o.size(), 1u);
          EXPECT_EQ(o[0].bytes, want.bytes);
        }});
+  auto combine = [](int64_t nqB) {
+    return [=] {
+      return std::vector<HostTensor>{
+          randomF32({1, 2, 4, 4}, 37), randomF32({1, 2, 4}, 38),
+          randomF32({1, 2, nqB, 4}, 39), randomF32({1, 2, 4}, 40)};
+    };
+  };
+  cases.push_back(
+      {"CombineSizes", "combine_dyn", combine(3), combine(4),
+       ATTN_STATUS_SHAPE_MISMATCH,
+       "attn: combine: operand #2 has size 3 in dimension 2, out_a gives 4",
+       [](const std::vector<HostTensor> &a, const std::vector<HostTensor> &o) {
+         // out = (wa oa + wb ob) / (wa + wb), lse = m + log(wa + wb), with
+         // w = exp(lse - m), m the larger lse (both finite here).
+         ASSERT_EQ(o.size(), 2u);
+         for (int64_t r = 0; r < 8; ++r) {
+           double la = a[1].get(r), lb = a[3].get(r), m = std::max(la, lb);
+           double wa = std::exp(la - m), wb = std::exp(lb - m);
+           EXPECT_NEAR(o[1].get(r), m + std::log(wa + wb), 1e-5);
+           for (int64_t e = 0; e < 4; ++e)
+             EXPECT_NEAR(o[0].get(r * 4 + e),
+                         (wa * a[0].get(r * 4 + e) + wb * a[2].get(r * 4 + e)) /
+                             (wa + wb),
+                         1e-5);
+         }
+       }});
   return cases;
 }
 
@@ -355,7 +390,7 @@ TEST_P(JitChecks, BadThenGood) {
   Spec spec(kDynamicSpec);
   ASSERT_TRUE(spec.module);
   for (const char *fnName : {"dyn", "static_out", "static_lse", "paged_dyn",
-                             "ragged_dyn", "append_dyn"}) {
+                             "ragged_dyn", "append_dyn", "combine_dyn"}) {
     JitOptions opts;
     opts.form = GetParam();
     opts.optLevel = 1; // correctness only: compile time matters here

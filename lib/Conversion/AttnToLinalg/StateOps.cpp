@@ -249,11 +249,56 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
   }
 };
 
+/// Checks the sizes of combine's operands that the types leave dynamic:
+/// out_b's against out_a's, and both lse's against out_a's [B, Hq, Nq].
+static void checkCombineSizes(OpBuilder &b, CombineOp op) {
+  Location loc = op.getLoc();
+  Value outA = op.getOutA();
+  auto dynamic = [](Value v, int64_t d) {
+    return cast<ShapedType>(v.getType()).isDynamicDim(d);
+  };
+  auto check = [&](int64_t operand, Value v, int64_t d, int64_t outDim) {
+    if (!dynamic(v, d) && !dynamic(outA, outDim))
+      return;
+    Value got = tensor::DimOp::create(b, loc, v, d);
+    Value want = tensor::DimOp::create(b, loc, outA, outDim);
+    Value eq =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want);
+    emitRuntimeCheck(b, loc, op, eq, RuntimeCheck::CombineSizes,
+                     {arith::ConstantIndexOp::create(b, loc, operand), got,
+                      arith::ConstantIndexOp::create(b, loc, d), want});
+  };
+  for (int64_t d = 0; d < 4; ++d)
+    check(2, op.getOutB(), d, d);
+  // lse is [B, Hq, Nq]; out is [B, Hq, Nq, D] (bhnd) or [B, Nq, Hq, D].
+  bool bhnd = op.getLayout() == Layout::bhnd;
+  int64_t outDims[3] = {0, bhnd ? 1 : 2, bhnd ? 2 : 1};
+  for (int64_t d = 0; d < 3; ++d) {
+    check(1, op.getLseA(), d, outDims[d]);
+    check(3, op.getLseB(), d, outDims[d]);
+  }
+}
+
 struct LowerCombine : public OpRewritePattern<CombineOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(CombineOp op,
                                 PatternRewriter &b) const override {
+    // The work runs only when every run-time check passed.
+    checkCombineSizes(b, op);
+    SmallVector<Type> types = {op.getOutA().getType(), op.getLseA().getType()};
+    SmallVector<Value> results = buildGuarded(
+        b, op.getLoc(), op, types,
+        [&](OpBuilder &fb, Location fl) {
+          return buildZeroResults(fb, fl, types);
+        },
+        [&](OpBuilder &, Location) { return lower(b, op); });
+    b.replaceOp(op, results);
+    return success();
+  }
+
+  /// The elementwise combination at the builder's insertion point.
+  SmallVector<Value> lower(PatternRewriter &b, CombineOp op) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     Type f32 = b.getF32Type();
@@ -333,8 +378,7 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
                                                 cst(nb, nl, ninf), l)));
             })
             .getResult(0);
-    b.replaceOp(op, {out, lse});
-    return success();
+    return {out, lse};
   }
 };
 
