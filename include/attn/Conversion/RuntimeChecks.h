@@ -67,6 +67,12 @@ buildGuarded(OpBuilder &b, Location loc, Operation *anchor, TypeRange types,
              function_ref<SmallVector<Value>(OpBuilder &, Location)> onFailure,
              function_ref<SmallVector<Value>(OpBuilder &, Location)> body);
 
+/// buildGuarded over `op`'s result types, with zeros after a failure (what
+/// an attention op yields then).
+SmallVector<Value> buildGuardedOrZeros(
+    OpBuilder &b, Location loc, Operation *op,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> body);
+
 /// Zero-filled tensors of `types`, dynamic dimensions of size 0: what an
 /// attention op yields after a failed check.
 SmallVector<Value> buildZeroResults(OpBuilder &b, Location loc,

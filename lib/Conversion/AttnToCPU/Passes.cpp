@@ -65,12 +65,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
     }
     // The work runs only when every run-time check passed.
     emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
-    SmallVector<Value> results = buildGuarded(
-        rewriter, op.getLoc(), op, op->getResultTypes(),
-        [&](OpBuilder &fb, Location fl) {
-          return buildZeroResults(fb, fl, op->getResultTypes());
-        },
-        [&](OpBuilder &, Location) {
+    SmallVector<Value> results = buildGuardedOrZeros(
+        rewriter, op.getLoc(), op, [&](OpBuilder &, Location) {
           TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
                                             opts.tileQ, opts.tileK);
           ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);

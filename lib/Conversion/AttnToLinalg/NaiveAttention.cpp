@@ -214,12 +214,10 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     }
     // The work runs only when every run-time check passed.
     emitRuntimeShapeChecks(b, op.getLoc(), op);
-    SmallVector<Value> results = buildGuarded(
-        b, op.getLoc(), op, op->getResultTypes(),
-        [&](OpBuilder &fb, Location fl) {
-          return buildZeroResults(fb, fl, op->getResultTypes());
-        },
-        [&](OpBuilder &, Location) { return lower(b, op); });
+    SmallVector<Value> results =
+        buildGuardedOrZeros(b, op.getLoc(), op, [&](OpBuilder &, Location) {
+          return lower(b, op);
+        });
     b.replaceOp(op, results);
     return success();
   }

@@ -87,6 +87,15 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value capacity = arith::MulIOp::create(b, loc, maxPages, pageSize);
+  // Token t of batch entry bi (at position p + t): its position, page table
+  // slot and page.
+  auto pageOf = [&](OpBuilder &nb, Location nl, Value bi, Value p, Value t) {
+    Value pos = arith::AddIOp::create(nb, nl, p, t);
+    Value slot = arith::DivUIOp::create(nb, nl, pos, pageSize);
+    Value e = tensor::ExtractOp::create(nb, nl, table, ValueRange{bi, slot});
+    Value page = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), e);
+    return std::make_tuple(pos, slot, page);
+  };
   auto cmp = [&](OpBuilder &nb, Location nl, arith::CmpIPredicate pred, Value x,
                  Value y) -> Value {
     return arith::CmpIOp::create(nb, nl, pred, x, y);
@@ -116,12 +125,8 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
           scf::ForOp::create(
               ob, ol, zero, rows, one, ValueRange{},
               [&](OpBuilder &ib, Location il, Value t, ValueRange) {
-                Value pos = arith::AddIOp::create(ib, il, p, t);
-                Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
-                Value e = tensor::ExtractOp::create(ib, il, table,
-                                                    ValueRange{bi, slot});
-                Value page =
-                    arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
+                auto [pos, slot, page] = pageOf(ib, il, bi, p, t);
+                (void)pos;
                 Value inPool = arith::AndIOp::create(
                     ib, il, cmp(ib, il, arith::CmpIPredicate::sge, page, zero),
                     cmp(ib, il, arith::CmpIPredicate::slt, page, pages));
@@ -145,12 +150,8 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
         auto tLoop = scf::ForOp::create(
             ob, ol, zero, rows, one, it,
             [&](OpBuilder &ib, Location il, Value t, ValueRange it2) {
-              Value pos = arith::AddIOp::create(ib, il, p, t);
-              Value slot = arith::DivUIOp::create(ib, il, pos, pageSize);
-              Value e = tensor::ExtractOp::create(ib, il, table,
-                                                  ValueRange{bi, slot});
-              Value page =
-                  arith::IndexCastOp::create(ib, il, ib.getIndexType(), e);
+              auto [pos, slot, page] = pageOf(ib, il, bi, p, t);
+              (void)slot;
               Value row = arith::RemUIOp::create(ib, il, pos, pageSize);
               OpFoldResult o = ib.getIndexAttr(1), z = ib.getIndexAttr(0);
               SmallVector<OpFoldResult> sizes =

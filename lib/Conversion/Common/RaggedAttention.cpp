@@ -92,12 +92,8 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
   checkOffsets(b, loc, op, cuK, tk, RuntimeCheck::RaggedOffsetsK);
 
   // After a failed check the sequences are not visited (results are zeros).
-  SmallVector<Value> replacements = buildGuarded(
-      b, loc, op, op->getResultTypes(),
-      [&](OpBuilder &fb, Location fl) {
-        return buildZeroResults(fb, fl, op->getResultTypes());
-      },
-      [&](OpBuilder &, Location) -> SmallVector<Value> {
+  SmallVector<Value> replacements = buildGuardedOrZeros(
+      b, loc, op, [&](OpBuilder &, Location) -> SmallVector<Value> {
         // Results start as out = 0, lse = -inf: rows outside every sequence.
         // out: q's physical sizes with Dv for Dqk.
         SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(b, loc, q);

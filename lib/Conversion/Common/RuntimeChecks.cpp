@@ -135,6 +135,18 @@ SmallVector<Value> mlir::attn::buildGuarded(
   return SmallVector<Value>(ifOp.getResults());
 }
 
+SmallVector<Value> mlir::attn::buildGuardedOrZeros(
+    OpBuilder &b, Location loc, Operation *op,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> body) {
+  TypeRange types = op->getResultTypes();
+  return buildGuarded(
+      b, loc, op, types,
+      [&](OpBuilder &fb, Location fl) {
+        return buildZeroResults(fb, fl, types);
+      },
+      body);
+}
+
 SmallVector<Value> mlir::attn::buildZeroResults(OpBuilder &b, Location loc,
                                                 TypeRange types) {
   SmallVector<Value> out;
