@@ -236,8 +236,7 @@ int main(int argc, char **argv) {
   openblas_set_num_threads(threads);
   omp_set_num_threads(threads);
   try {
-    attn::npy::Array q = readNpy(qPath), k = readNpy(kPath),
-                     v = readNpy(vPath);
+    attn::npy::Array q = readNpy(qPath), k = readNpy(kPath), v = readNpy(vPath);
     if (q.dtype != "<f4" || k.dtype != "<f4" || v.dtype != "<f4" ||
         q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
       throw std::runtime_error("q, k, v must be rank-4 float32 [B, H, N, D]");
