@@ -9,7 +9,6 @@ import csv
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -19,7 +18,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import harness  # noqa: E402
 import hostcpu  # noqa: E402
+from harness import (attention_func, failure, loadavg, machine_line,  # noqa: E402
+                     results_dir, run, tensor)
 
 # Tolerance vs the f64 reference per element type: attn-run's own --verify
 # defaults (defaultTolerance in lib/Execution/ReferenceBridge.cpp), so that
@@ -76,18 +78,16 @@ class Shape:
                 * (self.D + self.Dv) * ITEM_BYTES[self.dtype])
 
     def spec(self):
-        def t(*dims, ty="f32"):
-            return "tensor<" + "x".join(str(d) for d in dims) + f"x{ty}>"
         ty = self.dtype
-        qt = t(self.B, self.Hq, self.Nq, self.D, ty=ty)
-        kt = t(self.B, self.Hkv, self.Nk, self.D, ty=ty)
-        vt = t(self.B, self.Hkv, self.Nk, self.Dv, ty=ty)
-        ot = t(self.B, self.Hq, self.Nq, self.Dv, ty=ty)
-        args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+        qt = tensor(self.B, self.Hq, self.Nq, self.D, ty=ty)
+        kt = tensor(self.B, self.Hkv, self.Nk, self.D, ty=ty)
+        vt = tensor(self.B, self.Hkv, self.Nk, self.Dv, ty=ty)
+        ot = tensor(self.B, self.Hq, self.Nq, self.Dv, ty=ty)
+        args = ""
         mods = []
         if self.kv_len is not None:
-            lt = t(self.B, ty="i32")
-            args.append(f"%kv_len: {lt}")
+            lt = tensor(self.B, ty="i32")
+            args = f", %kv_len: {lt}"
             mods.append(f"kv_len(%kv_len : {lt})")
         if self.causal != "none":
             mods.append(f"causal({self.causal})")
@@ -96,10 +96,8 @@ class Shape:
         if self.wr >= 0:
             mods.append(f"window_right({self.wr})")
         return (f"// bench shape {self.name}: {self.describe()}\n"
-                f"func.func @{self.name}({', '.join(args)}) -> {ot} {{\n"
-                f"  %o = attn.attention q(%q : {qt}) k(%k : {kt}) v(%v : {vt})"
-                f"{''.join(' ' + m for m in mods)} -> {ot}\n"
-                f"  return %o : {ot}\n}}\n")
+                + attention_func(self.name, qt, kt, vt, ot,
+                                 "".join(" " + m for m in mods), args))
 
 
 def with_dtype_variants(shapes):
@@ -152,14 +150,6 @@ def human(nbytes):
     return f"{nbytes:.0f} B"
 
 
-def loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return float(f.read().split()[0])
-    except OSError:
-        return float("nan")
-
-
 def check(out_path, ref, dtype="f32"):
     """Compares an output with the f64 reference: (ok, max abs error, why),
     with attn-run's tolerance for the element type."""
@@ -184,26 +174,6 @@ def round_to_bf16(x):
     u = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) \
         & np.uint32(0xFFFF0000)
     return u.view(np.float32)
-
-
-def run(cmd, env=None, timeout=None):
-    """Runs a command; env entries set to None are removed from the
-    environment."""
-    e = dict(os.environ)
-    for k, v in (env or {}).items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
-    return subprocess.run(cmd, env=e, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def failure(p, what):
-    """A failed helper in words: exit status or signal, and its stderr."""
-    err = (p.stderr or "").strip() or (p.stdout or "").strip()
-    return (f"{what} {hostcpu.describe_exit(p.returncode)}"
-            + (f": {err[-600:]}" if err else " (no output on stderr)"))
 
 
 class Bench:
@@ -705,18 +675,6 @@ MACHINE_COLS = ["cpu_model", "host_isa", "openblas_core", "target_cpu",
                 "target_isa", "target_features"]
 
 
-def machine_line(m, short=False):
-    """One line naming the machine and the instruction sets of the run."""
-    target = m["target_cpu"] + (f" {m['target_features']}" if m["target_features"] else "")
-    if short:
-        return (f"{m['cpu_model']} ({m['host_isa']}); attn code for {target} "
-                f"({m['target_isa']}); SDPA and OpenBLAS {m.get('peers', 'native')}, OpenBLAS core "
-                f"{m['openblas_core']}")
-    return (f"machine: {m['cpu_model']}, host ISA {m['host_isa']}; OpenBLAS core "
-            f"{m['openblas_core']}; attn code compiled for target {target} "
-            f"({m['target_isa']}); PyTorch SDPA and OpenBLAS: {m.get('peers', 'native')}")
-
-
 def probe_openblas(a, flags):
     """What OpenBLAS picks by itself (OPENBLAS_CORETYPE unset), and the core
     to run (bench/hostcpu.py). Returns the decision dict of
@@ -801,17 +759,6 @@ def show(path):
     return path if rel.startswith("..") else rel
 
 
-def results_dir(a):
-    """bench/results for the host target, bench/results/<target> otherwise
-    (so that a run for another target does not overwrite the host's)."""
-    if a.results:
-        return a.results
-    if not (a.target_cpu or a.target_features):
-        return os.path.join(HERE, "results")
-    name = (a.target_cpu or "host") + (("_" + a.target_features) if a.target_features else "")
-    return os.path.join(HERE, "results", re.sub(r"[^A-Za-z0-9_.+-]", "_", name))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true",
@@ -846,10 +793,10 @@ def main():
                          "passive: idle OpenMP threads sleep instead of spinning; "
                          "'default' leaves it unset)")
     a = ap.parse_args()
-    a.threads = [int(x) for x in a.threads.split(",") if x]
+    a.threads = harness.threads(a.threads)
     a.target_args = ([f"--target-cpu={a.target_cpu}"] if a.target_cpu else []) + \
         ([f"--target-features={a.target_features}"] if a.target_features else [])
-    a.results = results_dir(a)
+    a.results = results_dir(a.results, a.target_cpu, a.target_features)
     shapes = all_shapes(a.quick)
     if a.shapes:
         want = a.shapes.split(",")
