@@ -563,7 +563,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        << spec;
 
   JitOptions opts;
-  opts.form = kFormNames[c.form];
+  opts.form = *parseAttentionForm(kFormNames[c.form]);
   opts.tileQ = c.tileQ;
   opts.tileK = c.tileK;
   opts.splits = c.splits;

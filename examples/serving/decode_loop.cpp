@@ -75,7 +75,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   JitOptions opts;
-  opts.form = form;
+  if (llvm::Error err = opts.setForm(form)) {
+    llvm::errs() << "attn-paged-decode-loop: " << llvm::toString(std::move(err))
+                 << "\n";
+    return 1;
+  }
   opts.splits = 3;
   auto jit = JitFunction::compile(*module, "step", opts);
   if (!jit) {

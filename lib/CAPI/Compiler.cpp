@@ -121,7 +121,10 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
   if (!in)
     return true;
   if (in->form)
-    out.form = in->form;
+    if (llvm::Error err = out.setForm(in->form)) {
+      ctx.error(llvm::toString(std::move(err)));
+      return false;
+    }
   out.tileQ = in->tile_q;
   out.tileK = in->tile_k;
   out.splits = in->splits;

@@ -229,22 +229,14 @@ mlir::attn::lowerKernels(ModuleOp module, const KernelCompileOptions &options) {
       if (!selected.contains(fn.getSymName()))
         fn.erase();
     GpuPipelineOptions gpuOpts;
-    gpuOpts.chip = options.gpuChip;
-    gpuOpts.format = options.gpuFormat;
-    gpuOpts.warps = options.gpuWarps;
-    if (options.tileK > 0)
-      gpuOpts.tileK = options.tileK;
-    gpuOpts.cudaPath = options.cudaPath;
+    setPipelineOptions(gpuOpts, options.gpu);
     if (failed(lowerToGpu(*clone, gpuOpts)))
       return makeError("lowering to GPU kernels failed");
     return clone;
   }
   CpuPipelineOptions opts;
-  if (llvm::Error err = setCommonCpuOptions(
-          opts, options.form, options.tileQ, options.tileK, options.splits,
-          options.parallel, options.targetCpu, options.targetFeatures))
-    return std::move(err);
-  opts.approximateMath = options.approximateMath;
+  setPipelineOptions(opts, options);
+  // The kernel ABI passes every result as a tensor of the caller.
   opts.outParams = true;
   if (failed(lowerToLLVM(*clone, opts)))
     return makeError("lowering to the LLVM dialect failed");
@@ -407,7 +399,7 @@ AbiBuilder::kernelInfo(const KernelSignature &sig) {
        llvm::ConstantInt::get(i32, sig.numInputs),
        llvm::ConstantInt::get(i32, sig.numOutputs),
        constArray(tensorInfoTy, tensors, "__attn_tensors"), cstr(targetCpu),
-       cstr(options.form), packed, setThreads});
+       cstr(attentionFormName(options.form)), packed, setThreads});
   return new llvm::GlobalVariable(m, kernelInfoTy, /*isConstant=*/true,
                                   llvm::GlobalValue::InternalLinkage, info,
                                   "__attn_info_" + sig.name);
@@ -509,7 +501,7 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildKernelModule(
     copy->setName("attn_rt_memref_copy");
 
   AbiBuilder abi(*m, options,
-                 options.isGpu() ? llvm::StringRef(options.gpuChip)
+                 options.isGpu() ? llvm::StringRef(options.gpu.chip)
                                  : machine.getTargetCPU());
   if (llvm::Error err = abi.build(kernels))
     return std::move(err);
@@ -616,7 +608,8 @@ std::string mlir::attn::kernelHeader(llvm::ArrayRef<KernelSignature> kernels,
      << "#include <attn-c/Kernel.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (const KernelSignature &k : kernels) {
-    os << "/* " << k.name << " (form " << options.form << ")\n";
+    os << "/* " << k.name << " (form " << attentionFormName(options.form)
+       << ")\n";
     for (const KernelTensor &t : k.tensors)
       os << " *   " << describeTensor(t) << "\n";
     os << " */\n";

@@ -75,13 +75,27 @@ static void noteAlloc(void *p) {
     ;
 }
 
+static std::atomic<int64_t> allocationLimit{0};
+
+void JitFunction::setAllocationLimit(int64_t bytes) { allocationLimit = bytes; }
+
+/// An allocation above the limit fails as malloc does when memory runs out.
+static bool overLimit(size_t size) {
+  int64_t limit = allocationLimit.load(std::memory_order_relaxed);
+  return limit > 0 && size > static_cast<uint64_t>(limit);
+}
+
 extern "C" void *countingMalloc(size_t size) {
+  if (overLimit(size))
+    return nullptr;
   void *p = std::malloc(size);
   noteAlloc(p);
   return p;
 }
 
 extern "C" void *countingAlignedAlloc(size_t alignment, size_t size) {
+  if (overLimit(size))
+    return nullptr;
   void *p = std::aligned_alloc(alignment, size);
   noteAlloc(p);
   return p;
@@ -182,15 +196,17 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
                                                     UnitAttr::get(ctx));
 
   CpuPipelineOptions pipelineOpts;
-  if (llvm::Error err =
-          setCommonCpuOptions(pipelineOpts, options.form, options.tileQ,
-                              options.tileK, options.splits, options.parallel,
-                              options.targetCpu, options.targetFeatures))
-    return std::move(err);
-  pipelineOpts.instrumentTiles = options.instrumentTiles;
-  pipelineOpts.outParams = false;
+  setPipelineOptions(pipelineOpts, options);
+  // Out-params when every result is statically shaped (the rule of
+  // attn-results-to-out-params).
+  jit->resultsOut = options.outParams && !jit->results.empty() &&
+                    llvm::all_of(jit->results, [](RankedTensorType r) {
+                      return r.hasStaticShape();
+                    });
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
+  if (Operation *fn = clone->lookupSymbol(entry))
+    jit->choices = readLoweringChoices(fn);
 
   // A target machine for the host or the chosen CPU: without it LLVM's cost
   // model knows no vector registers and vectorizes nothing.
@@ -258,13 +274,25 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   return jit;
 }
 
+/// The strided memref descriptor of a contiguous host tensor:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+static std::vector<int64_t> describe(const HostTensor &t) {
+  auto ptr = reinterpret_cast<int64_t>(t.bytes.data());
+  std::vector<int64_t> desc = {ptr, ptr, 0};
+  desc.insert(desc.end(), t.shape.begin(), t.shape.end());
+  std::vector<int64_t> strides(t.shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(t.shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * t.shape[d + 1];
+  desc.insert(desc.end(), strides.begin(), strides.end());
+  return desc;
+}
+
 llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
                                 std::vector<HostTensor> &outputs) {
   if (inputs.size() != args.size())
     return makeError("expected " + llvm::Twine(args.size()) + " inputs, got " +
                      llvm::Twine(inputs.size()));
-  // One strided memref descriptor per argument:
-  // {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+  // One strided memref descriptor per argument.
   std::vector<std::vector<int64_t>> descs(inputs.size());
   for (size_t a = 0; a < inputs.size(); ++a) {
     const HostTensor &t = *inputs[a];
@@ -285,22 +313,29 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
                          llvm::Twine(t.shape[d]) + " in dimension " +
                          llvm::Twine(d) + ", the function takes " +
                          llvm::Twine(type.getDimSize(d)));
-    std::vector<int64_t> &desc = descs[a];
-    auto ptr = reinterpret_cast<int64_t>(t.bytes.data());
-    desc = {ptr, ptr, 0};
-    desc.insert(desc.end(), t.shape.begin(), t.shape.end());
-    std::vector<int64_t> strides(t.shape.size(), 1);
-    for (int64_t d = static_cast<int64_t>(t.shape.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * t.shape[d + 1];
-    desc.insert(desc.end(), strides.begin(), strides.end());
+    descs[a] = describe(t);
+  }
+  // Out-params: the caller's buffers, after the inputs.
+  std::vector<HostTensor> outBuffers;
+  if (resultsOut) {
+    for (RankedTensorType r : results) {
+      ElementKind kind;
+      getElementKind(r.getElementType(), kind);
+      HostTensor t;
+      t.resize(kind, std::vector<int64_t>(r.getShape()));
+      outBuffers.push_back(std::move(t));
+    }
+    for (const HostTensor &t : outBuffers)
+      descs.push_back(describe(t));
   }
   size_t resultWords = 0;
-  for (RankedTensorType r : results)
-    resultWords += 3 + 2 * r.getRank();
+  if (!resultsOut)
+    for (RankedTensorType r : results)
+      resultWords += 3 + 2 * r.getRank();
   std::vector<int64_t> resultDescs(std::max<size_t>(resultWords, 1), 0);
 
   std::vector<void *> ptrs;
-  if (!results.empty())
+  if (resultWords)
     ptrs.push_back(resultDescs.data());
   for (auto &d : descs)
     ptrs.push_back(d.data());
@@ -323,6 +358,12 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
     checkFailure = attn_last_error();
 
   outputs.clear();
+  if (resultsOut) {
+    if (!checkFailure.empty())
+      return makeError(checkFailure);
+    outputs = std::move(outBuffers);
+    return llvm::Error::success();
+  }
   size_t offset = 0;
   for (RankedTensorType r : results) {
     if (!checkFailure.empty())

@@ -95,6 +95,16 @@ std::string mlir::attn::findCudaToolkit(llvm::StringRef preferred) {
   return {};
 }
 
+void mlir::attn::setPipelineOptions(GpuPipelineOptions &opts,
+                                    const GpuCodegenOptions &codegen) {
+  opts.chip = codegen.chip;
+  opts.format = codegen.format;
+  opts.warps = codegen.warps;
+  opts.tileK = codegen.tileK;
+  opts.splits = codegen.splits;
+  opts.cudaPath = codegen.cudaPath;
+}
+
 llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
                                              const GpuPipelineOptions &opts) {
   auto err = [](const llvm::Twine &msg) {

@@ -34,25 +34,40 @@ mlir::attn::parseAttentionForm(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-llvm::Error mlir::attn::setCommonCpuOptions(CpuPipelineOptions &opts,
-                                            llvm::StringRef form, int64_t tileQ,
-                                            int64_t tileK, int64_t splits,
-                                            bool parallel,
-                                            llvm::StringRef targetCpu,
-                                            llvm::StringRef targetFeatures) {
-  std::optional<AttentionForm> parsed = parseAttentionForm(form);
+llvm::StringRef mlir::attn::attentionFormName(AttentionForm form) {
+  switch (form) {
+  case AttentionForm::Naive:
+    return "naive";
+  case AttentionForm::Fused:
+    return "fused";
+  case AttentionForm::Decode:
+    return "decode";
+  }
+  llvm_unreachable("unknown attention form");
+}
+
+llvm::Error CpuCodegenOptions::setForm(llvm::StringRef name) {
+  std::optional<AttentionForm> parsed = parseAttentionForm(name);
   if (!parsed)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown form '" + form +
+                                   "unknown form '" + name +
                                        "': expected naive, fused or decode");
-  opts.form = *parsed;
-  opts.tileQ = tileQ;
-  opts.tileK = tileK;
-  opts.splits = splits;
-  opts.parallel = parallel;
-  opts.targetCpu = targetCpu.str();
-  opts.targetFeatures = targetFeatures.str();
+  form = *parsed;
   return llvm::Error::success();
+}
+
+void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
+                                    const CpuCodegenOptions &codegen) {
+  opts.form = codegen.form;
+  opts.tileQ = codegen.tileQ;
+  opts.tileK = codegen.tileK;
+  opts.splits = codegen.splits;
+  opts.parallel = codegen.parallel;
+  opts.approximateMath = codegen.approximateMath;
+  opts.instrumentTiles = codegen.instrumentTiles;
+  opts.outParams = codegen.outParams;
+  opts.targetCpu = codegen.targetCpu;
+  opts.targetFeatures = codegen.targetFeatures;
 }
 
 void mlir::attn::addAttnFormPasses(OpPassManager &pm,
@@ -113,10 +128,18 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
     pm.addPass(createAttnResultsToOutParams());
   // Scratch tiles allocated once per query tile, not per key tile.
   pm.addPass(createAttnHoistLoopBuffers());
+  // A failed allocation is a run-time error, before deallocation so that
+  // buffers are freed on both paths.
+  pm.addPass(createAttnCheckAllocations());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   // Lowers what deallocation leaves behind (bufferization.clone of a
   // returned argument, for example) to memref alloc + copy.
+  // The copies deallocation adds to return buffers it does not own, with
+  // their allocations checked too.
+  AttnCheckAllocationsOptions checkCopies;
+  checkCopies.afterDeallocation = true;
+  pm.addPass(createAttnCheckAllocations(checkCopies));
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops. The scf.forall over (batch, head group, query tile) becomes an

@@ -13,7 +13,7 @@
 // RUN: FileCheck %s --check-prefix=GQA-TRACE < %t-gqa.err
 // RUN: FileCheck %s --check-prefix=GQA-REPORT < %t-gqa.json
 // GQA: device: 0: Fake GPU 0, sm_90, 132 SMs, 141.0 GiB
-// GQA-NEXT: compile: {{[0-9.]+}} s (chip sm_90a, PTX compiled by the driver at the first launch, warps 0, tile-k 64)
+// GQA-NEXT: compile: {{[0-9.]+}} s (chip sm_90a, PTX compiled by the driver at the first launch, warps 4, tile-k 64)
 // The fake clock advances 1.5 ms per event record.
 // GQA-NEXT: run: 0.001500 s median of 2 (min 0.001500, max 0.001500; CUDA events), {{[0-9.]+}} TFLOP/s, {{[0-9.]+}} GB/s ({{[0-9.]+}}% of 4023 GB/s); first call {{[0-9.]+}} s
 // GQA-NEXT: out: f16 [2, 8, 37, 64] sum 0 abs-sum 0 | vs reference: max abs err inf, {{.*}} [FAIL atol 0.002 rtol 0.01, 37888 mismatches, first at 0: got nan, expected
@@ -51,6 +51,13 @@
 // GQA-TRACE-NEXT: fake-cuda: cuModuleUnload
 // GQA-REPORT: "device": "gpu",
 // GQA-REPORT: "chip": "sm_90a",
+// What the lowering chose (--gpu-warps 0: four warps, 64 query rows).
+// GQA-REPORT: "warps": 4,
+// GQA-REPORT: "tile_k": 64
+// GQA-REPORT: "lowering": [
+// GQA-REPORT: "form": "gpu",
+// GQA-REPORT-NEXT: "tile_q": 64,
+// GQA-REPORT-NEXT: "tile_k": 64,
 // GQA-REPORT: "median_s": 0.0015
 // GQA-REPORT: "verified": false,
 // GQA-REPORT-NEXT: "max_abs_error": [

@@ -180,6 +180,31 @@ func.func @paged(%q: tensor<1x2x2x8xf32>, %kp: tensor<3x2x4x8xf32>,
           < 2e-4,
           "paged kernel after a bad call")
     check(issubclass(attn.KernelMemoryError, MemoryError), "MemoryError")
+    # An allocation the kernel cannot make is a MemoryError: the naive
+    # form's scores of 2^21 x 2^21 keys need 2^44 bytes (q, k, v: 8 MiB
+    # each); the same kernel then runs a good call.
+    scores = attn.jit("""
+func.func @scores(%q: tensor<1x1x?x1xf32>, %k: tensor<1x1x?x1xf32>,
+                  %v: tensor<1x1x?x1xf32>) -> tensor<1x1x?x1xf32> {
+  %o = attn.attention q(%q : tensor<1x1x?x1xf32>) k(%k : tensor<1x1x?x1xf32>)
+      v(%v : tensor<1x1x?x1xf32>) causal(top_left) -> tensor<1x1x?x1xf32>
+  return %o : tensor<1x1x?x1xf32>
+}""", name="scores.mlir", form="naive")["scores"]
+    big = np.zeros((1, 1, 1 << 21, 1), np.float32)
+    try:
+        scores(big, big, big, out=np.empty_like(big))
+        check(False, "a 2^44-byte allocation succeeded")
+    except MemoryError as e:
+        check(isinstance(e, attn.KernelMemoryError) and
+              e.status == "ATTN_STATUS_OUT_OF_MEMORY" and
+              e.message == "attn: out of memory: the kernel could not "
+              "allocate 17592186044416 bytes for a scratch or output buffer",
+              f"error {e}")
+    sq, sk, sv = (rng.uniform(-1, 1, (1, 1, n, 1)).astype(np.float32)
+                  for n in (3, 5, 5))
+    check(np.abs(scores(sq, sk, sv, out=np.empty_like(sq)) -
+                 reference(sq, sk, sv)[0]).max() < 2e-4,
+          "kernel after an allocation failure")
     try:
         attn.jit("func.func @f() {", name="broken.mlir")
         check(False, "a broken spec compiled")

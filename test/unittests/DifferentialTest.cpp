@@ -1409,7 +1409,10 @@ std::string execute(const std::string &text, const std::string &form,
 
   auto t1 = Clock::now();
   JitOptions options;
-  std::tie(options.form, options.targetCpu) = formAndTarget(form);
+  std::string formName;
+  std::tie(formName, options.targetCpu) = formAndTarget(form);
+  if (llvm::Error err = options.setForm(formName))
+    return llvm::toString(std::move(err));
   auto jit = JitFunction::compile(*module, "f", options);
   if (!jit)
     return "compilation failed: " + llvm::toString(jit.takeError());

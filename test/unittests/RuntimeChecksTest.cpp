@@ -392,7 +392,7 @@ TEST_P(JitChecks, BadThenGood) {
   for (const char *fnName : {"dyn", "static_out", "static_lse", "paged_dyn",
                              "ragged_dyn", "append_dyn", "combine_dyn"}) {
     JitOptions opts;
-    opts.form = GetParam();
+    opts.form = *parseAttentionForm(GetParam());
     opts.optLevel = 1; // correctness only: compile time matters here
     // Only this function (each compile lowers the whole module).
     OwningOpRef<ModuleOp> one = spec.module->clone();
@@ -429,6 +429,153 @@ TEST_P(JitChecks, BadThenGood) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, JitChecks, ::testing::ValuesIn(kForms));
+
+//===----------------------------------------------------------------------===//
+// Allocations that fail inside generated code (attn-check-allocations)
+//===----------------------------------------------------------------------===//
+
+/// Compiles only `fnName` of `spec`.
+std::unique_ptr<JitFunction> compileOne(Spec &spec, StringRef fnName,
+                                        const char *form) {
+  JitOptions opts;
+  opts.form = *parseAttentionForm(form);
+  opts.optLevel = 1;
+  OwningOpRef<ModuleOp> one = spec.module->clone();
+  for (auto f : llvm::make_early_inc_range(one->getOps<func::FuncOp>()))
+    if (f.getName() != fnName)
+      f.erase();
+  auto jit = JitFunction::compile(*one, fnName, opts);
+  if (!jit) {
+    ADD_FAILURE() << llvm::toString(jit.takeError());
+    return nullptr;
+  }
+  return std::move(*jit);
+}
+
+std::vector<const HostTensor *> pointers(const std::vector<HostTensor> &ts) {
+  std::vector<const HostTensor *> ptrs;
+  for (const HostTensor &t : ts)
+    ptrs.push_back(&t);
+  return ptrs;
+}
+
+/// Resets the JIT's allocation limit when a test ends, failed or not.
+struct AllocationLimit {
+  explicit AllocationLimit(int64_t bytes) {
+    JitFunction::setAllocationLimit(bytes);
+  }
+  ~AllocationLimit() { JitFunction::setAllocationLimit(0); }
+};
+
+class JitOutOfMemory : public ::testing::TestWithParam<const char *> {};
+
+// Every allocation of the compiled code fails (the JIT's allocation limit:
+// malloc returns null, on the OpenMP workers too): the call fails with
+// ATTN_STATUS_OUT_OF_MEMORY, nothing crashes, and the same code then runs a
+// good call.
+TEST_P(JitOutOfMemory, EveryAllocationFailsThenGood) {
+  Spec spec(kDynamicSpec);
+  ASSERT_TRUE(spec.module);
+  for (const JitCase &c : jitCases()) {
+    // One case per function: its good arguments.
+    if (StringRef(c.name) != "BatchQK" && StringRef(c.name) != "ResultDim" &&
+        StringRef(c.name) != "PagePoolsKV" &&
+        StringRef(c.name) != "RaggedLengths" &&
+        StringRef(c.name) != "AppendSizes" &&
+        StringRef(c.name) != "CombineSizes")
+      continue;
+    SCOPED_TRACE(std::string(c.fn) + " (" + GetParam() + ")");
+    std::unique_ptr<JitFunction> jit = compileOne(spec, c.fn, GetParam());
+    ASSERT_TRUE(jit);
+    std::vector<HostTensor> args = c.good(), outs;
+    {
+      AllocationLimit limit(16);
+      llvm::Error err = jit->invoke(pointers(args), outs);
+      ASSERT_TRUE(static_cast<bool>(err)) << "the call succeeded";
+      std::string message = llvm::toString(std::move(err));
+      EXPECT_TRUE(StringRef(message).starts_with(
+          "attn: out of memory: the kernel could not allocate "))
+          << message;
+      EXPECT_EQ(jit->lastCheckStatus(), ATTN_STATUS_OUT_OF_MEMORY);
+      EXPECT_TRUE(outs.empty());
+    }
+    llvm::Error ok = jit->invoke(pointers(args), outs);
+    ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+    EXPECT_EQ(jit->lastCheckStatus(), ATTN_STATUS_OK);
+    if (c.verify)
+      c.verify(args, outs);
+    else
+      expectMatchesReference(spec.fn(c.fn), args, outs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, JitOutOfMemory, ::testing::ValuesIn(kForms));
+
+const char *const kScoresSpec = R"mlir(
+func.func @scores(%q: tensor<1x1x?x1xf32>, %k: tensor<1x1x?x1xf32>,
+                  %v: tensor<1x1x?x1xf32>) -> tensor<1x1x?x1xf32> {
+  %o = attn.attention q(%q : tensor<1x1x?x1xf32>) k(%k : tensor<1x1x?x1xf32>)
+      v(%v : tensor<1x1x?x1xf32>) -> tensor<1x1x?x1xf32>
+  return %o : tensor<1x1x?x1xf32>
+}
+)mlir";
+
+/// q, k, v of @scores with Nq and Nk rows; without data (`fake`), their
+/// descriptors point nowhere: the call must read none of them.
+std::vector<HostTensor> scoresArgs(int64_t nq, int64_t nk, bool fake) {
+  std::vector<HostTensor> args(3);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int64_t> shape = {1, 1, i == 0 ? nq : nk, 1};
+    if (fake)
+      args[i].shape = shape;
+    else
+      args[i] = randomF32(shape, 50 + i);
+  }
+  return args;
+}
+
+// The naive form's score matrix [B, Hkv, G, Nq, Nk] of a real call that
+// malloc refuses: Nq = Nk = 2^21 (8 MiB each for q, k and v) need 2^44 bytes
+// of scores.
+TEST(JitOutOfMemoryNaive, MallocFailsThenGood) {
+  Spec spec(kScoresSpec);
+  ASSERT_TRUE(spec.module);
+  std::unique_ptr<JitFunction> jit = compileOne(spec, "scores", "naive");
+  ASSERT_TRUE(jit);
+  std::vector<HostTensor> big = scoresArgs(1 << 21, 1 << 21, false), outs;
+  llvm::Error err = jit->invoke(pointers(big), outs);
+  ASSERT_TRUE(static_cast<bool>(err)) << "the call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: out of memory: the kernel could not allocate "
+            "17592186044416 bytes for a scratch or output buffer");
+  EXPECT_EQ(jit->lastCheckStatus(), ATTN_STATUS_OUT_OF_MEMORY);
+  std::vector<HostTensor> good = scoresArgs(5, 7, false);
+  llvm::Error ok = jit->invoke(pointers(good), outs);
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  expectMatchesReference(spec.fn("scores"), good, outs);
+}
+
+// Sizes whose score matrix does not fit in 64 bits (2^22 * 2^40 floats):
+// the size is checked before anything is read (q, k and v have no data).
+TEST(JitOutOfMemoryNaive, SizeOverflowThenGood) {
+  Spec spec(kScoresSpec);
+  ASSERT_TRUE(spec.module);
+  std::unique_ptr<JitFunction> jit = compileOne(spec, "scores", "naive");
+  ASSERT_TRUE(jit);
+  std::vector<HostTensor> fake = scoresArgs(int64_t(1) << 22, int64_t(1) << 40,
+                                            true),
+                          outs;
+  llvm::Error err = jit->invoke(pointers(fake), outs);
+  ASSERT_TRUE(static_cast<bool>(err)) << "the call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: out of memory: a scratch or output buffer of the call's "
+            "sizes would need more than 2^63 bytes");
+  EXPECT_EQ(jit->lastCheckStatus(), ATTN_STATUS_OUT_OF_MEMORY);
+  std::vector<HostTensor> good = scoresArgs(5, 7, false);
+  llvm::Error ok = jit->invoke(pointers(good), outs);
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  expectMatchesReference(spec.fn("scores"), good, outs);
+}
 
 //===----------------------------------------------------------------------===//
 // The kernel ABI: data only the kernel sees
@@ -805,6 +952,13 @@ TEST(GpuEmulatorChecks, BadThenGood) {
 }
 
 } // namespace
+
+// The out-of-memory tests make malloc return null for a size no machine
+// has; AddressSanitizer's allocator reports such a request as an error
+// unless told to return null as malloc does.
+extern "C" const char *__asan_default_options() {
+  return "allocator_may_return_null=1";
+}
 
 int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();

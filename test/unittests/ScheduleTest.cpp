@@ -234,7 +234,7 @@ TEST_F(ScheduleAgreement, KernelsComputeThePredictedTiles) {
         parseSourceString<ModuleOp>(c.spec(), context.get());
     ASSERT_TRUE(module) << c.spec();
     JitOptions opts;
-    opts.form = c.splits ? "decode" : "fused";
+    opts.form = c.splits ? AttentionForm::Decode : AttentionForm::Fused;
     opts.tileQ = c.tq;
     opts.tileK = c.tk;
     opts.splits = c.splits ? c.splits : 4;

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compile/Compile.h"
-#include "attn/Pipelines/GpuPipeline.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Pipelines/GpuPipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -216,7 +216,8 @@ static int compileMain(MLIRContext &context, const char *argv0) {
     if (outputFile == "-")
       return fail("--emit=obj, lib and shared need an output file (-o)");
   KernelCompileOptions options;
-  options.form = form;
+  if (llvm::Error err = options.setForm(form))
+    return fail(std::move(err));
   options.tileQ = tileQ;
   options.tileK = tileK;
   options.splits = splits;
@@ -227,10 +228,12 @@ static int compileMain(MLIRContext &context, const char *argv0) {
   options.prefix = prefix;
   options.entries.assign(entries.begin(), entries.end());
   options.optLevel = optLevel;
-  options.gpuChip = gpuChip;
-  options.gpuFormat = gpuFormat;
-  options.gpuWarps = gpuWarps;
-  options.cudaPath = cudaPath;
+  options.gpu.chip = gpuChip;
+  options.gpu.format = gpuFormat;
+  options.gpu.warps = gpuWarps;
+  if (tileK > 0)
+    options.gpu.tileK = tileK;
+  options.gpu.cudaPath = cudaPath;
   if (optLevel > 3)
     return fail("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
 
@@ -289,7 +292,7 @@ static int compileMain(MLIRContext &context, const char *argv0) {
   if (emit == Emit::Ptx || emit == Emit::Cubin) {
     if (!options.isGpu())
       return fail("--emit=ptx and --emit=cubin need --gpu-chip");
-    options.gpuFormat = emit == Emit::Ptx ? "isa" : "bin";
+    options.gpu.format = emit == Emit::Ptx ? "isa" : "bin";
     auto lowered = lowerKernels(*module, options);
     if (!lowered)
       return fail(lowered.takeError());
@@ -302,9 +305,9 @@ static int compileMain(MLIRContext &context, const char *argv0) {
       }
     });
     if (count != 1)
-      return fail("expected one GPU binary, found " + llvm::Twine(count) +
-                  (count > 1 ? " (compile one kernel at a time with --entry)"
-                             : ""));
+      return fail(
+          "expected one GPU binary, found " + llvm::Twine(count) +
+          (count > 1 ? " (compile one kernel at a time with --entry)" : ""));
     return writeFile(outputFile, bytes);
   }
   auto tm = createKernelTargetMachine(options);

@@ -25,6 +25,7 @@
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
 #include "attn/Pipelines/GpuPipeline.h"
+#include "attn/Schedule/LoweringChoice.h"
 #include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -179,14 +180,16 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
     registerGpuCodegen(registry);
     ctx->appendDialectRegistry(registry);
   }
+  GpuCodegenOptions codegen;
+  codegen.format = gpuFormat;
+  codegen.warps = gpuWarps;
+  codegen.tileK = gpuTileK;
+  codegen.splits = gpuSplits;
   GpuPipelineOptions pipelineOpts;
-  pipelineOpts.format = gpuFormat;
-  pipelineOpts.warps = gpuWarps;
-  pipelineOpts.tileK = gpuTileK;
-  pipelineOpts.splits = gpuSplits;
   // An explicit chip is checked before anything needs a GPU.
   if (!gpuChip.empty()) {
-    pipelineOpts.chip = gpuChip;
+    codegen.chip = gpuChip;
+    setPipelineOptions(pipelineOpts, codegen);
     PassManager pm(ctx);
     if (llvm::Error e = buildAttnGpuPipeline(pm, pipelineOpts))
       return fail("--device=gpu: " + llvm::toString(std::move(e)));
@@ -224,7 +227,8 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
                 " (--gpu-format=" + gpuFormat + ") cannot run on device " +
                 llvm::Twine(int(gpuDeviceIndex)) + " (" + info.name + ", " +
                 deviceArch + ")");
-  pipelineOpts.chip = chip;
+  codegen.chip = chip;
+  setPipelineOptions(pipelineOpts, codegen);
   llvm::outs() << "device: " << int(gpuDeviceIndex) << ": " << info.name << ", "
                << deviceArch << ", " << info.sm_count << " SMs"
                << llvm::format(", %.1f GiB",
@@ -253,6 +257,15 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
     if (failed(lowered))
       return fail("--device=gpu: lowering to GPU kernels failed");
   }
+  // What the lowering chose (warps from the rows when --gpu-warps is 0).
+  llvm::SmallVector<LoweringChoice> choices;
+  if (Operation *lowered = clone->lookupSymbol(name))
+    choices = readLoweringChoices(lowered);
+  if (choices.size() != 1)
+    return fail("--device=gpu: the lowering reported " +
+                llvm::Twine(choices.size()) +
+                " attention kernels, expected one");
+  const LoweringChoice &choice = choices.front();
   size_t numIn = binding.args.size(), numOut = fnResults.size();
   std::string cifaceName = ("_mlir_ciface_" + name).str();
   auto ciface = clone->lookupSymbol<LLVM::LLVMFuncOp>(cifaceName);
@@ -308,8 +321,8 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
                                           "first launch"
                    : gpuFormat == "bin" ? "cubin"
                                         : "fatbin")
-               << ", warps " << pipelineOpts.warps << ", tile-k "
-               << pipelineOpts.tileK << ")\n";
+               << ", warps " << choice.warps << ", tile-k " << choice.tileK
+               << ")\n";
 
   // Device buffers: the inputs, then the outputs (shapes from q and v:
   // out is q's with v's head dimension, lse is [B, Hq, Nq]).
@@ -456,7 +469,7 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
   double cost = structuralFlops(attention, binding.args);
   double flops = regionMask ? 0 : cost;
   bool wantReference =
-      run.verify || !run.referenceOutputs.empty() || cost <= 2e9;
+      run.report.verify || !run.report.referenceOutputs.empty() || cost <= 2e9;
   std::vector<::attn::ref::Tensor> expected;
   llvm::Error refErr = llvm::Error::success();
   if (wantReference)
@@ -507,153 +520,54 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
   }
   llvm::outs() << llvm::format("; first call %.3f s\n", firstSeconds);
   bool canVerify = !refErr;
-  if (run.verify && !canVerify)
+  if (run.report.verify && !canVerify)
     return fail("cannot verify: " + llvm::toString(std::move(refErr)));
   if (refErr)
     llvm::outs() << "reference: " << llvm::toString(std::move(refErr)) << "\n";
 
-  // f32 inputs are staged as bf16 on the GPU: bf16's tolerance (as the
-  // emulator sweep holds them).
-  bool isF32 =
-      !binding.args.empty() && binding.args[0].kind == ElementKind::F32;
-  bool verified = true;
-  std::vector<double> maxAbsErrors;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const HostTensor &t = results[i];
-    double sum = 0, absSum = 0;
-    for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
-      double v = t.get(e);
-      if (std::isfinite(v)) {
-        sum += v;
-        absSum += std::fabs(v);
-      }
-    }
-    llvm::outs() << (i == 0 ? "out" : "lse") << ": " << elementName(t.kind)
-                 << " " << shapeStr(t.shape)
-                 << llvm::format(" sum %.6g abs-sum %.6g", sum, absSum);
-    if (canVerify) {
-      double atol, rtol;
-      defaultTolerance(isF32 ? ElementKind::BF16 : t.kind, atol, rtol);
-      if (run.atol >= 0)
-        atol = run.atol;
-      if (run.rtol >= 0)
-        rtol = run.rtol;
-      Comparison c = compare(t, expected[i], atol, rtol);
-      maxAbsErrors.push_back(c.maxAbsError);
-      llvm::outs() << llvm::format(" | vs reference: max abs err %.3g, max "
-                                   "rel err %.3g",
-                                   c.maxAbsError, c.maxRelError);
-      if (run.verify) {
-        bool ok = c.mismatches == 0;
-        verified &= ok;
-        llvm::outs() << (ok ? " [ok" : " [FAIL")
-                     << llvm::format(" atol %g rtol %g", atol, rtol);
-        if (!ok)
-          llvm::outs() << ", " << c.mismatches << " mismatches, first at "
-                       << c.firstMismatch << ": got " << t.get(c.firstMismatch)
-                       << ", expected " << expected[i].data[c.firstMismatch];
-        llvm::outs() << "]";
-      }
-    }
-    llvm::outs() << "\n";
-    if (run.print)
-      for (int64_t e = 0, n = t.numElements(); e < n; ++e)
-        llvm::outs() << llvm::format("%.6g", t.get(e))
-                     << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
-  }
-
-  // Files.
-  auto resultIndex = [&](llvm::StringRef key) {
-    return key == "out" || key == "0" ? 0 : key == "lse" || key == "1" ? 1 : -1;
-  };
-  auto writeNpy = [&](llvm::StringRef path, const std::vector<double> &values,
-                      const std::vector<int64_t> &shape,
-                      const std::string &dtype) {
-    ::attn::npy::Array arr;
-    std::string e = ::attn::npy::fromDoubles(values, shape, dtype, arr);
-    if (e.empty())
-      e = ::attn::npy::write(path.str(), arr);
-    return e;
-  };
-  auto values = [](const HostTensor &t) {
-    std::vector<double> v(t.numElements());
-    for (size_t e = 0; e < v.size(); ++e)
-      v[e] = t.get(static_cast<int64_t>(e));
-    return v;
-  };
-  for (const std::string &s : run.outputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int idx = resultIndex(key);
-    if (idx < 0 || idx >= static_cast<int>(results.size()) || path.empty())
-      return fail("bad --output '" + s + "': no result named '" + key + "'");
-    const HostTensor &t = results[idx];
-    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
-    if (!e.empty())
-      return fail("output " + key + ": " + e);
-  }
-  for (const std::string &s : run.referenceOutputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int idx = resultIndex(key);
-    if (idx < 0 || idx >= static_cast<int>(expected.size()) || path.empty())
-      return fail("bad --reference-output '" + s + "': no result named '" +
-                  key + "'");
-    std::string e =
-        writeNpy(path, expected[idx].data, expected[idx].shape, "<f8");
-    if (!e.empty())
-      return fail("reference output " + key + ": " + e);
-  }
-  for (const std::string &s : run.saveInputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int a = spec.findArg(key);
-    if (a < 0 || path.empty())
-      return fail("bad --save-input '" + s + "': no argument named '" + key +
-                  "'");
-    const HostTensor &t = binding.args[a];
-    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
-    if (!e.empty())
-      return fail("input " + key + ": " + e);
-  }
+  RunReport report(run.report, spec);
+  std::optional<ElementKind> computeKind =
+      binding.args.empty() ? std::nullopt
+                           : gpuComputeKind(binding.args[0].kind);
+  const std::vector<::attn::ref::Tensor> *reference =
+      canVerify ? &expected : nullptr;
+  report.printResults(llvm::outs(), results, reference, computeKind);
+  if (llvm::Error err = report.writeFiles(results, reference, binding.args))
+    return fail(llvm::toString(std::move(err)));
   if (!run.reportFile.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(run.reportFile, ec);
-    if (ec)
-      return fail("cannot write " + run.reportFile + ": " + ec.message());
-    llvm::json::OStream j(os, 2);
-    j.object([&] {
-      j.attribute("spec", run.specPath);
-      j.attribute("device", "gpu");
-      j.attributeObject("gpu", [&] {
-        j.attribute("name", info.name);
-        j.attribute("arch", deviceArch);
-        j.attribute("chip", chip);
-        j.attribute("format", gpuFormat.getValue());
-        j.attribute("warps", pipelineOpts.warps.getValue());
-        j.attribute("tile_k", pipelineOpts.tileK.getValue());
-      });
-      j.attribute("compile_s", compileSeconds);
-      j.attribute("first_call_s", firstSeconds);
-      j.attribute("median_s", median);
-      j.attribute("min_s", times.front());
-      j.attribute("max_s", times.back());
-      j.attributeArray("times_s", [&] {
-        for (double t : times)
-          j.value(t);
-      });
-      j.attribute("flops", flops);
-      j.attribute("tflops", median > 0 ? flops / median * 1e-12 : 0.0);
-      j.attribute("io_bytes", ioBytes);
-      j.attribute("gbs", median > 0 ? ioBytes / median * 1e-9 : 0.0);
-      j.attribute("verified", run.verify ? llvm::json::Value(verified)
-                                         : llvm::json::Value(nullptr));
-      j.attributeArray("max_abs_error", [&] {
-        for (double e : maxAbsErrors)
-          j.value(std::isfinite(e) ? llvm::json::Value(e)
-                                   : llvm::json::Value(nullptr));
-      });
-    });
-    os << "\n";
+    llvm::Error err =
+        writeJSONReport(run.reportFile, [&](llvm::json::OStream &j) {
+          j.attribute("spec", run.specPath);
+          j.attribute("device", "gpu");
+          j.attributeObject("gpu", [&] {
+            j.attribute("name", info.name);
+            j.attribute("arch", deviceArch);
+            j.attribute("chip", chip);
+            j.attribute("format", gpuFormat.getValue());
+            j.attribute("warps", choice.warps);
+            j.attribute("tile_k", choice.tileK);
+          });
+          j.attributeArray("lowering",
+                           [&] { j.object([&] { choice.writeJSON(j); }); });
+          j.attribute("compile_s", compileSeconds);
+          j.attribute("first_call_s", firstSeconds);
+          j.attribute("median_s", median);
+          j.attribute("min_s", times.front());
+          j.attribute("max_s", times.back());
+          j.attributeArray("times_s", [&] {
+            for (double t : times)
+              j.value(t);
+          });
+          j.attribute("flops", flops);
+          j.attribute("tflops", median > 0 ? flops / median * 1e-12 : 0.0);
+          j.attribute("io_bytes", ioBytes);
+          j.attribute("gbs", median > 0 ? ioBytes / median * 1e-9 : 0.0);
+          report.writeJSON(j);
+        });
+    if (err)
+      return fail(llvm::toString(std::move(err)));
   }
-  if (run.verify && !verified)
-    return fail("outputs differ from the reference beyond tolerance");
+  if (llvm::Error err = report.verificationError())
+    return fail(llvm::toString(std::move(err)));
   return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_GPUDEVICE_H
 #define ATTN_TOOLS_ATTN_RUN_GPUDEVICE_H
 
+#include "attn/Execution/RunReport.h"
 #include "attn/Execution/SpecBinding.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,12 +26,8 @@ extern llvm::cl::OptionCategory gpuDeviceCategory;
 /// The attn-run options the GPU run honours.
 struct GpuDeviceRun {
   std::string specPath;
-  bool verify = false;
-  double atol = -1, rtol = -1;
-  bool print = false;
+  ReportOptions report;
   unsigned reps = 3;
-  /// --output RES=path, --reference-output RES=path, --save-input ARG=path.
-  std::vector<std::string> outputs, referenceOutputs, saveInputs;
   /// --report path (empty: none).
   std::string reportFile;
 };

@@ -59,7 +59,7 @@ static void printStats(const EmulatorStats &stats, double seconds);
 
 int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
                                const SpecBinding &binding,
-                               const GpuEmulateRun &run) {
+                               const ReportOptions &reportOpts) {
   Operation *attnOp = spec.attnOp;
   if (!attnOp)
     return fail("--device=gpu-emulate needs a function with an attn op");
@@ -76,8 +76,8 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
     shapes.push_back(t.shape);
 
   GpuEmulationOptions opts;
-  opts.warps = gpuWarps;
-  opts.tileK = gpuTileK;
+  opts.gpu.warps = gpuWarps;
+  opts.gpu.tileK = gpuTileK;
   opts.emulator.detectSharedRaces = !noRaceCheck;
   EmulatorStats stats;
   opts.emulator.stats = &stats;
@@ -98,98 +98,15 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
     return fail("gpu emulation: " + llvm::toString(std::move(err)));
   printStats(stats, seconds);
 
-  bool verified = true;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const HostTensor &t = results[i];
-    std::string name = i == 0 ? "out" : "lse";
-    double sum = 0, absSum = 0;
-    for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
-      double v = t.get(e);
-      if (std::isfinite(v)) {
-        sum += v;
-        absSum += std::fabs(v);
-      }
-    }
-    double atol, rtol;
-    defaultTolerance(t.kind, atol, rtol);
-    if (run.atol >= 0)
-      atol = run.atol;
-    if (run.rtol >= 0)
-      rtol = run.rtol;
-    Comparison c = compare(t, expected[i], atol, rtol);
-    llvm::outs() << name << ": " << elementName(t.kind) << " "
-                 << shapeStr(t.shape)
-                 << llvm::format(" sum %.6g abs-sum %.6g", sum, absSum)
-                 << llvm::format(" | vs reference: max abs err %.3g, max rel "
-                                 "err %.3g",
-                                 c.maxAbsError, c.maxRelError);
-    if (run.verify) {
-      bool ok = c.mismatches == 0;
-      verified &= ok;
-      llvm::outs() << (ok ? " [ok" : " [FAIL")
-                   << llvm::format(" atol %g rtol %g", atol, rtol);
-      if (!ok)
-        llvm::outs() << ", " << c.mismatches << " mismatches, first at "
-                     << c.firstMismatch << ": got " << t.get(c.firstMismatch)
-                     << ", expected " << expected[i].data[c.firstMismatch];
-      llvm::outs() << "]";
-    }
-    llvm::outs() << "\n";
-    if (run.print)
-      for (int64_t e = 0, n = t.numElements(); e < n; ++e)
-        llvm::outs() << llvm::format("%.6g", t.get(e))
-                     << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
-  }
-  auto resultIndex = [&](llvm::StringRef key) {
-    return key == "out" || key == "0" ? 0 : key == "lse" || key == "1" ? 1 : -1;
-  };
-  auto writeNpy = [&](llvm::StringRef path, const std::vector<double> &values,
-                      const std::vector<int64_t> &shape,
-                      const std::string &dtype) {
-    ::attn::npy::Array arr;
-    std::string e = ::attn::npy::fromDoubles(values, shape, dtype, arr);
-    if (e.empty())
-      e = ::attn::npy::write(path.str(), arr);
-    return e;
-  };
-  auto values = [](const HostTensor &t) {
-    std::vector<double> v(t.numElements());
-    for (size_t e = 0; e < v.size(); ++e)
-      v[e] = t.get(static_cast<int64_t>(e));
-    return v;
-  };
-  for (const std::string &s : run.outputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int idx = resultIndex(key);
-    if (idx < 0 || idx >= static_cast<int>(results.size()) || path.empty())
-      return fail("bad --output '" + s + "'");
-    const HostTensor &t = results[idx];
-    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
-    if (!e.empty())
-      return fail("output " + key + ": " + e);
-  }
-  for (const std::string &s : run.referenceOutputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int idx = resultIndex(key);
-    if (idx < 0 || idx >= static_cast<int>(expected.size()) || path.empty())
-      return fail("bad --reference-output '" + s + "'");
-    std::string e =
-        writeNpy(path, expected[idx].data, expected[idx].shape, "<f8");
-    if (!e.empty())
-      return fail("reference output " + key + ": " + e);
-  }
-  for (const std::string &s : run.saveInputs) {
-    auto [key, path] = llvm::StringRef(s).split('=');
-    int a = spec.findArg(key);
-    if (a < 0 || path.empty())
-      return fail("bad --save-input '" + s + "'");
-    const HostTensor &t = binding.args[a];
-    std::string e = writeNpy(path, values(t), t.shape, npyDtype(t.kind));
-    if (!e.empty())
-      return fail("input " + key + ": " + e);
-  }
-  if (run.verify && !verified)
-    return fail("outputs differ from the reference beyond tolerance");
+  RunReport report(reportOpts, spec);
+  std::optional<ElementKind> computeKind =
+      binding.args.empty() ? std::nullopt
+                           : gpuComputeKind(binding.args[0].kind);
+  report.printResults(llvm::outs(), results, &expected, computeKind);
+  if (llvm::Error err = report.writeFiles(results, &expected, binding.args))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = report.verificationError())
+    return fail(llvm::toString(std::move(err)));
   return 0;
 }
 

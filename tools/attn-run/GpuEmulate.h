@@ -7,6 +7,7 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
 #define ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
 
+#include "attn/Execution/RunReport.h"
 #include "attn/Execution/SpecBinding.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,19 +26,11 @@ extern llvm::cl::OptionCategory gpuEmulateCategory;
 extern llvm::cl::opt<int64_t> gpuWarps;
 extern llvm::cl::opt<int64_t> gpuTileK;
 
-/// The attn-run options the emulated run honours.
-struct GpuEmulateRun {
-  bool verify = false;
-  double atol = -1, rtol = -1;
-  bool print = false;
-  /// --output RES=path, --reference-output RES=path, --save-input ARG=path.
-  std::vector<std::string> outputs, referenceOutputs, saveInputs;
-};
-
 /// Runs the spec's GPU kernel on the warp-level emulator and compares it
-/// with the f64 reference; returns attn-run's exit code.
+/// with the f64 reference (at the tolerance of the type the GPU computes
+/// in, as the GPU run); returns attn-run's exit code.
 int runGpuEmulated(ModuleOp module, const SpecInfo &spec,
-                   const SpecBinding &binding, const GpuEmulateRun &run);
+                   const SpecBinding &binding, const ReportOptions &report);
 
 /// Whether `module` already holds GPU kernels (a gpu.launch): attn-run then
 /// emulates its function directly instead of lowering a spec.

@@ -22,6 +22,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
+#include "attn/Execution/RunReport.h"
 #include "attn/Execution/SpecBinding.h"
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
@@ -122,8 +123,9 @@ static cl::opt<int64_t> splits("splits",
                                cl::init(4), cl::cat(category));
 static cl::opt<bool> printTileMap(
     "tile-map",
-    cl::desc("Print the fused form's key-tile map for the given sizes: full "
-             "('#'), boundary ('+') and skipped ('.') tiles"),
+    cl::desc("Print the key-tile map of the tiles the fused or decode "
+             "lowering chose, for the given sizes: full ('#'), boundary "
+             "('+') and skipped ('.') tiles"),
     cl::cat(category));
 static cl::opt<bool> countTiles(
     "count-tiles",
@@ -144,6 +146,11 @@ static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3), cl::Prefix, cl::cat(category));
 static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
                                  cl::cat(category));
+static cl::opt<int64_t> maxAllocation(
+    "max-allocation",
+    cl::desc("Make every allocation of the compiled code larger than this "
+             "many bytes fail, as when memory runs out (0: no limit; CPU)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     device("device",
            cl::desc("Where the spec runs: cpu (JIT for this host), gpu (an "
@@ -159,6 +166,19 @@ static int fail(const llvm::Twine &msg) {
 /// Prints a library error as attn-run's error.
 static int fail(llvm::Error err) {
   return fail(llvm::toString(std::move(err)));
+}
+
+/// How the results are reported, whatever the device.
+static ReportOptions reportOptions() {
+  ReportOptions r;
+  r.verify = verifyOpt;
+  r.atol = atolOpt;
+  r.rtol = rtolOpt;
+  r.print = printValues;
+  r.outputs.assign(outputs.begin(), outputs.end());
+  r.referenceOutputs.assign(referenceOutputs.begin(), referenceOutputs.end());
+  r.saveInputs.assign(inputOutputs.begin(), inputOutputs.end());
+  return r;
 }
 
 static int runMain(MLIRContext &context) {
@@ -201,14 +221,7 @@ static int runMain(MLIRContext &context) {
     if (printTileMap || countTiles || !reportFile.empty())
       return fail("--tile-map, --count-tiles and --report are not available "
                   "with --device=gpu-emulate");
-    GpuEmulateRun run{verifyOpt,
-                      atolOpt,
-                      rtolOpt,
-                      printValues,
-                      {outputs.begin(), outputs.end()},
-                      {referenceOutputs.begin(), referenceOutputs.end()},
-                      {inputOutputs.begin(), inputOutputs.end()}};
-    return runGpuEmulated(*module, *spec, *binding, run);
+    return runGpuEmulated(*module, *spec, *binding, reportOptions());
   }
   if (device == "gpu") {
     if (printTileMap || countTiles)
@@ -216,15 +229,8 @@ static int runMain(MLIRContext &context) {
                   "--device=gpu");
     GpuDeviceRun run;
     run.specPath = inputFile;
-    run.verify = verifyOpt;
-    run.atol = atolOpt;
-    run.rtol = rtolOpt;
-    run.print = printValues;
+    run.report = reportOptions();
     run.reps = reps;
-    run.outputs.assign(outputs.begin(), outputs.end());
-    run.referenceOutputs.assign(referenceOutputs.begin(),
-                                referenceOutputs.end());
-    run.saveInputs.assign(inputOutputs.begin(), inputOutputs.end());
     run.reportFile = reportFile;
     return runOnGpu(*module, *spec, *binding, run);
   }
@@ -234,14 +240,35 @@ static int runMain(MLIRContext &context) {
   std::vector<HostTensor> &hostArgs = binding->args;
 
   // Compile.
-  // Tile map of the fused form for these sizes.
-  TileCounts predicted;
   auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
   if ((printTileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");
   if ((printTileMap || countTiles) && attention.isRagged())
     return fail("--tile-map and --count-tiles do not take ragged batches");
+  if ((printTileMap || countTiles) && form == "naive")
+    return fail(std::string(printTileMap ? "--tile-map" : "--count-tiles") +
+                " needs --form=fused or --form=decode");
+  JitOptions jitOpts;
+  if (llvm::Error err = jitOpts.setForm(form))
+    return fail(std::move(err));
+  jitOpts.optLevel = optLevel;
+  jitOpts.tileQ = tileQ;
+  jitOpts.tileK = tileK;
+  jitOpts.splits = splits;
+  jitOpts.instrumentTiles = countTiles;
+  jitOpts.targetCpu = targetCpu;
+  jitOpts.targetFeatures = targetFeatures;
+  auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
+  if (!jit)
+    return fail("compilation failed: " + llvm::toString(jit.takeError()));
+
+  // The tile map of the tiles the lowering chose, for these sizes.
+  TileCounts predicted;
   if (printTileMap || countTiles) {
+    llvm::ArrayRef<LoweringChoice> choices = (*jit)->loweringChoices();
+    if (choices.size() != 1)
+      return fail("the lowering reported " + llvm::Twine(choices.size()) +
+                  " attention ops, expected one");
     int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
             batch = known.count("B") ? known.lookup("B") : 1;
     std::vector<int64_t> kvLens;
@@ -250,35 +277,13 @@ static int runMain(MLIRContext &context) {
       for (int64_t i = 0; i < t.numElements(); ++i)
         kvLens.push_back(t.getInt(i));
     }
-    // The tiles the JIT will use: chosen for the same target it compiles
-    // for (an unknown target is reported by the compilation below).
-    auto target = resolveCpuTarget(targetCpu, targetFeatures);
-    if (!target)
-      return fail(target.takeError());
-    TileSizes tiles =
-        chooseTileSizes(attention, *target, form == "decode", tileQ, tileK);
     int64_t hkv = attention.getNumKvHeads();
     if (hkv == ShapedType::kDynamic)
       hkv = known.lookup("Hkv");
-    predicted =
-        tileMap(attention, hostArgs, batch, hkv, nq, nk, kvLens, tiles.q,
-                tiles.k, printTileMap ? &llvm::outs() : nullptr);
+    predicted = tileMap(attention, hostArgs, batch, hkv, nq, nk, kvLens,
+                        choices.front().tileQ, choices.front().tileK,
+                        printTileMap ? &llvm::outs() : nullptr);
   }
-
-  JitOptions jitOpts;
-  jitOpts.form = form;
-  jitOpts.optLevel = optLevel;
-  jitOpts.tileQ = tileQ;
-  jitOpts.tileK = tileK;
-  jitOpts.splits = splits;
-  jitOpts.instrumentTiles = countTiles;
-  jitOpts.targetCpu = targetCpu;
-  jitOpts.targetFeatures = targetFeatures;
-  if (countTiles && form == "naive")
-    return fail("--count-tiles needs --form=fused or --form=decode");
-  auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
-  if (!jit)
-    return fail("compilation failed: " + llvm::toString(jit.takeError()));
   llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
                                (*jit)->compileSeconds(), form.c_str());
   const CpuTarget &target = (*jit)->target();
@@ -291,18 +296,22 @@ static int runMain(MLIRContext &context) {
   std::vector<HostTensor> results;
   std::vector<double> times;
   // Warm-up run (first-call costs), which also measures memory and tiles.
+  JitFunction::setAllocationLimit(maxAllocation);
   JitFunction::resetTileCounters();
   int64_t heapBefore = JitFunction::heapCurrentBytes();
   JitFunction::resetHeapPeak();
   if (llvm::Error err = (*jit)->invoke(argPtrs, results))
     return fail("run failed: " + llvm::toString(std::move(err)));
   int64_t peakHeap = JitFunction::heapPeakBytes() - heapBefore;
+  // Outputs the kernel allocated (out-params are attn-run's buffers).
   int64_t outputBytes = 0;
-  for (const HostTensor &t : results)
-    outputBytes += static_cast<int64_t>(t.bytes.size());
+  if (!(*jit)->resultsAreOutParams())
+    for (const HostTensor &t : results)
+      outputBytes += static_cast<int64_t>(t.bytes.size());
   auto [visited, boundaryVisited] = JitFunction::tileCounters();
   // The time of a call is that of the compiled function itself (with the
-  // allocation of its outputs), not of the copies into host arrays around it.
+  // allocation of outputs of dynamic size), not of the copies into host
+  // arrays around it.
   double warmCall = (*jit)->lastCallSeconds();
   for (unsigned r = 0; r < unsigned(reps); ++r) {
     if (llvm::Error err = (*jit)->invoke(argPtrs, results))
@@ -366,144 +375,29 @@ static int runMain(MLIRContext &context) {
   }
 
   // Results: summary, optional files, verification.
-  auto fnResults = fn.front().getTerminator()->getOperands();
-  bool verified = true;
   bool canVerify = !refErr;
   if (verifyOpt && !canVerify)
     return fail("cannot verify: " + llvm::toString(std::move(refErr)));
   if (refErr)
     llvm::outs() << "reference: " << llvm::toString(std::move(refErr)) << "\n";
-  if (canVerify) {
-    // The reference knows the attn op's results; the function must return
-    // them directly and in order.
-    canVerify = fnResults.size() == attnOp->getNumResults();
-    for (size_t i = 0; canVerify && i < fnResults.size(); ++i)
-      canVerify = fnResults[i] == attnOp->getResult(i);
-    if (verifyOpt && !canVerify)
-      return fail("cannot verify: the entry function must return the attn "
-                  "op's results, in order");
-  }
-  auto resultName = [&](size_t i) -> std::string {
-    if (attnOp && isa<ProjectedAttentionOp>(attnOp))
-      return "result";
-    if (attnOp && fnResults.size() == attnOp->getNumResults())
-      return i == 0 ? "out" : "lse";
-    return "result" + std::to_string(i);
-  };
-  std::vector<double> maxAbsErrors;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const HostTensor &t = results[i];
-    double sum = 0, absSum = 0;
-    for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
-      double v = t.get(e);
-      if (std::isfinite(v)) {
-        sum += v;
-        absSum += std::fabs(v);
-      }
-    }
-    llvm::outs() << resultName(i) << ": " << elementName(t.kind) << " "
-                 << shapeStr(t.shape)
-                 << llvm::format(" sum %.6g abs-sum %.6g", sum, absSum);
-    if (canVerify) {
-      double atol, rtol;
-      defaultTolerance(t.kind, atol, rtol);
-      if (atolOpt >= 0)
-        atol = atolOpt;
-      if (rtolOpt >= 0)
-        rtol = rtolOpt;
-      Comparison c = compare(t, expected[i], atol, rtol);
-      maxAbsErrors.push_back(c.maxAbsError);
-      llvm::outs() << llvm::format(
-          " | vs reference: max abs err %.3g, max rel err %.3g", c.maxAbsError,
-          c.maxRelError);
-      if (verifyOpt) {
-        bool ok = c.mismatches == 0;
-        verified &= ok;
-        llvm::outs() << (ok ? " [ok" : " [FAIL")
-                     << llvm::format(" atol %g rtol %g", atol, rtol);
-        if (!ok)
-          llvm::outs() << ", " << c.mismatches << " mismatches, first at "
-                       << c.firstMismatch << ": got " << t.get(c.firstMismatch)
-                       << ", expected " << expected[i].data[c.firstMismatch];
-        llvm::outs() << "]";
-      }
-    }
-    llvm::outs() << "\n";
-    if (printValues) {
-      for (int64_t e = 0, n = t.numElements(); e < n; ++e)
-        llvm::outs() << llvm::format("%.6g", t.get(e))
-                     << ((e + 1) % 8 == 0 || e + 1 == n ? "\n" : " ");
-    }
-  }
-  auto findResult = [&](StringRef key) {
-    unsigned n;
-    if (!key.getAsInteger(10, n))
-      return n < results.size() ? static_cast<int>(n) : -1;
-    for (size_t i = 0; i < results.size(); ++i)
-      if (resultName(i) == key)
-        return static_cast<int>(i);
-    return -1;
-  };
-  auto writeNpy = [&](StringRef path, const std::vector<double> &values,
-                      const std::vector<int64_t> &shape,
-                      const std::string &dtype) {
-    ::attn::npy::Array arr;
-    std::string err = ::attn::npy::fromDoubles(values, shape, dtype, arr);
-    if (err.empty())
-      err = ::attn::npy::write(path.str(), arr);
-    return err;
-  };
-  for (const std::string &s : outputs) {
-    auto [key, path] = StringRef(s).split('=');
-    int idx = findResult(key);
-    if (idx < 0 || path.empty())
-      return fail("bad --output '" + s + "': no result named '" + key + "'");
-    const HostTensor &t = results[idx];
-    std::vector<double> values(t.numElements());
-    for (size_t e = 0; e < values.size(); ++e)
-      values[e] = t.get(static_cast<int64_t>(e));
-    std::string err = writeNpy(path, values, t.shape, npyDtype(t.kind));
-    if (!err.empty())
-      return fail("output " + key + ": " + err);
-  }
-  for (const std::string &s : referenceOutputs) {
-    auto [key, path] = StringRef(s).split('=');
-    int idx = findResult(key);
-    if (idx < 0 || path.empty())
-      return fail("bad --reference-output '" + s + "': no result named '" +
-                  key + "'");
-    if (!canVerify)
-      return fail("--reference-output: the reference cannot compute this "
-                  "function's results");
-    std::string err =
-        writeNpy(path, expected[idx].data, expected[idx].shape, "<f8");
-    if (!err.empty())
-      return fail("reference output " + key + ": " + err);
-  }
-  for (const std::string &s : inputOutputs) {
-    auto [key, path] = StringRef(s).split('=');
-    int a = spec->findArg(key);
-    if (a < 0 || path.empty())
-      return fail("bad --save-input '" + s + "': no argument named '" + key +
-                  "'");
-    const HostTensor &t = hostArgs[a];
-    std::vector<double> values(t.numElements());
-    for (size_t e = 0; e < values.size(); ++e)
-      values[e] = t.get(static_cast<int64_t>(e));
-    std::string err = writeNpy(path, values, t.shape, npyDtype(t.kind));
-    if (!err.empty())
-      return fail("input " + key + ": " + err);
-  }
+  RunReport report(reportOptions(), *spec);
+  if (canVerify)
+    if (llvm::Error err = report.checkVerifiable(canVerify))
+      return fail(std::move(err));
+  const std::vector<::attn::ref::Tensor> *reference =
+      canVerify ? &expected : nullptr;
+  report.printResults(llvm::outs(), results, reference);
+  if (llvm::Error err = report.writeFiles(results, reference, hostArgs))
+    return fail(std::move(err));
   if (!reportFile.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(reportFile, ec);
-    if (ec)
-      return fail("cannot write " + reportFile + ": " + ec.message());
-    llvm::json::OStream j(os, 2);
-    j.object([&] {
+    llvm::Error err = writeJSONReport(reportFile, [&](llvm::json::OStream &j) {
       j.attribute("spec", inputFile.getValue());
       j.attribute("form", form.getValue());
       j.attribute("compile_s", (*jit)->compileSeconds());
+      j.attributeArray("lowering", [&] {
+        for (const LoweringChoice &c : (*jit)->loweringChoices())
+          j.object([&] { c.writeJSON(j); });
+      });
       j.attributeObject("target", [&] {
         j.attribute("cpu", target.cpu);
         j.attribute("isa", target.isaName());
@@ -521,20 +415,13 @@ static int runMain(MLIRContext &context) {
       j.attribute("peak_heap_bytes", peakHeap);
       j.attribute("output_bytes", outputBytes);
       j.attribute("extra_bytes", std::max<int64_t>(peakHeap - outputBytes, 0));
-      j.attribute("verified", verifyOpt ? llvm::json::Value(verified)
-                                        : llvm::json::Value(nullptr));
-      j.attributeArray("max_abs_error", [&] {
-        for (double e : maxAbsErrors)
-          j.value(e);
-      });
+      report.writeJSON(j);
     });
-    os << "\n";
+    if (err)
+      return fail(std::move(err));
   }
-  if (verifyOpt && !verified) {
-    llvm::errs() << "attn-run: error: outputs differ from the reference "
-                    "beyond tolerance\n";
-    return 1;
-  }
+  if (llvm::Error err = report.verificationError())
+    return fail(std::move(err));
   return 0;
 }
 

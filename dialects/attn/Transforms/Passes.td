@@ -165,6 +165,65 @@ def AttnHoistLoopBuffers : Pass<"attn-hoist-loop-buffers"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnCheckAllocations
+    : Pass<"attn-check-allocations", "::mlir::ModuleOp"> {
+  let summary = "Turn failed allocations of generated code into run-time "
+                "errors";
+  let description = [{
+    Every `memref.alloc` (an output or scratch buffer sized by the call's
+    sizes: a `malloc` once lowered) is followed by a check: its size in bytes
+    must fit in 64 bits (computed without overflow from the dynamic sizes)
+    and its pointer must not be null. A failure is recorded through the run-time
+    check channel (`attn_rt_check_failed`, `AllocFailed` or
+    `AllocSizeOverflow`: `ATTN_STATUS_OUT_OF_MEMORY`), and nothing that
+    could touch memory runs after it: the rest of the allocation's block is
+    moved into an `scf.if` on the checks, and the rest of each enclosing
+    block into an `scf.if` on `attn_rt_has_failed` (which sees the failures
+    of every thread of the call). A skipped block yields zeros, and for a
+    memref a view of an empty allocation with the type's static sizes (0 for
+    the dynamic ones), which nothing reads and the caller frees. The
+    outputs of a call that failed this way are unspecified.
+
+    Run it after bufferization and before the deallocation pipeline, so
+    that buffers are freed on both paths, and again with
+    `after-deallocation` after that pipeline: it then lowers each
+    `bufferization.clone` (the copies deallocation adds to return a buffer
+    it does not own) to a checked allocation and a copy skipped when the
+    allocation failed (the clone's uses are frees and the function's
+    results, which the caller does not read after a failed call).
+
+    Example:
+
+    ```mlir
+    %s = memref.alloc(%n) : memref<?x64xf32>
+    linalg.fill ins(%cst : f32) outs(%s : memref<?x64xf32>)
+    ```
+
+    becomes
+
+    ```mlir
+    %s = memref.alloc(%n) : memref<?x64xf32>
+    %p = memref.extract_aligned_pointer_as_index %s : memref<?x64xf32> -> index
+    // ... %ok: %p != 0 or 256 * %n == 0, and 256 * %n fits in 64 bits;
+    // attn_rt_check_failed(ctx, AllocFailed, bytes) unless %ok ...
+    scf.if %ok {
+      linalg.fill ins(%cst : f32) outs(%s : memref<?x64xf32>)
+    }
+    ```
+  }];
+  let options = [
+    Option<"afterDeallocation", "after-deallocation", "bool",
+           /*default=*/"false",
+           "Lower the deallocation pipeline's clones to checked "
+           "allocations and copies">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnResultsToOutParams
     : Pass<"attn-results-to-out-params", "::mlir::ModuleOp"> {
   let summary = "Return statically shaped results through out-params";

@@ -19,6 +19,8 @@
 #define ATTN_COMPILE_COMPILE_H
 
 #include "attn/Execution/HostTensor.h"
+#include "attn/Pipelines/GpuPipeline.h"
+#include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -37,32 +39,26 @@ class raw_pwrite_stream;
 namespace mlir {
 namespace attn {
 
-struct KernelCompileOptions {
-  /// Attention form and its options (see CpuPipelineOptions).
-  std::string form = "fused";
-  int64_t tileQ = 0, tileK = 0, splits = 4;
-  bool parallel = true;
-  bool approximateMath = true;
-  /// LLVM CPU name and features (empty: the host's).
-  std::string targetCpu, targetFeatures;
+/// The CPU code generation options (CpuCodegenOptions: the JIT's too, with
+/// the same defaults; a kernel library's results are always out-params),
+/// and what a kernel library adds.
+struct KernelCompileOptions : CpuCodegenOptions {
   /// Prepended to every public symbol.
   std::string prefix = "attn_";
   /// The functions to compile (empty: every public function with a body).
   std::vector<std::string> entries;
-  unsigned optLevel = 3;
-  /// NVIDIA chip (sm_80, sm_90a, ...) for GPU kernels; empty: CPU kernels.
-  /// GPU kernels take device (kDLCUDA) tensors, return every result
-  /// through a caller-allocated tensor, and need libattn_gpu_runtime.
-  std::string gpuChip;
-  /// GPU binary embedded in the kernel library: bin (cubin, needs ptxas),
-  /// fatbin or isa (PTX, compiled by the driver when loaded).
-  std::string gpuFormat = "bin";
-  /// Warps per block of the GPU kernels (0: from the rows).
-  int64_t gpuWarps = 0;
-  /// The CUDA toolkit (empty: found as GpuPipelineOptions::cudaPath says).
-  std::string cudaPath;
+  /// GPU kernels instead of CPU kernels when `gpu.chip` is set (empty by
+  /// default here): they take device (kDLCUDA) tensors, return every result
+  /// through a caller-allocated tensor, and need libattn_gpu_runtime. A
+  /// kernel library embeds a cubin unless `gpu.format` says otherwise.
+  GpuCodegenOptions gpu = [] {
+    GpuCodegenOptions g;
+    g.chip = "";
+    g.format = "bin";
+    return g;
+  }();
 
-  bool isGpu() const { return !gpuChip.empty(); }
+  bool isGpu() const { return !gpu.chip.empty(); }
 };
 
 /// One tensor of a kernel's C signature.

@@ -17,6 +17,7 @@
 
 #include "attn/Execution/HostTensor.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Schedule/LoweringChoice.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,21 +31,12 @@ namespace mlir {
 class ExecutionEngine;
 namespace attn {
 
-struct JitOptions {
-  /// Attention form and its options (see CpuPipelineOptions).
-  std::string form = "fused";
-  int64_t tileQ = 0, tileK = 0, splits = 4;
-  bool instrumentTiles = false;
-  /// CPU to generate code for (an LLVM CPU name and features over its own;
-  /// empty: the host; features alone: the host's CPU with them). Compiling
-  /// for a CPU with features this host lacks fails, rather than stopping at
-  /// run time on an illegal instruction.
-  std::string targetCpu, targetFeatures;
-  /// Run parallel iterations on OpenMP threads (OMP_NUM_THREADS).
-  bool parallel = true;
-  /// LLVM optimization level for the generated code.
-  unsigned optLevel = 3;
-};
+/// The CPU code generation options. targetCpu and targetFeatures may name
+/// a CPU other than the host, with features alone meaning the host's CPU
+/// with them; compiling for a CPU with features this host lacks fails,
+/// rather than stopping at run time on an illegal instruction. `parallel`
+/// uses OMP_NUM_THREADS threads.
+struct JitOptions : CpuCodegenOptions {};
 
 /// One key tile an instrumented kernel computed.
 struct TileVisit {
@@ -70,10 +62,13 @@ public:
   compile(ModuleOp module, llvm::StringRef entry, const JitOptions &options);
 
   /// Calls the function. `inputs` must match the argument types (element
-  /// kinds and static sizes). A failed run-time check of the generated code
-  /// (dynamic sizes that disagree, page table entries, ragged offsets,
-  /// region reads; docs/Robustness.md) is an error with the check's message,
-  /// and lastCheckStatus() says its status; `outputs` is then empty.
+  /// kinds and static sizes). Statically shaped results are written into
+  /// `outputs` by the compiled code itself (out-params, the default);
+  /// results of dynamic size are allocated by it and copied. A failed run-time
+  /// check of the generated code (dynamic sizes that disagree, page table
+  /// entries, ragged offsets, region reads; docs/Robustness.md) is an error
+  /// with the check's message, and lastCheckStatus() says its status; `outputs`
+  /// is then empty.
   llvm::Error invoke(llvm::ArrayRef<const HostTensor *> inputs,
                      std::vector<HostTensor> &outputs);
 
@@ -97,14 +92,29 @@ public:
   static int64_t heapPeakBytes();
   static int64_t heapCurrentBytes();
 
+  /// Makes every allocation of the compiled code larger than `bytes` fail
+  /// (return null, as malloc does when memory runs out; 0: no limit), for
+  /// all JIT-compiled functions: the call then fails with
+  /// ATTN_STATUS_OUT_OF_MEMORY (attn-check-allocations). For tests of that
+  /// path, and to cap what one call may allocate.
+  static void setAllocationLimit(int64_t bytes);
+
+  /// What the lowering chose for each attention op of the function (form,
+  /// tiles, splits, register tile), in order.
+  llvm::ArrayRef<LoweringChoice> loweringChoices() const { return choices; }
+
   /// Seconds spent lowering and compiling.
   double compileSeconds() const { return compileTime; }
-  /// Seconds the last invoke spent in the compiled function itself (its
-  /// output allocation included; not the argument checks before it or the
-  /// copy of its results into HostTensors after it).
+  /// Seconds the last invoke spent in the compiled function itself (with
+  /// the allocation of outputs of dynamic size; not the argument checks
+  /// and out-param buffers before it or the copy of returned results into
+  /// HostTensors after it).
   double lastCallSeconds() const { return callTime; }
   const std::vector<RankedTensorType> &argumentTypes() const { return args; }
   const std::vector<RankedTensorType> &resultTypes() const { return results; }
+  /// True when the results are out-params (JitOptions::outParams and every
+  /// result statically shaped): the compiled code allocates none of them.
+  bool resultsAreOutParams() const { return resultsOut; }
   /// The CPU the code was generated for (JitOptions::targetCpu and
   /// targetFeatures resolved; the host's when both are empty).
   const CpuTarget &target() const { return cpuTarget; }
@@ -115,9 +125,11 @@ private:
   std::string name;
   std::vector<RankedTensorType> args, results;
   CpuTarget cpuTarget;
+  llvm::SmallVector<LoweringChoice> choices;
   double callTime = 0;
   double compileTime = 0;
   int checkStatus = 0;
+  bool resultsOut = false;
 };
 
 /// Path of MLIR's C runner utilities (memrefCopy and friends).

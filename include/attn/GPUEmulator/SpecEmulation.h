@@ -17,6 +17,7 @@
 
 #include "attn/Execution/HostTensor.h"
 #include "attn/GPUEmulator/Emulator.h"
+#include "attn/Pipelines/GpuPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -29,9 +30,9 @@ namespace mlir {
 namespace attn {
 
 struct GpuEmulationOptions {
-  /// Options of convert-attn-to-gpu (0 / 64: the pass's defaults).
-  int64_t warps = 0;
-  int64_t tileK = 64;
+  /// The GPU kernel's options (warps, tile-k, splits; the emulator runs the
+  /// gpu.launch form, so chip and format do not matter).
+  GpuCodegenOptions gpu;
   /// Emulator options (checks, block subset, statistics).
   EmulatorOptions emulator;
   /// When non-null, receives the lowered module as text.

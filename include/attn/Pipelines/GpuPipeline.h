@@ -67,6 +67,28 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 /// empty when none is found.
 std::string findCudaToolkit(llvm::StringRef preferred = "");
 
+/// What every driver of the GPU pipeline chooses: attn-run (--device=gpu
+/// and gpu-emulate), attn-compile and the C API (KernelCompileOptions::gpu),
+/// the emulator (GpuEmulationOptions). The pipeline's options are made from
+/// it (setPipelineOptions), so each choice has one default.
+struct GpuCodegenOptions {
+  /// NVIDIA chip (sm_80, sm_90a, ...).
+  std::string chip = "sm_80";
+  /// GPU binary: isa (PTX, compiled by the driver when loaded), bin (cubin,
+  /// needs ptxas) or fatbin.
+  std::string format = "isa";
+  /// Warps per block (0: the lowering's choice, recorded in attn.lowering),
+  /// keys per shared-memory tile, split-KV chunks of decode (-1: chosen at
+  /// run time, 0: off).
+  int64_t warps = 0, tileK = 64, splits = -1;
+  /// The CUDA toolkit (see GpuPipelineOptions::cudaPath).
+  std::string cudaPath;
+};
+
+/// The pipeline's options for `codegen`.
+void setPipelineOptions(GpuPipelineOptions &opts,
+                        const GpuCodegenOptions &codegen);
+
 /// Adds the whole GPU pipeline. Fails when libdevice cannot be found.
 llvm::Error buildAttnGpuPipeline(OpPassManager &pm,
                                  const GpuPipelineOptions &opts);

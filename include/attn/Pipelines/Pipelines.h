@@ -82,13 +82,41 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Sets the options every driver of the CPU pipeline shares (the JIT,
-/// attn-compile, the C API) from a form name ("naive", "fused", "decode");
-/// an unknown form is an error naming the choices.
-llvm::Error setCommonCpuOptions(CpuPipelineOptions &opts, llvm::StringRef form,
-                                int64_t tileQ, int64_t tileK, int64_t splits,
-                                bool parallel, llvm::StringRef targetCpu,
-                                llvm::StringRef targetFeatures);
+/// "naive", "fused" or "decode".
+llvm::StringRef attentionFormName(AttentionForm form);
+
+/// What every driver of the CPU pipeline chooses: the JIT (JitOptions),
+/// attn-compile and the C API (KernelCompileOptions), Python through the C
+/// API. The pipeline's options are made from it (setPipelineOptions), so
+/// each choice has one default.
+struct CpuCodegenOptions {
+  AttentionForm form = AttentionForm::Fused;
+  /// Query rows and keys per tile (0: the lowering chooses; what it chose
+  /// is recorded on the function, attn/Schedule/LoweringChoice.h), and the
+  /// key splits of the decode form.
+  int64_t tileQ = 0, tileK = 0, splits = 4;
+  /// Run the parallel iterations on OpenMP threads.
+  bool parallel = true;
+  /// Polynomial exp/log/tanh instead of libm calls.
+  bool approximateMath = true;
+  /// Fused and decode forms: call attn_tile_visit per computed key tile.
+  bool instrumentTiles = false;
+  /// Statically shaped results through caller-allocated out-params (the
+  /// caller's buffers are written in place; no copy).
+  bool outParams = true;
+  /// LLVM CPU name and features over its own (empty: the host's).
+  std::string targetCpu, targetFeatures;
+  /// LLVM optimization level of the generated code.
+  unsigned optLevel = 3;
+
+  /// Sets `form` from its name; an unknown name is an error naming the
+  /// choices.
+  llvm::Error setForm(llvm::StringRef name);
+};
+
+/// The pipeline's options for `codegen`.
+void setPipelineOptions(CpuPipelineOptions &opts,
+                        const CpuCodegenOptions &codegen);
 
 /// Adds the passes that lower attn ops to linalg/scf on tensors in the
 /// chosen form.

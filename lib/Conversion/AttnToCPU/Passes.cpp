@@ -8,6 +8,7 @@
 
 #include "attn/Conversion/RaggedAttention.h"
 #include "attn/Conversion/RuntimeChecks.h"
+#include "attn/Schedule/LoweringChoice.h"
 
 #include "attn/Conversion/Passes.h"
 
@@ -70,8 +71,17 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
                                             opts.tileQ, opts.tileK);
           ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
-          FusedLowering lowering(op, rewriter, schedule,
-                                 VectorShape::forTarget(opts.target),
+          VectorShape shape = VectorShape::forTarget(opts.target);
+          LoweringChoice choice;
+          choice.form = opts.splits > 0 ? "decode" : "fused";
+          choice.tileQ = tiles.q;
+          choice.tileK = tiles.k;
+          choice.splits = opts.splits;
+          choice.registerRows = shape.mr;
+          choice.registerCols = shape.nw;
+          choice.vectorBits = shape.lanes * 32;
+          recordLoweringChoice(op, choice);
+          FusedLowering lowering(op, rewriter, schedule, shape,
                                  opts.instrument);
           return opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
                                  : lowering.buildFused(rewriter, op.getLoc());

@@ -14,6 +14,7 @@
 #include "KernelEmitter.h"
 
 #include "attn/Conversion/RuntimeChecks.h"
+#include "attn/Schedule/LoweringChoice.h"
 
 #include <limits>
 
@@ -288,8 +289,15 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   Value outBuf = entry->getArgument(numIn);
   Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
 
-  KernelEmitter emitter(b, loc, op, chooseWarps(op, opts), opts.tileK,
-                        opts.splits);
+  int64_t warps = chooseWarps(op, opts);
+  LoweringChoice choice;
+  choice.form = "gpu";
+  choice.warps = warps;
+  choice.tileQ = 16 * warps; // 16 query rows per warp
+  choice.tileK = opts.tileK;
+  choice.splits = opts.splits;
+  recordLoweringChoice(gpuFn, choice);
+  KernelEmitter emitter(b, loc, op, warps, opts.tileK, opts.splits);
   emitter.fnName = fn.getName().str();
   emitter.emitHost(operands, outBuf, lseBuf);
   func::ReturnOp::create(b, loc);

@@ -15,6 +15,7 @@
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RaggedAttention.h"
 #include "attn/Conversion/RuntimeChecks.h"
+#include "attn/Schedule/LoweringChoice.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/IR/AttnOps.h"
@@ -212,6 +213,9 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
       rewriteRaggedAsLoop(b, op);
       return success();
     }
+    LoweringChoice choice;
+    choice.form = "naive";
+    recordLoweringChoice(op, choice);
     // The work runs only when every run-time check passed.
     emitRuntimeShapeChecks(b, op.getLoc(), op);
     SmallVector<Value> results =

@@ -38,9 +38,8 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
     // The GPU pipeline up to the gpu.launch form (kernels-only).
     PassManager pm(ctx);
     GpuPipelineOptions pipelineOpts;
+    setPipelineOptions(pipelineOpts, options.gpu);
     pipelineOpts.kernelsOnly = true;
-    pipelineOpts.warps = options.warps;
-    pipelineOpts.tileK = options.tileK;
     if (llvm::Error e = buildAttnGpuPipeline(pm, pipelineOpts))
       return e;
     if (failed(pm.run(*module)))

@@ -278,8 +278,8 @@ TEST_P(GpuKernelSweep, MatchesReference) {
   for (const auto &t : expected)
     shapes.push_back(t.shape);
   GpuEmulationOptions opts;
-  opts.warps = c.warps;
-  opts.tileK = c.tileK;
+  opts.gpu.warps = c.warps;
+  opts.gpu.tileK = c.tileK;
   std::vector<HostTensor> results;
   auto start = std::chrono::steady_clock::now();
   llvm::Error err =

@@ -1,0 +1,92 @@
+//===- LoweringChoice.cpp - what a lowering chose, on the IR --------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Schedule/LoweringChoice.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// The integer fields, by attribute name.
+struct Field {
+  llvm::StringLiteral name;
+  int64_t LoweringChoice::*member;
+};
+constexpr Field kFields[] = {
+    {"tile_q", &LoweringChoice::tileQ},
+    {"tile_k", &LoweringChoice::tileK},
+    {"splits", &LoweringChoice::splits},
+    {"register_rows", &LoweringChoice::registerRows},
+    {"register_cols", &LoweringChoice::registerCols},
+    {"vector_bits", &LoweringChoice::vectorBits},
+    {"warps", &LoweringChoice::warps},
+};
+} // namespace
+
+void LoweringChoice::print(llvm::raw_ostream &os) const {
+  os << "form " << form;
+  if (tileQ || tileK)
+    os << ", tiles " << tileQ << " x " << tileK;
+  if (splits > 0)
+    os << ", " << splits << " key splits";
+  else if (splits < 0)
+    os << ", key splits chosen at run time";
+  if (registerRows)
+    os << ", register tile " << registerRows << " x " << registerCols << " ("
+       << vectorBits << "-bit)";
+  if (warps)
+    os << ", " << warps << " warps";
+}
+
+void LoweringChoice::writeJSON(llvm::json::OStream &j) const {
+  j.attribute("form", form);
+  for (const Field &f : kFields)
+    j.attribute(f.name, this->*(f.member));
+}
+
+void mlir::attn::recordLoweringChoice(Operation *op,
+                                      const LoweringChoice &choice) {
+  Operation *fn = isa<FunctionOpInterface>(op)
+                      ? op
+                      : op->getParentOfType<FunctionOpInterface>();
+  if (!fn)
+    return;
+  Builder b(op->getContext());
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("form", b.getStringAttr(choice.form))};
+  for (const Field &f : kFields)
+    fields.push_back(
+        b.getNamedAttr(f.name, b.getI64IntegerAttr(choice.*(f.member))));
+  SmallVector<Attribute> all;
+  if (auto old = fn->getAttrOfType<ArrayAttr>(kLoweringAttr))
+    all.append(old.begin(), old.end());
+  all.push_back(b.getDictionaryAttr(fields));
+  fn->setAttr(kLoweringAttr, b.getArrayAttr(all));
+}
+
+SmallVector<LoweringChoice> mlir::attn::readLoweringChoices(Operation *fn) {
+  SmallVector<LoweringChoice> choices;
+  auto all = fn->getAttrOfType<ArrayAttr>(kLoweringAttr);
+  if (!all)
+    return choices;
+  for (Attribute a : all) {
+    auto dict = dyn_cast<DictionaryAttr>(a);
+    if (!dict)
+      continue;
+    LoweringChoice c;
+    if (auto form = dict.getAs<StringAttr>("form"))
+      c.form = form.str();
+    for (const Field &f : kFields)
+      if (auto v = dict.getAs<IntegerAttr>(f.name))
+        c.*(f.member) = v.getInt();
+    choices.push_back(std::move(c));
+  }
+  return choices;
+}
