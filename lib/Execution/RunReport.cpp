@@ -192,6 +192,17 @@ std::optional<ElementKind> mlir::attn::gpuComputeKind(ElementKind kind) {
   return std::nullopt;
 }
 
+void mlir::attn::writeTimesJSON(llvm::json::OStream &j,
+                                llvm::ArrayRef<double> sortedTimes) {
+  j.attribute("median_s", sortedTimes[sortedTimes.size() / 2]);
+  j.attribute("min_s", sortedTimes.front());
+  j.attribute("max_s", sortedTimes.back());
+  j.attributeArray("times_s", [&] {
+    for (double t : sortedTimes)
+      j.value(t);
+  });
+}
+
 llvm::Error mlir::attn::writeJSONReport(
     llvm::StringRef path,
     llvm::function_ref<void(llvm::json::OStream &)> body) {

@@ -1,4 +1,7 @@
 // REQUIRES: host-cc
+// The driver links libattn_runtime, which sanitizer builds instrument: an
+// uninstrumented C program cannot load it (nothing here is instrumented).
+// UNSUPPORTED: sanitizer
 // RUN: attn-opt %s --attn-to-llvm-cpu="form=fused parallel=false" -o %t.llvm.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.llvm.mlir -o %t.ll
 // RUN: llc -O2 -relocation-model=pic -filetype=obj %t.ll -o %t.o

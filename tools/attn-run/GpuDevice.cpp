@@ -26,7 +26,6 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Schedule/LoweringChoice.h"
-#include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -551,13 +550,7 @@ int mlir::attn::runOnGpu(ModuleOp module, const SpecInfo &spec,
                            [&] { j.object([&] { choice.writeJSON(j); }); });
           j.attribute("compile_s", compileSeconds);
           j.attribute("first_call_s", firstSeconds);
-          j.attribute("median_s", median);
-          j.attribute("min_s", times.front());
-          j.attribute("max_s", times.back());
-          j.attributeArray("times_s", [&] {
-            for (double t : times)
-              j.value(t);
-          });
+          writeTimesJSON(j, times);
           j.attribute("flops", flops);
           j.attribute("tflops", median > 0 ? flops / median * 1e-12 : 0.0);
           j.attribute("io_bytes", ioBytes);

@@ -14,7 +14,6 @@
 
 #include "attn/Execution/ReferenceBridge.h"
 #include "attn/GPUEmulator/SpecEmulation.h"
-#include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -26,7 +26,6 @@
 #include "attn/Execution/SpecBinding.h"
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
-#include "attn/Support/Npy.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -403,13 +402,7 @@ static int runMain(MLIRContext &context) {
         j.attribute("isa", target.isaName());
         j.attribute("features", target.features);
       });
-      j.attribute("median_s", median);
-      j.attribute("min_s", times.front());
-      j.attribute("max_s", times.back());
-      j.attributeArray("times_s", [&] {
-        for (double t : times)
-          j.value(t);
-      });
+      writeTimesJSON(j, times);
       j.attribute("flops", flops);
       j.attribute("gflops", median > 0 ? flops / median * 1e-9 : 0.0);
       j.attribute("peak_heap_bytes", peakHeap);
