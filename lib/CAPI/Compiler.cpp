@@ -349,12 +349,16 @@ ATTN_CAPI_EXPORT AttnLogicalResult attnModuleRunPipeline(
 ATTN_CAPI_EXPORT void attnCompileOptionsInit(AttnCompileOptions *options) {
   if (!options)
     return;
+  // The defaults of KernelCompileOptions (CpuCodegenOptions'), not a copy.
+  static const KernelCompileOptions defaults;
   *options = AttnCompileOptions{};
-  options->form = "fused";
-  options->splits = 4;
-  options->parallel = true;
-  options->prefix = "attn_";
-  options->opt_level = 3;
+  options->form = attentionFormName(defaults.form).data();
+  options->tile_q = defaults.tileQ;
+  options->tile_k = defaults.tileK;
+  options->splits = defaults.splits;
+  options->parallel = defaults.parallel;
+  options->prefix = defaults.prefix.c_str();
+  options->opt_level = static_cast<int32_t>(defaults.optLevel);
 }
 
 ATTN_CAPI_EXPORT AttnLogicalResult
