@@ -60,8 +60,9 @@ Value buildHasFailedIn(OpBuilder &b, Location loc, Value ctx);
 
 /// `scf.if` on buildHasFailed: `onFailure` builds the values yielded after
 /// a failure, `body` the work. Returns the if's results. Without a check
-/// in `anchor`'s block so far, just `body` (a spec whose sizes are static
-/// calls no runtime function).
+/// in `anchor`'s block so far, just `body` (no runtime call for a spec
+/// whose sizes are static; its allocations are checked later, by
+/// attn-check-allocations).
 SmallVector<Value>
 buildGuarded(OpBuilder &b, Location loc, Operation *anchor, TypeRange types,
              function_ref<SmallVector<Value>(OpBuilder &, Location)> onFailure,
