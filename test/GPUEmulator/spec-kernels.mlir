@@ -2,14 +2,27 @@
 // (every lane's ldmatrix, mma.sync, shuffle and cp.async), checked against
 // the f64 reference. The randomized sweep is AttnGPUKernelSweepTests.
 // RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify | FileCheck %s --check-prefix=GQA
-// RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify --gpu-warps=2 --gpu-tile-k=16 | FileCheck %s --check-prefix=GQA
+// RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify --gpu-warps=2 --gpu-tile-k=16 --report=%t.json | FileCheck %s --check-prefix=GQA
+// RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // RUN: attn-run %s --device=gpu-emulate --entry=window_alibi_bf16 --verify | FileCheck %s --check-prefix=WIN
 // RUN: attn-run %s --device=gpu-emulate --entry=decode --verify --seed=3 | FileCheck %s --check-prefix=DEC
 // RUN: attn-run %s --device=gpu-emulate --entry=softcap_bias --verify | FileCheck %s --check-prefix=CAP
 // RUN: not attn-run %s --device=gpu-emulate --entry=decode --tile-map 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not attn-run %s --device=tpu --entry=decode 2>&1 | FileCheck %s --check-prefix=DEV
-// OPT: error: --tile-map, --count-tiles and --report are not available with --device=gpu-emulate
+// OPT: error: --tile-map and --count-tiles are not available with --device=gpu-emulate
 // DEV: error: unknown --device 'tpu': cpu, gpu or gpu-emulate
+// The JSON report of an emulated run: what the lowering chose (2 warps:
+// 32 query rows; 16 keys per tile), the emulator's counters, the check.
+// REPORT: "device": "gpu-emulate",
+// REPORT-NEXT: "lowering": [
+// REPORT-NEXT: {
+// REPORT-NEXT: "form": "gpu",
+// REPORT-NEXT: "tile_q": 32,
+// REPORT-NEXT: "tile_k": 16,
+// REPORT: "warps": 2
+// REPORT: "mma_sync": {{[1-9][0-9]*}},
+// REPORT: "verified": true,
+// REPORT-NEXT: "max_abs_error": [
 
 // GQA 8/2, 37 queries and keys (tails of the 16-row and 64-key tiles hidden
 // by the causal mask).

@@ -58,7 +58,9 @@ static void printStats(const EmulatorStats &stats, double seconds);
 
 int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
                                const SpecBinding &binding,
-                               const ReportOptions &reportOpts) {
+                               const ReportOptions &reportOpts,
+                               llvm::StringRef specPath,
+                               llvm::StringRef reportFile) {
   Operation *attnOp = spec.attnOp;
   if (!attnOp)
     return fail("--device=gpu-emulate needs a function with an attn op");
@@ -83,6 +85,8 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
   std::string ir;
   if (printGpuIR)
     opts.loweredIR = &ir;
+  llvm::SmallVector<LoweringChoice> choices;
+  opts.choices = &choices;
   std::vector<HostTensor> results;
   auto start = std::chrono::steady_clock::now();
   func::FuncOp entry = spec.entry;
@@ -104,6 +108,30 @@ int mlir::attn::runGpuEmulated(ModuleOp module, const SpecInfo &spec,
   report.printResults(llvm::outs(), results, &expected, computeKind);
   if (llvm::Error err = report.writeFiles(results, &expected, binding.args))
     return fail(llvm::toString(std::move(err)));
+  if (!reportFile.empty()) {
+    llvm::Error err = writeJSONReport(reportFile, [&](llvm::json::OStream &j) {
+      j.attribute("spec", specPath);
+      j.attribute("device", "gpu-emulate");
+      j.attributeArray("lowering", [&] {
+        for (const LoweringChoice &c : choices)
+          j.object([&] { c.writeJSON(j); });
+      });
+      j.attribute("emulate_s", seconds);
+      j.attributeObject("emulator", [&] {
+        j.attribute("launches", stats.launches);
+        j.attribute("blocks", stats.blocks);
+        j.attribute("threads", stats.threads);
+        j.attribute("mma_sync", stats.mmaSyncs);
+        j.attribute("ldmatrix", stats.ldmatrices);
+        j.attribute("cp_async", stats.asyncCopies);
+        j.attribute("shuffles", stats.shuffles);
+        j.attribute("barriers", stats.barriers);
+      });
+      report.writeJSON(j);
+    });
+    if (err)
+      return fail(llvm::toString(std::move(err)));
+  }
   if (llvm::Error err = report.verificationError())
     return fail(llvm::toString(std::move(err)));
   return 0;

@@ -28,9 +28,11 @@ extern llvm::cl::opt<int64_t> gpuTileK;
 
 /// Runs the spec's GPU kernel on the warp-level emulator and compares it
 /// with the f64 reference (at the tolerance of the type the GPU computes
-/// in, as the GPU run); returns attn-run's exit code.
+/// in, as the GPU run); writes the JSON report to `reportFile` unless it is
+/// empty; returns attn-run's exit code.
 int runGpuEmulated(ModuleOp module, const SpecInfo &spec,
-                   const SpecBinding &binding, const ReportOptions &report);
+                   const SpecBinding &binding, const ReportOptions &report,
+                   llvm::StringRef specPath, llvm::StringRef reportFile);
 
 /// Whether `module` already holds GPU kernels (a gpu.launch): attn-run then
 /// emulates its function directly instead of lowering a spec.

@@ -18,6 +18,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/GPUEmulator/Emulator.h"
 #include "attn/Pipelines/GpuPipeline.h"
+#include "attn/Schedule/LoweringChoice.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -37,6 +38,9 @@ struct GpuEmulationOptions {
   EmulatorOptions emulator;
   /// When non-null, receives the lowered module as text.
   std::string *loweredIR = nullptr;
+  /// When non-null, receives what the lowering chose (attn.lowering: the
+  /// warps, tiles and splits).
+  llvm::SmallVector<LoweringChoice> *choices = nullptr;
 };
 
 /// Lowers a clone of `spec` (the function `entry` with one attn.attention)

@@ -52,6 +52,8 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
   auto fn = module->lookupSymbol<func::FuncOp>(entry);
   if (!fn)
     return error("the GPU form has no function '" + entry + "'");
+  if (options.choices)
+    *options.choices = readLoweringChoices(fn);
   size_t numOut = fn.getNumArguments() - args.size();
   if (fn.getNumArguments() < args.size() || numOut != resultShapes.size())
     return error("the GPU form of '" + entry + "' takes " +
