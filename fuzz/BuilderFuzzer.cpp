@@ -198,18 +198,6 @@ buildFunc(OpBuilder &b, ModuleOp module, const std::vector<Type> &argTypes,
   return fn;
 }
 
-const char *formName(AttentionForm f) {
-  switch (f) {
-  case AttentionForm::Naive:
-    return "naive";
-  case AttentionForm::Fused:
-    return "fused";
-  case AttentionForm::Decode:
-    return "decode";
-  }
-  return "?";
-}
-
 } // namespace
 
 static std::string printOp(Operation *op) {
@@ -371,8 +359,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (failed(pm.run(*clone)))
       ::attn::fuzz::fail(
           std::string("a verified spec does not lower in form ") +
-          formName(form) + " (tile-q " + std::to_string(opts.tileQ) +
-          ", tile-k " + std::to_string(opts.tileK) + ", splits " +
+          attentionFormName(form).str() + " (tile-q " +
+          std::to_string(opts.tileQ) + ", tile-k " +
+          std::to_string(opts.tileK) + ", splits " +
           std::to_string(opts.splits) + "):\n" + spec + "\ndiagnostics:\n" +
           diags.str());
   }

@@ -101,8 +101,7 @@ std::optional<ElementKind> gpuComputeKind(ElementKind kind);
 
 /// "median_s", "min_s", "max_s" and "times_s" of the timed calls
 /// (`sortedTimes`, ascending, not empty) as attributes of a JSON object.
-void writeTimesJSON(llvm::json::OStream &j,
-                    llvm::ArrayRef<double> sortedTimes);
+void writeTimesJSON(llvm::json::OStream &j, llvm::ArrayRef<double> sortedTimes);
 
 /// Writes a JSON report to `path` through `body`, which writes the
 /// attributes of its one object.
