@@ -23,6 +23,9 @@ config.substitutions.append(
 config.substitutions.append(("%attn_lib_dir", os.path.join(config.attn_obj_root, "lib")))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 config.substitutions.append(
+    ("%capi_devices",
+     os.path.join(config.attn_obj_root, "test", "CAPI", "capi-devices")))
+config.substitutions.append(
     ("%call_gpu_kernel",
      os.path.join(config.attn_obj_root, "test", "GPURuntime", "call-gpu-kernel")))
 

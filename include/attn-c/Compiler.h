@@ -128,6 +128,19 @@ typedef struct AttnCompileOptions {
   const char *prefix;          /* symbol prefix (default "attn_") */
   const char *entries;         /* comma-separated; null: all public */
   int32_t opt_level;           /* 0-3 (default 3) */
+  /* Where the kernels run: "cpu" (null or "": the default); "gpu", an
+     NVIDIA GPU through libattn_gpu_runtime (kDLCUDA tensors,
+     ATTN_KERNEL_GPU); "gpu-emulate", the GPU kernels on the warp-level
+     emulator over host tensors (JIT only; slow: for tests without a GPU). */
+  const char *device;
+  const char *gpu_chip;   /* "sm_80", "sm_90a", ...; null or "": the chip of
+                             CUDA device 0 (sm_90a on sm_90) */
+  const char *gpu_format; /* "isa" (PTX), "bin" (cubin) or "fatbin"; null or
+                             "": bin ahead of time, isa for the JIT */
+  int64_t gpu_warps;      /* warps per block; 0 (default): the lowering's */
+  int64_t gpu_tile_k;     /* keys per shared-memory tile (default 64) */
+  int64_t gpu_splits;     /* decode's KV chunks: -1 (default) chosen at run
+                             time, 0 off */
 } AttnCompileOptions;
 
 void attnCompileOptionsInit(AttnCompileOptions *options);
@@ -151,8 +164,9 @@ AttnLogicalResult attnCompileToFile(AttnModule module,
                                     const AttnCompileOptions *options,
                                     AttnOutputKind kind, AttnStringRef path);
 
-/* JIT-compiles the module's kernels for this host; a null library on
-   failure. */
+/* JIT-compiles the module's kernels for this host (options->device "cpu"),
+   for the GPU ("gpu") or for the GPU emulator ("gpu-emulate"); a null
+   library on failure. */
 AttnJitLibrary attnJitLibraryCreate(AttnModule module,
                                     const AttnCompileOptions *options);
 void attnJitLibraryDestroy(AttnJitLibrary library);

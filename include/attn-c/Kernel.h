@@ -189,6 +189,12 @@ intptr_t attn_rt_error_context(void);
 void attn_rt_check_failed(intptr_t context, int32_t check, int64_t a0,
                           int64_t a1, int64_t a2, int64_t a3);
 int32_t attn_rt_has_failed(intptr_t context);
+/* Records a failure with a message of its own (copied; at most 511 bytes
+   kept) and the status attn_kernel_call returns for it; the first failure of
+   a call wins, as for the checks. For kernels whose body is not generated
+   code (the GPU emulator's kernels of the C API). */
+void attn_rt_report_error(intptr_t context, attn_status_t status,
+                          const char *message);
 
 #ifdef __cplusplus
 }

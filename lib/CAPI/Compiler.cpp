@@ -12,10 +12,14 @@
 
 #include "attn-c/Compiler.h"
 
+#include "EmulatedKernels.h"
+
 #include "attn/Compile/Compile.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Execution/Jit.h"
+#include "attn/Execution/Runner.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -58,6 +62,9 @@ struct Context {
 
   explicit Context(const DialectRegistry &registry) : mlir(registry) {
     mlir.loadAllAvailableDialects();
+    // Diagnostics name the spec's op; a dump of the lowered op in its
+    // generic form tells an API user nothing.
+    mlir.printOpOnDiagnostic(false);
     handler = mlir.getDiagEngine().registerHandler([this](Diagnostic &d) {
       std::string loc, msg = d.str();
       if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
@@ -100,6 +107,8 @@ struct JitLibrary {
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<KernelSignature> kernels;
   std::string prefix;
+  /// The kernels' runners on the GPU emulator (device "gpu-emulate").
+  std::vector<std::unique_ptr<EmulatedKernel>> emulated;
 };
 
 Context *unwrap(AttnContext c) { return static_cast<Context *>(c.ptr); }
@@ -117,9 +126,47 @@ AttnLogicalResult result(bool ok) {
 /// AttnCompileOptions -> KernelCompileOptions; false (and a diagnostic) when
 /// an option is out of range.
 bool convert(Context &ctx, const AttnCompileOptions *in,
-             KernelCompileOptions &out) {
+             KernelCompileOptions &out, bool jit) {
   if (!in)
     return true;
+  llvm::StringRef device = in->device ? in->device : "";
+  if (!device.empty() && device != "cpu") {
+    auto dev = parseRunDevice(device);
+    if (!dev) {
+      ctx.error(dev.takeError());
+      return false;
+    }
+    if (*dev == RunDevice::GpuEmulator && !jit) {
+      ctx.error("device gpu-emulate: kernels on the GPU emulator can only be "
+                "JIT-compiled");
+      return false;
+    }
+    if (in->gpu_warps < 0 || in->gpu_tile_k < 1 || in->gpu_splits < -1) {
+      ctx.error("gpu_warps must be >= 0, gpu_tile_k >= 1 and gpu_splits >= "
+                "-1");
+      return false;
+    }
+    out.gpu.format = in->gpu_format && *in->gpu_format ? in->gpu_format
+                     : jit                             ? "isa"
+                                                       : "bin";
+    out.gpu.warps = in->gpu_warps;
+    out.gpu.tileK = in->gpu_tile_k;
+    out.gpu.splits = in->gpu_splits;
+    out.emulate = *dev == RunDevice::GpuEmulator;
+    if (in->gpu_chip && *in->gpu_chip) {
+      out.gpu.chip = in->gpu_chip;
+    } else if (out.emulate) {
+      out.gpu.chip = "sm_80"; // the emulator runs the gpu.launch form
+    } else {
+      auto chip = chipOfGpuDevice(0);
+      if (!chip) {
+        ctx.error("device gpu without gpu_chip: " +
+                  llvm::toString(chip.takeError()));
+        return false;
+      }
+      out.gpu.chip = *chip;
+    }
+  }
   if (in->form)
     if (llvm::Error err = out.setForm(in->form)) {
       ctx.error(llvm::toString(std::move(err)));
@@ -237,6 +284,8 @@ ATTN_CAPI_EXPORT AttnContext attnContextCreate(void) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<AttnDialect>();
+  // GPU kernels (options.device "gpu"): the NVVM target and translations.
+  registerGpuCodegen(registry);
   return AttnContext{new Context(registry)};
 }
 
@@ -359,6 +408,10 @@ ATTN_CAPI_EXPORT void attnCompileOptionsInit(AttnCompileOptions *options) {
   options->parallel = defaults.parallel;
   options->prefix = defaults.prefix.c_str();
   options->opt_level = static_cast<int32_t>(defaults.optLevel);
+  options->device = "cpu";
+  options->gpu_warps = defaults.gpu.warps;
+  options->gpu_tile_k = defaults.gpu.tileK;
+  options->gpu_splits = defaults.gpu.splits;
 }
 
 ATTN_CAPI_EXPORT AttnLogicalResult
@@ -374,7 +427,7 @@ attnCompile(AttnModule module, const AttnCompileOptions *options,
     return result(false);
   }
   KernelCompileOptions opts;
-  if (!convert(ctx, options, opts))
+  if (!convert(ctx, options, opts, /*jit=*/false))
     return result(false);
   auto out = compileOutput(*m->module, opts, kind);
   if (!out) {
@@ -394,7 +447,7 @@ attnCompileToFile(AttnModule module, const AttnCompileOptions *options,
   Context &ctx = *m->context;
   ctx.lastError.clear();
   KernelCompileOptions opts;
-  if (!convert(ctx, options, opts))
+  if (!convert(ctx, options, opts, /*jit=*/false))
     return result(false);
   auto out = compileOutput(*m->module, opts, kind);
   if (!out) {
@@ -425,7 +478,7 @@ attnJitLibraryCreate(AttnModule module, const AttnCompileOptions *options) {
   Context &ctx = *m->context;
   ctx.lastError.clear();
   KernelCompileOptions opts;
-  if (!convert(ctx, options, opts))
+  if (!convert(ctx, options, opts, /*jit=*/true))
     return AttnJitLibrary{nullptr};
   auto sigs = kernelSignatures(*m->module, opts);
   if (!sigs) {
@@ -448,9 +501,21 @@ attnJitLibraryCreate(AttnModule module, const AttnCompileOptions *options) {
               (*builderTm)->getTargetTriple().str() + " on this host");
     return AttnJitLibrary{nullptr};
   }
-  auto lowered = lowerKernels(*m->module, opts);
-  if (!lowered)
-    return fail(lowered.takeError());
+  // GPU emulator kernels: a runner each, called by JIT'd trampolines.
+  std::vector<std::unique_ptr<EmulatedKernel>> emulated;
+  OwningOpRef<ModuleOp> loweredModule;
+  if (opts.emulate) {
+    auto kernels = createEmulatedKernels(*m->module, *sigs, opts);
+    if (!kernels)
+      return fail(kernels.takeError());
+    emulated = std::move(*kernels);
+    loweredModule = buildEmulatorTrampolines(&ctx.mlir, emulated);
+  } else {
+    auto lowered = lowerKernels(*m->module, opts);
+    if (!lowered)
+      return fail(lowered.takeError());
+    loweredModule = std::move(*lowered);
+  }
 
   std::string buildError;
   auto builder =
@@ -474,7 +539,7 @@ attnJitLibraryCreate(AttnModule module, const AttnCompileOptions *options) {
   engineOpts.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(std::min(opts.optLevel, 3u));
   auto engine =
-      ExecutionEngine::create(**lowered, engineOpts, std::move(*engineTm));
+      ExecutionEngine::create(*loweredModule, engineOpts, std::move(*engineTm));
   if (!engine) {
     std::string msg = llvm::toString(engine.takeError());
     ctx.error(buildError.empty() ? msg : buildError);
@@ -495,7 +560,15 @@ attnJitLibraryCreate(AttnModule module, const AttnCompileOptions *options) {
     add("attn_rt_has_failed", &attn_rt_has_failed);
     return map;
   });
-  auto *lib = new JitLibrary{std::move(*engine), std::move(*sigs), opts.prefix};
+  if (opts.isGpu())
+    registerGpuHostSymbols(**engine);
+  if (opts.emulate)
+    registerEmulatorSymbols(**engine);
+  // Global constructors: a GPU module's image is recorded (no driver call
+  // until the first launch).
+  (*engine)->initialize();
+  auto *lib = new JitLibrary{std::move(*engine), std::move(*sigs), opts.prefix,
+                             std::move(emulated)};
   return AttnJitLibrary{lib};
 }
 

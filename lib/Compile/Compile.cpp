@@ -170,7 +170,7 @@ mlir::attn::kernelSignatures(ModuleOp module,
       t->name = name;
       // GPU kernels write every result into the caller's tensor.
       sig.returnsOutputs |=
-          !options.isGpu() && llvm::is_contained(t->shape, -1);
+          !options.allOutParams() && llvm::is_contained(t->shape, -1);
       sig.tensors.push_back(std::move(*t));
     }
     sig.numOutputs = fn.getNumResults();
@@ -212,6 +212,9 @@ mlir::attn::createKernelTargetMachine(const KernelCompileOptions &options) {
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 mlir::attn::lowerKernels(ModuleOp module, const KernelCompileOptions &options) {
+  if (options.emulate)
+    return makeError("kernels on the GPU emulator can only be JIT-compiled "
+                     "(the C API's attnJitLibraryCreate)");
   auto sigs = kernelSignatures(module, options);
   if (!sigs)
     return sigs.takeError();
@@ -386,7 +389,7 @@ AbiBuilder::kernelInfo(const KernelSignature &sig) {
          constArray(ptr, names, "__attn_dims")}));
   }
   llvm::Constant *setThreads =
-      options.parallel && !options.isGpu()
+      options.parallel && !options.allOutParams()
           ? static_cast<llvm::Constant *>(setThreadsFunction())
           : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   auto *info = llvm::ConstantStruct::get(
@@ -501,8 +504,9 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildKernelModule(
     copy->setName("attn_rt_memref_copy");
 
   AbiBuilder abi(*m, options,
-                 options.isGpu() ? llvm::StringRef(options.gpu.chip)
-                                 : machine.getTargetCPU());
+                 options.emulate   ? llvm::StringRef("gpu-emulate")
+                 : options.isGpu() ? llvm::StringRef(options.gpu.chip)
+                                   : machine.getTargetCPU());
   if (llvm::Error err = abi.build(kernels))
     return std::move(err);
   // Only the ABI's symbols stay visible; everything else (the kernels'

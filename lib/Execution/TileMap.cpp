@@ -225,3 +225,30 @@ double mlir::attn::structuralFlops(AttentionOp op,
   }
   return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
 }
+
+double mlir::attn::trafficBytes(AttentionOp op, llvm::ArrayRef<HostTensor> args,
+                                llvm::ArrayRef<HostTensor> results) {
+  auto argOf = [&](Value v) -> const HostTensor * {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    return arg && arg.getArgNumber() < args.size() ? &args[arg.getArgNumber()]
+                                                   : nullptr;
+  };
+  double kvFraction = 1;
+  const HostTensor *lens = argOf(op.getKvLen()), *k = argOf(op.getKey());
+  if (lens && k && k->shape.size() == 4) {
+    int64_t nk = op.getLayout() == Layout::bnhd ? k->shape[1] : k->shape[2];
+    double read = 0;
+    for (int64_t b = 0, n = lens->numElements(); b < n; ++b)
+      read += std::clamp<int64_t>(lens->getInt(b), 0, nk);
+    if (lens->numElements() > 0 && nk > 0)
+      kvFraction = read / (double(lens->numElements()) * double(nk));
+  }
+  double bytes = 0;
+  for (const HostTensor &t : args) {
+    bool isKv = &t == argOf(op.getKey()) || &t == argOf(op.getValue());
+    bytes += static_cast<double>(t.bytes.size()) * (isKv ? kvFraction : 1);
+  }
+  for (const HostTensor &t : results)
+    bytes += static_cast<double>(t.bytes.size());
+  return bytes;
+}

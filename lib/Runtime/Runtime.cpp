@@ -52,10 +52,14 @@ constexpr int32_t kNumChecks = sizeof(kChecks) / sizeof(kChecks[0]);
 /// (attn_rt_error_context) and passes it to the OpenMP workers, so every
 /// thread of the call records into the caller's.
 struct ErrorRecord {
-  /// -1: no failure; -2: a failure is being written; else the check.
+  /// -1: no failure; -2: a failure is being written; kMessageCheck: a
+  /// failure with its own message (attn_rt_report_error); else the check.
   std::atomic<int32_t> check{-1};
   int64_t args[4] = {0, 0, 0, 0};
+  attn_status_t status = ATTN_STATUS_OK;
+  char message[512] = {0};
 };
+constexpr int32_t kMessageCheck = 1 << 20;
 thread_local ErrorRecord errorRecord;
 
 void clearErrorRecord() { errorRecord.check.store(-1); }
@@ -67,6 +71,10 @@ attn_status_t takeErrorRecord() {
   errorRecord.check.store(-1);
   if (check == -1)
     return ATTN_STATUS_OK;
+  if (check == kMessageCheck) {
+    lastError = errorRecord.message;
+    return errorRecord.status;
+  }
   if (check < 0 || check >= kNumChecks) {
     lastError = "attn: a run-time check failed (unknown check " +
                 std::to_string(check) + ")";
@@ -708,6 +716,17 @@ ATTN_RT_EXPORT void attn_rt_check_failed(intptr_t context, int32_t check,
   r->args[2] = a2;
   r->args[3] = a3;
   r->check.store(check, std::memory_order_release);
+}
+
+ATTN_RT_EXPORT void attn_rt_report_error(intptr_t context, attn_status_t status,
+                                         const char *message) {
+  ErrorRecord *r = recordAt(context);
+  int32_t expected = -1;
+  if (!r->check.compare_exchange_strong(expected, -2))
+    return;
+  r->status = status == ATTN_STATUS_OK ? ATTN_STATUS_INVALID_ARGUMENT : status;
+  std::snprintf(r->message, sizeof(r->message), "%s", message ? message : "");
+  r->check.store(kMessageCheck, std::memory_order_release);
 }
 
 ATTN_RT_EXPORT int32_t attn_rt_has_failed(intptr_t context) {

@@ -250,8 +250,19 @@ def load_library(path, prefix="attn_"):
 
 
 def jit(spec, prefix="attn_", form="fused", parallel=True, target_cpu="",
-        name="<python>"):
-    """JIT-compiles the spec text through the C API (libattn_compiler)."""
+        name="<python>", device="cpu", gpu_chip="", gpu_warps=0,
+        gpu_tile_k=64):
+    """JIT-compiles the spec text through the C API (libattn_compiler).
+
+    ``device`` says where the kernels run: ``"cpu"`` (this host), ``"gpu"``
+    (an NVIDIA GPU: CUDA tensors, ``kernel.gpu``; ``gpu_chip`` defaults to
+    the chip of CUDA device 0) or ``"gpu-emulate"`` (the GPU kernels on the
+    warp-level emulator, on host arrays: slow, for checking GPU code without
+    a GPU). ``gpu_warps`` (0: the lowering's choice) and ``gpu_tile_k`` are
+    the GPU kernel's options, for both GPU devices.
+    """
     from . import _capi
     return _capi.jit(spec, prefix=prefix, form=form, parallel=parallel,
-                     target_cpu=target_cpu, name=name)
+                     target_cpu=target_cpu, name=name, device=device,
+                     gpu_chip=gpu_chip, gpu_warps=gpu_warps,
+                     gpu_tile_k=gpu_tile_k)

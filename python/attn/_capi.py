@@ -20,7 +20,10 @@ class _CompileOptions(ctypes.Structure):
                 ("parallel", ctypes.c_bool), ("target_cpu", ctypes.c_char_p),
                 ("target_features", ctypes.c_char_p),
                 ("prefix", ctypes.c_char_p), ("entries", ctypes.c_char_p),
-                ("opt_level", ctypes.c_int32)]
+                ("opt_level", ctypes.c_int32), ("device", ctypes.c_char_p),
+                ("gpu_chip", ctypes.c_char_p), ("gpu_format", ctypes.c_char_p),
+                ("gpu_warps", ctypes.c_int64), ("gpu_tile_k", ctypes.c_int64),
+                ("gpu_splits", ctypes.c_int64)]
 
 
 _lib = None
@@ -66,7 +69,8 @@ class _JitOwner:
         self.lib.attnContextDestroy(self.ctx)
 
 
-def jit(spec, prefix, form, parallel, target_cpu, name):
+def jit(spec, prefix, form, parallel, target_cpu, name, device="cpu",
+        gpu_chip="", gpu_warps=0, gpu_tile_k=64):
     from . import CompileError, KernelLibrary
     lib = _library()
     ctx = lib.attnContextCreate()
@@ -87,6 +91,10 @@ def jit(spec, prefix, form, parallel, target_cpu, name):
     opts.parallel = parallel
     opts.prefix = prefix.encode()
     opts.target_cpu = target_cpu.encode()
+    opts.device = device.encode()
+    opts.gpu_chip = gpu_chip.encode()
+    opts.gpu_warps = gpu_warps
+    opts.gpu_tile_k = gpu_tile_k
     handle = lib.attnJitLibraryCreate(module, ctypes.byref(opts))
     lib.attnModuleDestroy(module)
     if not handle.ptr:

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Mgpu.h"
+#include "attn/Runtime/Mgpu.h"
 #include "attn-c/Gpu.h"
 
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeDriver.h"
-#include "Mgpu.h"
+#include "attn/Runtime/Mgpu.h"
 #include "attn-c/Gpu.h"
 
 #include <gtest/gtest.h>

@@ -50,14 +50,14 @@
 // GQA-TRACE-COUNT-5: fake-cuda: cuMemFree
 // GQA-TRACE-NEXT: fake-cuda: cuModuleUnload
 // GQA-REPORT: "device": "gpu",
-// GQA-REPORT: "chip": "sm_90a",
 // What the lowering chose (--gpu-warps 0: four warps, 64 query rows).
-// GQA-REPORT: "warps": 4,
-// GQA-REPORT: "tile_k": 64
 // GQA-REPORT: "lowering": [
 // GQA-REPORT: "form": "gpu",
 // GQA-REPORT-NEXT: "tile_q": 64,
 // GQA-REPORT-NEXT: "tile_k": 64,
+// GQA-REPORT: "chip": "sm_90a",
+// GQA-REPORT: "warps": 4,
+// GQA-REPORT: "tile_k": 64
 // GQA-REPORT: "median_s": 0.0015
 // GQA-REPORT: "verified": false,
 // GQA-REPORT-NEXT: "max_abs_error": [
@@ -101,10 +101,10 @@
 // Code the device cannot run is refused before anything is loaded.
 // RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=f32_window \
 // RUN:   --device=gpu --gpu-chip=sm_100a 2>&1 | FileCheck %s --check-prefix=NEWER
-// NEWER: attn-run: error: --device=gpu: code for sm_100a (--gpu-format=isa) cannot run on device 0 (Fake GPU 0, sm_90)
+// NEWER: attn-run: error: --device=gpu: code for sm_100a (format isa) cannot run on device 0 (Fake GPU 0, sm_90)
 // RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=f32_window \
 // RUN:   --device=gpu --gpu-device=3 2>&1 | FileCheck %s --check-prefix=DEVNUM
-// DEVNUM: attn-run: error: --gpu-device=3: there are 1 CUDA devices
+// DEVNUM: attn-run: error: --device=gpu: CUDA device 3: there are 1 CUDA devices
 
 // A spec the GPU lowering does not support: its diagnostic, then attn-run's.
 // RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run \

@@ -16,13 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GpuDevice.h"
 #include "GpuEmulate.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
 #include "attn/Execution/RunReport.h"
+#include "attn/Execution/Runner.h"
 #include "attn/Execution/SpecBinding.h"
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
@@ -37,6 +37,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
@@ -158,6 +159,44 @@ static cl::opt<std::string>
                     "(the GPU kernel on the warp-level emulator)"),
            cl::init("cpu"), cl::cat(category));
 
+static cl::OptionCategory
+    gpuCategory("attn-run options of --device=gpu and --device=gpu-emulate");
+static cl::opt<int64_t>
+    gpuWarps("gpu-warps",
+             cl::desc("Warps per block of the GPU kernel (0: the "
+                      "lowering's choice)"),
+             cl::init(0), cl::cat(gpuCategory));
+static cl::opt<int64_t> gpuTileK("gpu-tile-k",
+                                 cl::desc("Keys per tile of the GPU kernel"),
+                                 cl::init(64), cl::cat(gpuCategory));
+static cl::opt<int64_t>
+    gpuSplits("gpu-splits",
+              cl::desc("Split-KV chunks of the GPU decode kernel (-1: chosen "
+                       "at run time, 0: off)"),
+              cl::init(-1), cl::cat(gpuCategory));
+static cl::opt<std::string> gpuChip(
+    "gpu-chip",
+    cl::desc("NVIDIA chip to generate code for: sm_80, sm_86, sm_89, sm_90a, "
+             "... (default: the device's, sm_90a on sm_90)"),
+    cl::cat(gpuCategory));
+static cl::opt<std::string>
+    gpuFormat("gpu-format",
+              cl::desc("GPU binary: isa (PTX, compiled by the driver when "
+                       "loaded), bin (cubin, needs ptxas) or fatbin"),
+              cl::init("isa"), cl::cat(gpuCategory));
+static cl::opt<int> gpuDeviceIndex("gpu-device",
+                                   cl::desc("CUDA device to run on"),
+                                   cl::init(0), cl::cat(gpuCategory));
+static cl::opt<bool> noRaceCheck(
+    "emulate-no-race-check",
+    cl::desc("Do not report shared-memory accesses between barriers that "
+             "race between threads (--device=gpu-emulate)"),
+    cl::cat(gpuCategory));
+static cl::opt<bool> printGpuIR(
+    "print-gpu-ir",
+    cl::desc("Print the GPU form (convert-attn-to-gpu's output) emulated"),
+    cl::cat(gpuCategory));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-run: error: " << msg << "\n";
   return 1;
@@ -181,6 +220,98 @@ static ReportOptions reportOptions() {
   return r;
 }
 
+/// The runner's options from the command line.
+static llvm::Expected<RunnerOptions> runnerOptions(RunDevice dev,
+                                                   std::string *gpuIR) {
+  RunnerOptions opts;
+  opts.device = dev;
+  if (llvm::Error err = opts.cpu.setForm(form))
+    return std::move(err);
+  opts.cpu.optLevel = optLevel;
+  opts.cpu.tileQ = tileQ;
+  opts.cpu.tileK = tileK;
+  opts.cpu.splits = splits;
+  opts.cpu.instrumentTiles = countTiles;
+  opts.cpu.targetCpu = targetCpu;
+  opts.cpu.targetFeatures = targetFeatures;
+  opts.gpu.chip = gpuChip;
+  opts.gpu.format = gpuFormat;
+  opts.gpu.warps = gpuWarps;
+  opts.gpu.tileK = gpuTileK;
+  opts.gpu.splits = gpuSplits;
+  opts.gpuDevice = gpuDeviceIndex;
+  opts.detectSharedRaces = !noRaceCheck;
+  opts.loweredIR = printGpuIR ? gpuIR : nullptr;
+  return opts;
+}
+
+/// What a device's failures start with.
+static std::string errorPrefix(RunDevice dev, bool running) {
+  switch (dev) {
+  case RunDevice::Cpu:
+    return running ? "run failed: " : "compilation failed: ";
+  case RunDevice::Gpu:
+    return "--device=gpu: ";
+  case RunDevice::GpuEmulator:
+    return running ? "" : "gpu emulation: ";
+  }
+  llvm_unreachable("unknown device");
+}
+
+/// The tile map of the tiles the lowering chose, for these sizes (printed
+/// with --tile-map).
+static TileCounts predictTiles(AttentionOp attention, const SpecBinding &b,
+                               const LoweringChoice &choice) {
+  const llvm::StringMap<int64_t> &known = b.sizes;
+  int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
+          batch = known.count("B") ? known.lookup("B") : 1;
+  std::vector<int64_t> kvLens;
+  if (Value kv = attention.getKvLen()) {
+    const HostTensor &t = b.args[cast<BlockArgument>(kv).getArgNumber()];
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      kvLens.push_back(t.getInt(i));
+  }
+  int64_t hkv = attention.getNumKvHeads();
+  if (hkv == ShapedType::kDynamic)
+    hkv = known.lookup("Hkv");
+  return tileMap(attention, b.args, batch, hkv, nq, nk, kvLens, choice.tileQ,
+                 choice.tileK, printTileMap ? &llvm::outs() : nullptr);
+}
+
+/// The lines that say what was compiled, for where.
+static void printCompiled(Runner &runner) {
+  if (const GpuDeviceDescription *d = runner.gpuDevice()) {
+    const LoweringChoice &choice = runner.loweringChoices().front();
+    llvm::outs() << "device: " << d->index << ": " << d->name << ", " << d->arch
+                 << ", " << d->smCount << " SMs"
+                 << llvm::format(", %.1f GiB", d->memoryGiB) << "\n"
+                 << llvm::format("compile: %.3f s", runner.compileSeconds())
+                 << " (chip " << d->chip << ", "
+                 << (gpuFormat == "isa"   ? "PTX compiled by the driver at the "
+                                            "first launch"
+                     : gpuFormat == "bin" ? "cubin"
+                                          : "fatbin")
+                 << ", warps " << choice.warps << ", tile-k " << choice.tileK
+                 << ")\n";
+  } else if (JitFunction *jit = runner.cpuFunction()) {
+    llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
+                                 runner.compileSeconds(), form.c_str())
+                 << "target: " << jit->target().describe() << "\n";
+  }
+}
+
+/// The emulator's counters.
+static void printEmulated(const EmulatorCounters &c, double seconds) {
+  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " (" << c.launches
+               << (c.launches == 1 ? " launch, " : " launches, ") << c.blocks
+               << " blocks, " << c.threads << " threads; " << c.mmaSyncs
+               << " mma.sync, " << c.ldmatrices << " ldmatrix, "
+               << c.asyncCopies << " cp.async, " << c.shuffles << " shuffles, "
+               << c.barriers
+               << " barriers; warp-level ops counted per warp, barriers per "
+                  "block)\n";
+}
+
 static int runMain(MLIRContext &context) {
   // Parse and verify the spec.
   std::string errorMessage;
@@ -195,8 +326,12 @@ static int runMain(MLIRContext &context) {
     return fail("could not parse " + inputFile);
   if (failed(mlir::verify(*module)))
     return fail(inputFile + " does not verify");
-  if (device == "gpu-emulate" && hasGpuLaunch(*module))
-    return runGpuKernelModule(*module, entryName, seed, printValues);
+  auto dev = parseRunDevice(device);
+  if (!dev)
+    return fail("unknown --device '" + device + "': cpu, gpu or gpu-emulate");
+  if (*dev == RunDevice::GpuEmulator && hasGpuLaunch(*module))
+    return runGpuKernelModule(*module, entryName, seed, printValues,
+                              !noRaceCheck);
 
   // The entry function and the roles of its arguments.
   auto spec = introspectSpec(*module, entryName, inputFile);
@@ -204,6 +339,7 @@ static int runMain(MLIRContext &context) {
     return fail(spec.takeError());
   func::FuncOp fn = spec->entry;
   Operation *attnOp = spec->attnOp;
+  auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
 
   // Sizes from the command line, .npy inputs and static types, checked
   // against the op's rules; then the memory guard and the random inputs.
@@ -217,31 +353,13 @@ static int runMain(MLIRContext &context) {
   if (llvm::Error err = checkMemory(*spec, *binding))
     return fail(std::move(err));
   fillRandomInputs(*spec, *binding, seed);
-  if (device == "gpu-emulate") {
-    if (printTileMap || countTiles)
-      return fail("--tile-map and --count-tiles are not available with "
-                  "--device=gpu-emulate");
-    return runGpuEmulated(*module, *spec, *binding, reportOptions(), inputFile,
-                          reportFile);
-  }
-  if (device == "gpu") {
-    if (printTileMap || countTiles)
-      return fail("--tile-map and --count-tiles are not available with "
-                  "--device=gpu");
-    GpuDeviceRun run;
-    run.specPath = inputFile;
-    run.report = reportOptions();
-    run.reps = reps;
-    run.reportFile = reportFile;
-    return runOnGpu(*module, *spec, *binding, run);
-  }
-  if (device != "cpu")
-    return fail("unknown --device '" + device + "': cpu, gpu or gpu-emulate");
-  const llvm::StringMap<int64_t> &known = binding->sizes;
   std::vector<HostTensor> &hostArgs = binding->args;
 
-  // Compile.
-  auto attention = dyn_cast_or_null<AttentionOp>(attnOp);
+  bool onCpu = *dev == RunDevice::Cpu;
+  if ((printTileMap || countTiles) && !onCpu)
+    return fail("--tile-map and --count-tiles are not available with "
+                "--device=" +
+                device);
   if ((printTileMap || countTiles) && !attention)
     return fail("--tile-map and --count-tiles need an attn.attention op");
   if ((printTileMap || countTiles) && attention.isRagged())
@@ -249,88 +367,76 @@ static int runMain(MLIRContext &context) {
   if ((printTileMap || countTiles) && form == "naive")
     return fail(std::string(printTileMap ? "--tile-map" : "--count-tiles") +
                 " needs --form=fused or --form=decode");
-  JitOptions jitOpts;
-  if (llvm::Error err = jitOpts.setForm(form))
-    return fail(std::move(err));
-  jitOpts.optLevel = optLevel;
-  jitOpts.tileQ = tileQ;
-  jitOpts.tileK = tileK;
-  jitOpts.splits = splits;
-  jitOpts.instrumentTiles = countTiles;
-  jitOpts.targetCpu = targetCpu;
-  jitOpts.targetFeatures = targetFeatures;
-  auto jit = JitFunction::compile(*module, fn.getSymName(), jitOpts);
-  if (!jit)
-    return fail("compilation failed: " + llvm::toString(jit.takeError()));
+  if (*dev == RunDevice::GpuEmulator && !attnOp)
+    return fail("--device=gpu-emulate needs a function with an attn op");
+  if (*dev == RunDevice::Gpu && !attention)
+    return fail("--device=gpu needs a function with an attn.attention op");
+  if (*dev == RunDevice::Gpu && gpuFormat != "isa" && gpuFormat != "bin" &&
+      gpuFormat != "fatbin")
+    return fail("unknown --gpu-format '" + gpuFormat +
+                "': expected isa, bin or fatbin");
 
-  // The tile map of the tiles the lowering chose, for these sizes.
+  // Compile.
+  std::string gpuIR;
+  auto runnerOpts = runnerOptions(*dev, &gpuIR);
+  if (!runnerOpts)
+    return fail(runnerOpts.takeError());
+  auto runner = Runner::create(*module, fn.getSymName(), *runnerOpts);
+  if (printGpuIR && *dev == RunDevice::GpuEmulator)
+    llvm::outs() << gpuIR << "\n";
+  if (!runner)
+    return fail(errorPrefix(*dev, false) + llvm::toString(runner.takeError()));
   TileCounts predicted;
   if (printTileMap || countTiles) {
-    llvm::ArrayRef<LoweringChoice> choices = (*jit)->loweringChoices();
+    llvm::ArrayRef<LoweringChoice> choices = (*runner)->loweringChoices();
     if (choices.size() != 1)
       return fail("the lowering reported " + llvm::Twine(choices.size()) +
                   " attention ops, expected one");
-    int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
-            batch = known.count("B") ? known.lookup("B") : 1;
-    std::vector<int64_t> kvLens;
-    if (Value kv = attention.getKvLen()) {
-      const HostTensor &t = hostArgs[cast<BlockArgument>(kv).getArgNumber()];
-      for (int64_t i = 0; i < t.numElements(); ++i)
-        kvLens.push_back(t.getInt(i));
-    }
-    int64_t hkv = attention.getNumKvHeads();
-    if (hkv == ShapedType::kDynamic)
-      hkv = known.lookup("Hkv");
-    predicted = tileMap(attention, hostArgs, batch, hkv, nq, nk, kvLens,
-                        choices.front().tileQ, choices.front().tileK,
-                        printTileMap ? &llvm::outs() : nullptr);
+    predicted = predictTiles(attention, *binding, choices.front());
   }
-  llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
-                               (*jit)->compileSeconds(), form.c_str());
-  const CpuTarget &target = (*jit)->target();
-  llvm::outs() << "target: " << target.describe() << "\n";
+  printCompiled(**runner);
 
-  // Run.
+  // Run: a checked first call (first-call costs; memory and tiles on the
+  // CPU), then the timed calls.
   std::vector<const HostTensor *> argPtrs;
   for (auto &t : hostArgs)
     argPtrs.push_back(&t);
-  std::vector<HostTensor> results;
-  std::vector<double> times;
-  // Warm-up run (first-call costs), which also measures memory and tiles.
   JitFunction::setAllocationLimit(maxAllocation);
   JitFunction::resetTileCounters();
   int64_t heapBefore = JitFunction::heapCurrentBytes();
   JitFunction::resetHeapPeak();
-  if (llvm::Error err = (*jit)->invoke(argPtrs, results))
-    return fail("run failed: " + llvm::toString(std::move(err)));
+  std::vector<HostTensor> results;
+  if (llvm::Error err = (*runner)->bind(argPtrs))
+    return fail(errorPrefix(*dev, true) + llvm::toString(std::move(err)));
+  if (llvm::Error err = (*runner)->run())
+    return fail(errorPrefix(*dev, true) + llvm::toString(std::move(err)));
+  if (llvm::Error err = (*runner)->fetch(results))
+    return fail(errorPrefix(*dev, true) + llvm::toString(std::move(err)));
   int64_t peakHeap = JitFunction::heapPeakBytes() - heapBefore;
-  // Outputs the kernel allocated (out-params are attn-run's buffers).
-  int64_t outputBytes = 0;
-  if (!(*jit)->resultsAreOutParams())
-    for (const HostTensor &t : results)
-      outputBytes += static_cast<int64_t>(t.bytes.size());
   auto [visited, boundaryVisited] = JitFunction::tileCounters();
-  // The time of a call is that of the compiled function itself (with the
-  // allocation of outputs of dynamic size), not of the copies into host
-  // arrays around it.
-  double warmCall = (*jit)->lastCallSeconds();
-  for (unsigned r = 0; r < unsigned(reps); ++r) {
-    if (llvm::Error err = (*jit)->invoke(argPtrs, results))
-      return fail("run failed: " + llvm::toString(std::move(err)));
-    times.push_back((*jit)->lastCallSeconds());
+  double firstCall = (*runner)->lastRunSeconds();
+  std::vector<double> times;
+  if (*dev != RunDevice::GpuEmulator) {
+    auto timed = (*runner)->time(reps);
+    if (!timed)
+      return fail(errorPrefix(*dev, true) + llvm::toString(timed.takeError()));
+    times = std::move(*timed);
   }
-  if (times.empty())
-    times.push_back(warmCall); // --reps=0: the single (warm-up) run
+  bool firstCallOnly = times.empty();
+  if (firstCallOnly)
+    times.push_back(firstCall); // --reps=0: the single (first) call
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
+  if (const EmulatorCounters *c = (*runner)->emulatorCounters())
+    printEmulated(*c, firstCall);
 
-  // Reference: always for --verify and --reference-output; otherwise only
-  // when it is cheap (the f64 reference runs at well under 1 GFLOP/s).
+  // Reference: always for --verify, --reference-output and the emulator;
+  // otherwise only when it is cheap (the f64 reference runs at well under
+  // 1 GFLOP/s). FLOPs of the allowed pairs: the structural rules count them
+  // on the host; a mask_mod region is counted by the reference (which
+  // evaluates it per pair) when it runs, and FLOP/s is not reported
+  // otherwise. The structural count also estimates the reference's cost.
   std::vector<::attn::ref::Tensor> expected;
-  // FLOPs of the allowed pairs. The structural rules count them on the host;
-  // a mask_mod region is counted by the reference (which evaluates it per
-  // pair) when the reference runs, and GFLOP/s is not reported otherwise.
-  // The structural count also estimates the reference's cost.
   double flops = 0, cost = 0;
   bool regionMask = attention && attention.getMaskModBlock();
   if (attention) {
@@ -338,6 +444,7 @@ static int runMain(MLIRContext &context) {
     flops = regionMask ? 0 : cost;
   }
   bool wantReference = verifyOpt || !referenceOutputs.empty() ||
+                       *dev == RunDevice::GpuEmulator ||
                        (attnOp && (!attention || cost <= 2e9));
   llvm::Error refErr = llvm::Error::success();
   if (!attnOp)
@@ -350,18 +457,49 @@ static int runMain(MLIRContext &context) {
     refErr = llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "reference skipped (too expensive; --verify forces it)");
-  llvm::outs() << llvm::format("run: %.6f s median of %zu (min %.6f, max "
-                               "%.6f)",
-                               median, times.size(), times.front(),
-                               times.back());
-  if (flops > 0 && median > 0)
-    llvm::outs() << llvm::format(", %.2f GFLOP/s", flops / median * 1e-9);
-  llvm::outs() << "\n";
-  llvm::outs() << llvm::format(
-      "memory: peak %.3f MiB allocated by the kernel, %.3f MiB of it "
-      "outputs, %.3f MiB extra\n",
-      peakHeap / 1048576.0, outputBytes / 1048576.0,
-      std::max<int64_t>(peakHeap - outputBytes, 0) / 1048576.0);
+  if (*dev == RunDevice::GpuEmulator && refErr)
+    return fail("reference: " + llvm::toString(std::move(refErr)));
+
+  const GpuDeviceDescription *gpu = (*runner)->gpuDevice();
+  double ioBytes = gpu ? trafficBytes(attention, hostArgs, results) : 0;
+  if (*dev != RunDevice::GpuEmulator) {
+    llvm::outs() << llvm::format("run: %.6f s median of %zu (min %.6f, max "
+                                 "%.6f",
+                                 median, times.size(), times.front(),
+                                 times.back());
+    if (gpu)
+      llvm::outs() << "; "
+                   << (firstCallOnly ? "first call, host clock"
+                                     : (*runner)->clockName());
+    llvm::outs() << ")";
+    if (flops > 0 && median > 0)
+      llvm::outs() << (gpu ? llvm::format(", %.2f TFLOP/s",
+                                          flops / median * 1e-12)
+                           : llvm::format(", %.2f GFLOP/s",
+                                          flops / median * 1e-9));
+    if (gpu && median > 0) {
+      double gbs = ioBytes / median * 1e-9;
+      llvm::outs() << llvm::format(", %.1f GB/s", gbs);
+      if (gpu->bandwidthGBs > 0)
+        llvm::outs() << llvm::format(" (%.1f%% of %.0f GB/s)",
+                                     100 * gbs / gpu->bandwidthGBs,
+                                     gpu->bandwidthGBs);
+    }
+    if (gpu)
+      llvm::outs() << llvm::format("; first call %.3f s", firstCall);
+    llvm::outs() << "\n";
+  }
+  // Outputs the kernel allocated (out-params are attn-run's buffers).
+  int64_t outputBytes = 0;
+  if (onCpu && !(*runner)->cpuFunction()->resultsAreOutParams())
+    for (const HostTensor &t : results)
+      outputBytes += static_cast<int64_t>(t.bytes.size());
+  if (onCpu)
+    llvm::outs() << llvm::format(
+        "memory: peak %.3f MiB allocated by the kernel, %.3f MiB of it "
+        "outputs, %.3f MiB extra\n",
+        peakHeap / 1048576.0, outputBytes / 1048576.0,
+        std::max<int64_t>(peakHeap - outputBytes, 0) / 1048576.0);
   if (countTiles) {
     int64_t wantVisited = predicted.full + predicted.boundary;
     int64_t wantBoundary = predicted.boundary;
@@ -387,29 +525,43 @@ static int runMain(MLIRContext &context) {
       return fail(std::move(err));
   const std::vector<::attn::ref::Tensor> *reference =
       canVerify ? &expected : nullptr;
-  report.printResults(llvm::outs(), results, reference);
+  std::optional<ElementKind> computeKind =
+      hostArgs.empty() ? std::nullopt
+                       : (*runner)->computeKind(hostArgs[0].kind);
+  report.printResults(llvm::outs(), results, reference, computeKind);
   if (llvm::Error err = report.writeFiles(results, reference, hostArgs))
     return fail(std::move(err));
   if (!reportFile.empty()) {
     llvm::Error err = writeJSONReport(reportFile, [&](llvm::json::OStream &j) {
       j.attribute("spec", inputFile.getValue());
-      j.attribute("form", form.getValue());
-      j.attribute("compile_s", (*jit)->compileSeconds());
+      j.attribute("device", device.getValue());
+      if (onCpu)
+        j.attribute("form", form.getValue());
       j.attributeArray("lowering", [&] {
-        for (const LoweringChoice &c : (*jit)->loweringChoices())
+        for (const LoweringChoice &c : (*runner)->loweringChoices())
           j.object([&] { c.writeJSON(j); });
       });
-      j.attributeObject("target", [&] {
-        j.attribute("cpu", target.cpu);
-        j.attribute("isa", target.isaName());
-        j.attribute("features", target.features);
-      });
-      writeTimesJSON(j, times);
-      j.attribute("flops", flops);
-      j.attribute("gflops", median > 0 ? flops / median * 1e-9 : 0.0);
-      j.attribute("peak_heap_bytes", peakHeap);
-      j.attribute("output_bytes", outputBytes);
-      j.attribute("extra_bytes", std::max<int64_t>(peakHeap - outputBytes, 0));
+      (*runner)->writeJSON(j);
+      j.attribute("compile_s", (*runner)->compileSeconds());
+      if (*dev == RunDevice::GpuEmulator) {
+        j.attribute("emulate_s", firstCall);
+      } else {
+        j.attribute("first_call_s", firstCall);
+        writeTimesJSON(j, times);
+        j.attribute("flops", flops);
+      }
+      if (onCpu) {
+        j.attribute("gflops", median > 0 ? flops / median * 1e-9 : 0.0);
+        j.attribute("peak_heap_bytes", peakHeap);
+        j.attribute("output_bytes", outputBytes);
+        j.attribute("extra_bytes",
+                    std::max<int64_t>(peakHeap - outputBytes, 0));
+      }
+      if (gpu) {
+        j.attribute("tflops", median > 0 ? flops / median * 1e-12 : 0.0);
+        j.attribute("io_bytes", ioBytes);
+        j.attribute("gbs", median > 0 ? ioBytes / median * 1e-9 : 0.0);
+      }
       report.writeJSON(j);
     });
     if (err)
@@ -426,8 +578,7 @@ int main(int argc, char **argv) {
   // a line-buffered C stdout writes the message before the abort, also
   // into a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  cl::HideUnrelatedOptions(
-      {&category, &gpuEmulateCategory, &gpuDeviceCategory});
+  cl::HideUnrelatedOptions({&category, &gpuCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-run: compile an attn spec for the host CPU, run it, and check it "

@@ -58,7 +58,15 @@ struct KernelCompileOptions : CpuCodegenOptions {
     return g;
   }();
 
-  bool isGpu() const { return !gpu.chip.empty(); }
+  /// GPU kernels run on the warp-level GPU emulator over host memory
+  /// (kDLCPU tensors; JIT only: the C API builds the kernels' bodies, see
+  /// lib/CAPI/EmulatedKernels.cpp). `gpu` gives their warps, tiles and
+  /// splits; the chip does not matter.
+  bool emulate = false;
+
+  bool isGpu() const { return !gpu.chip.empty() && !emulate; }
+  /// Whether every result is an out-parameter (GPU and emulated kernels).
+  bool allOutParams() const { return isGpu() || emulate; }
 };
 
 /// One tensor of a kernel's C signature.

@@ -48,6 +48,13 @@ TileCounts tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
 /// or kv_len are not arguments.
 double structuralFlops(AttentionOp op, llvm::ArrayRef<HostTensor> args);
 
+/// Bytes a call moves at least: every input read and every result written
+/// once, K and V only up to kv_len (the floor of the memory traffic; decode
+/// is bound by it). `args` are the entry function's arguments, `results` its
+/// results.
+double trafficBytes(AttentionOp op, llvm::ArrayRef<HostTensor> args,
+                    llvm::ArrayRef<HostTensor> results);
+
 } // namespace attn
 } // namespace mlir
 

@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,37 @@ struct GpuEmulationOptions {
   /// When non-null, receives what the lowering chose (attn.lowering: the
   /// warps, tiles and splits).
   llvm::SmallVector<LoweringChoice> *choices = nullptr;
+};
+
+/// A spec's entry lowered once to the GPU form (gpu.launch), emulated per
+/// call.
+class EmulatedSpec {
+public:
+  /// Lowers a clone of `spec`'s function `entry` (which returns the results
+  /// of one attn.attention) with `options.gpu`; the lowering's diagnostics
+  /// become the error.
+  static llvm::Expected<std::unique_ptr<EmulatedSpec>>
+  lower(ModuleOp spec, llvm::StringRef entry,
+        const GpuEmulationOptions &options = {});
+
+  /// Emulates the GPU form on `args` (one per argument of the entry);
+  /// `results` receives the out-parameters (out, then lse when the function
+  /// returns it), shaped `resultShapes` and filled with NaN bit patterns
+  /// before the call, so that elements the kernel never writes show.
+  llvm::Error run(llvm::ArrayRef<const HostTensor *> args,
+                  const std::vector<std::vector<int64_t>> &resultShapes,
+                  std::vector<HostTensor> &results,
+                  const EmulatorOptions &emulator) const;
+
+  /// What the lowering chose (attn.lowering).
+  llvm::ArrayRef<LoweringChoice> choices() const { return loweringChoices; }
+  /// The GPU form.
+  ModuleOp module() const { return *lowered; }
+
+private:
+  OwningOpRef<ModuleOp> lowered;
+  std::string entry;
+  llvm::SmallVector<LoweringChoice> loweringChoices;
 };
 
 /// Lowers a clone of `spec` (the function `entry` with one attn.attention)

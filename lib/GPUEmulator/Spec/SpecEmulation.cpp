@@ -21,11 +21,13 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
-llvm::Error mlir::attn::emulateSpecOnGpu(
-    ModuleOp spec, llvm::StringRef entry, const std::vector<HostTensor> &args,
-    const std::vector<std::vector<int64_t>> &resultShapes,
-    std::vector<HostTensor> &results, const GpuEmulationOptions &options) {
-  OwningOpRef<ModuleOp> module(spec.clone());
+llvm::Expected<std::unique_ptr<EmulatedSpec>>
+EmulatedSpec::lower(ModuleOp spec, llvm::StringRef entry,
+                    const GpuEmulationOptions &options) {
+  auto result = std::make_unique<EmulatedSpec>();
+  result->lowered = OwningOpRef<ModuleOp>(spec.clone());
+  result->entry = entry.str();
+  ModuleOp module = *result->lowered;
   MLIRContext *ctx = module->getContext();
   // Collect the lowering's diagnostics into the error.
   std::string diags;
@@ -41,19 +43,30 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
     setPipelineOptions(pipelineOpts, options.gpu);
     pipelineOpts.kernelsOnly = true;
     if (llvm::Error e = buildAttnGpuPipeline(pm, pipelineOpts))
-      return e;
-    if (failed(pm.run(*module)))
+      return std::move(e);
+    if (failed(pm.run(module)))
       return error("convert-attn-to-gpu failed: " + diags);
   }
   if (options.loweredIR) {
     llvm::raw_string_ostream os(*options.loweredIR);
     module->print(os);
   }
-  auto fn = module->lookupSymbol<func::FuncOp>(entry);
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
   if (!fn)
     return error("the GPU form has no function '" + entry + "'");
+  result->loweringChoices = readLoweringChoices(fn);
   if (options.choices)
-    *options.choices = readLoweringChoices(fn);
+    *options.choices = result->loweringChoices;
+  return result;
+}
+
+llvm::Error
+EmulatedSpec::run(llvm::ArrayRef<const HostTensor *> args,
+                  const std::vector<std::vector<int64_t>> &resultShapes,
+                  std::vector<HostTensor> &results,
+                  const EmulatorOptions &emulator) const {
+  ModuleOp module = *lowered;
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
   size_t numOut = fn.getNumArguments() - args.size();
   if (fn.getNumArguments() < args.size() || numOut != resultShapes.size())
     return error("the GPU form of '" + entry + "' takes " +
@@ -62,10 +75,10 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
                  llvm::Twine(resultShapes.size()) + " out-parameters");
   results.assign(numOut, HostTensor());
   std::vector<EmulatedBuffer> bufs;
-  for (const HostTensor &t : args)
-    bufs.push_back(EmulatedBuffer::memref(const_cast<uint8_t *>(t.bytes.data()),
-                                          static_cast<int64_t>(t.bytes.size()),
-                                          t.shape));
+  for (const HostTensor *t : args)
+    bufs.push_back(EmulatedBuffer::memref(
+        const_cast<uint8_t *>(t->bytes.data()),
+        static_cast<int64_t>(t->bytes.size()), t->shape));
   for (size_t i = 0; i < numOut; ++i) {
     auto type = dyn_cast<MemRefType>(fn.getArgument(args.size() + i).getType());
     ElementKind kind;
@@ -79,5 +92,18 @@ llvm::Error mlir::attn::emulateSpecOnGpu(
         results[i].bytes.data(), static_cast<int64_t>(results[i].bytes.size()),
         resultShapes[i]));
   }
-  return emulate(*module, entry, bufs, options.emulator);
+  return emulate(module, entry, bufs, emulator);
+}
+
+llvm::Error mlir::attn::emulateSpecOnGpu(
+    ModuleOp spec, llvm::StringRef entry, const std::vector<HostTensor> &args,
+    const std::vector<std::vector<int64_t>> &resultShapes,
+    std::vector<HostTensor> &results, const GpuEmulationOptions &options) {
+  auto lowered = EmulatedSpec::lower(spec, entry, options);
+  if (!lowered)
+    return lowered.takeError();
+  std::vector<const HostTensor *> argPtrs;
+  for (const HostTensor &t : args)
+    argPtrs.push_back(&t);
+  return (*lowered)->run(argPtrs, resultShapes, results, options.emulator);
 }

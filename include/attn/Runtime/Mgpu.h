@@ -5,13 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // The declarations MLIR 22's gpu-to-llvm and gpu.binary translation emit
-// (checked with mlir-translate), for the tests to call the runtime the way
-// generated code does.
+// (checked with mlir-translate), defined by libattn_gpu_runtime: the JIT
+// resolves generated host code's calls to them (registerGpuHostSymbols), and
+// the tests call the runtime the way generated code does.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_TEST_GPURUNTIME_MGPU_H
-#define ATTN_TEST_GPURUNTIME_MGPU_H
+#ifndef ATTN_RUNTIME_MGPU_H
+#define ATTN_RUNTIME_MGPU_H
 
 #include <cstddef>
 #include <cstdint>
@@ -53,4 +54,4 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *desc, int64_t dtype,
 void mgpuSetDefaultDevice(int32_t device);
 }
 
-#endif // ATTN_TEST_GPURUNTIME_MGPU_H
+#endif // ATTN_RUNTIME_MGPU_H

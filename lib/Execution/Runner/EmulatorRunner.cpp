@@ -1,0 +1,140 @@
+//===- EmulatorRunner.cpp - run a spec's GPU kernels on the emulator ------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The spec lowered once to the GPU form (convert-attn-to-gpu, gpu.launch),
+// run per call on the warp-level emulator (lib/GPUEmulator) on the host
+// tensors themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerImpl.h"
+
+#include "attn-c/Kernel.h"
+#include "attn/GPUEmulator/SpecEmulation.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+class EmulatorRunner final : public Runner {
+public:
+  EmulatorRunner(AttentionOp attention, bool detectRaces)
+      : Runner(RunDevice::GpuEmulator), attention(attention),
+        detectRaces(detectRaces) {}
+
+  llvm::Error lower(ModuleOp module, llvm::StringRef entry,
+                    const RunnerOptions &options) {
+    auto start = std::chrono::steady_clock::now();
+    GpuEmulationOptions opts;
+    opts.gpu = options.gpu;
+    opts.loweredIR = options.loweredIR;
+    auto lowered = EmulatedSpec::lower(module, entry, opts);
+    if (!lowered)
+      return lowered.takeError();
+    spec = std::move(*lowered);
+    choices.assign(spec->choices().begin(), spec->choices().end());
+    compileTime =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    return llvm::Error::success();
+  }
+
+  llvm::Error bind(llvm::ArrayRef<const HostTensor *> in) override {
+    auto shapes = denseAttentionResultShapes(attention, in);
+    if (!shapes)
+      return shapes.takeError();
+    resultShapes = std::move(*shapes);
+    inputs.assign(in.begin(), in.end());
+    return llvm::Error::success();
+  }
+
+  llvm::Error run() override {
+    EmulatorOptions opts;
+    opts.detectSharedRaces = detectRaces;
+    EmulatorStats stats;
+    opts.stats = &stats;
+    auto start = std::chrono::steady_clock::now();
+    llvm::Error err = spec->run(inputs, resultShapes, results, opts);
+    runTime =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    counters.launches += stats.launches;
+    counters.blocks += stats.blocks;
+    counters.threads += stats.threads;
+    counters.mmaSyncs += stats.mmaSyncs;
+    counters.ldmatrices += stats.ldmatrices;
+    counters.asyncCopies += stats.asyncCopies;
+    counters.shuffles += stats.shuffles;
+    counters.barriers += stats.barriers;
+    // What the emulator finds (out-of-bounds accesses, races) is what a GPU
+    // reports as a device error.
+    status = err ? ATTN_STATUS_DEVICE_ERROR : ATTN_STATUS_OK;
+    if (err)
+      return runnerError("gpu emulation: " + llvm::toString(std::move(err)));
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<std::vector<double>> time(unsigned reps) override {
+    if (reps == 0)
+      return std::vector<double>{};
+    return runnerError("the GPU emulator has no clock of the GPU: it "
+                       "cannot time calls");
+  }
+
+  llvm::Error fetch(std::vector<HostTensor> &out) override {
+    out = results;
+    return llvm::Error::success();
+  }
+
+  llvm::StringRef clockName() const override { return "emulator"; }
+
+  void writeJSON(llvm::json::OStream &j) const override {
+    j.attributeObject("emulator", [&] {
+      j.attribute("launches", counters.launches);
+      j.attribute("blocks", counters.blocks);
+      j.attribute("threads", counters.threads);
+      j.attribute("mma_sync", counters.mmaSyncs);
+      j.attribute("ldmatrix", counters.ldmatrices);
+      j.attribute("cp_async", counters.asyncCopies);
+      j.attribute("shuffles", counters.shuffles);
+      j.attribute("barriers", counters.barriers);
+    });
+  }
+
+  const EmulatorCounters *emulatorCounters() const override {
+    return &counters;
+  }
+
+private:
+  AttentionOp attention;
+  bool detectRaces;
+  std::unique_ptr<EmulatedSpec> spec;
+  std::vector<const HostTensor *> inputs;
+  std::vector<std::vector<int64_t>> resultShapes;
+  std::vector<HostTensor> results;
+  EmulatorCounters counters;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<Runner>>
+mlir::attn::createEmulatorRunner(ModuleOp module, llvm::StringRef entry,
+                                 const RunnerOptions &options) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return runnerError("no function '" + entry + "' with a body");
+  auto attention = directAttentionEntry(fn);
+  if (!attention)
+    return attention.takeError();
+  auto runner =
+      std::make_unique<EmulatorRunner>(*attention, options.detectSharedRaces);
+  if (llvm::Error err = runner->lower(module, entry, options))
+    return std::move(err);
+  return std::unique_ptr<Runner>(std::move(runner));
+}

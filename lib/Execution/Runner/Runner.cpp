@@ -1,0 +1,178 @@
+//===- Runner.cpp - run a spec on a device: the CPU runner ----------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The device-independent part of the runners and the CPU runner (a
+// JitFunction); GpuRunner.cpp and EmulatorRunner.cpp hold the others.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerImpl.h"
+
+#include "attn/Execution/RunReport.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+llvm::Error mlir::attn::runnerError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+llvm::StringRef mlir::attn::runDeviceName(RunDevice device) {
+  switch (device) {
+  case RunDevice::Cpu:
+    return "cpu";
+  case RunDevice::Gpu:
+    return "gpu";
+  case RunDevice::GpuEmulator:
+    return "gpu-emulate";
+  }
+  llvm_unreachable("unknown device");
+}
+
+llvm::Expected<RunDevice> mlir::attn::parseRunDevice(llvm::StringRef name) {
+  for (RunDevice d : {RunDevice::Cpu, RunDevice::Gpu, RunDevice::GpuEmulator})
+    if (name == runDeviceName(d))
+      return d;
+  return runnerError("unknown device '" + name + "': cpu, gpu or gpu-emulate");
+}
+
+Runner::~Runner() = default;
+
+std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
+  if (dev == RunDevice::Cpu)
+    return std::nullopt;
+  return gpuComputeKind(inputKind);
+}
+
+llvm::Expected<std::vector<std::vector<int64_t>>>
+mlir::attn::denseAttentionResultShapes(
+    Operation *op, llvm::ArrayRef<const HostTensor *> inputs) {
+  auto attention = dyn_cast_or_null<AttentionOp>(op);
+  if (!attention || attention.isRagged() || attention.getPageTable())
+    return runnerError("result shapes: not a dense attn.attention");
+  auto argShape = [&](Value v) -> const std::vector<int64_t> * {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getArgNumber() >= inputs.size())
+      return nullptr;
+    return &inputs[arg.getArgNumber()]->shape;
+  };
+  const std::vector<int64_t> *q = argShape(attention.getQuery());
+  const std::vector<int64_t> *v = argShape(attention.getValue());
+  if (!q || !v || q->size() != 4 || v->size() != 4)
+    return runnerError("result shapes: q and v must be rank-4 arguments of "
+                       "the entry function");
+  const std::vector<int64_t> &qs = *q;
+  std::vector<std::vector<int64_t>> shapes = {{qs[0], qs[1], qs[2], (*v)[3]}};
+  if (attention->getNumResults() > 1)
+    shapes.push_back(attention.getLayout() == Layout::bnhd
+                         ? std::vector<int64_t>{qs[0], qs[2], qs[1]}
+                         : std::vector<int64_t>{qs[0], qs[1], qs[2]});
+  return shapes;
+}
+
+llvm::Expected<AttentionOp> mlir::attn::directAttentionEntry(func::FuncOp fn) {
+  AttentionOp attention;
+  fn.walk([&](AttentionOp op) {
+    attention = op;
+    return WalkResult::interrupt();
+  });
+  if (!attention)
+    return runnerError("the GPU needs a function with an attn.attention op");
+  auto fnResults = fn.front().getTerminator()->getOperands();
+  bool direct = fnResults.size() == attention->getNumResults();
+  for (size_t i = 0; direct && i < fnResults.size(); ++i)
+    direct = fnResults[i] == attention->getResult(i);
+  if (!direct)
+    return runnerError("the entry function must return the attn op's "
+                       "results, in order");
+  return attention;
+}
+
+namespace {
+/// The host CPU: a JitFunction.
+class CpuRunner final : public Runner {
+public:
+  CpuRunner() : Runner(RunDevice::Cpu) {}
+
+  llvm::Error compile(ModuleOp module, llvm::StringRef entry,
+                      const JitOptions &options) {
+    auto jit = JitFunction::compile(module, entry, options);
+    if (!jit)
+      return jit.takeError();
+    fn = std::move(*jit);
+    choices.assign(fn->loweringChoices().begin(), fn->loweringChoices().end());
+    compileTime = fn->compileSeconds();
+    return llvm::Error::success();
+  }
+
+  llvm::Error bind(llvm::ArrayRef<const HostTensor *> in) override {
+    inputs.assign(in.begin(), in.end());
+    return llvm::Error::success();
+  }
+
+  llvm::Error run() override {
+    llvm::Error err = fn->invoke(inputs, results);
+    status = fn->lastCheckStatus();
+    runTime = fn->lastCallSeconds();
+    return err;
+  }
+
+  llvm::Expected<std::vector<double>> time(unsigned reps) override {
+    std::vector<double> times;
+    for (unsigned r = 0; r < reps; ++r) {
+      if (llvm::Error err = run())
+        return std::move(err);
+      times.push_back(runTime);
+    }
+    return times;
+  }
+
+  llvm::Error fetch(std::vector<HostTensor> &out) override {
+    out = results;
+    return llvm::Error::success();
+  }
+
+  llvm::StringRef clockName() const override { return "host clock"; }
+
+  void writeJSON(llvm::json::OStream &j) const override {
+    const CpuTarget &target = fn->target();
+    j.attributeObject("target", [&] {
+      j.attribute("cpu", target.cpu);
+      j.attribute("isa", target.isaName());
+      j.attribute("features", target.features);
+    });
+  }
+
+  JitFunction *cpuFunction() override { return fn.get(); }
+
+private:
+  std::unique_ptr<JitFunction> fn;
+  std::vector<const HostTensor *> inputs;
+  std::vector<HostTensor> results;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<Runner>>
+Runner::create(ModuleOp module, llvm::StringRef entry,
+               const RunnerOptions &options) {
+  switch (options.device) {
+  case RunDevice::Cpu: {
+    auto runner = std::make_unique<CpuRunner>();
+    if (llvm::Error err = runner->compile(module, entry, options.cpu))
+      return std::move(err);
+    return std::unique_ptr<Runner>(std::move(runner));
+  }
+  case RunDevice::Gpu:
+    return createGpuRunner(module, entry, options);
+  case RunDevice::GpuEmulator:
+    return createEmulatorRunner(module, entry, options);
+  }
+  llvm_unreachable("unknown device");
+}
