@@ -13,6 +13,7 @@
 
 #include "Interp.h"
 
+#include "attn-c/Kernel.h"
 #include "attn/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -288,6 +289,10 @@ static LogicalResult execCall(Interp &in, Operation *op, Frame &f) {
 #define ATTN_RUNTIME_CHECK(Name, STATUS, FORMAT) FORMAT,
 #include "attn/Runtime/RuntimeChecks.def"
     };
+    static const int statuses[] = {
+#define ATTN_RUNTIME_CHECK(Name, STATUS, FORMAT) STATUS,
+#include "attn/Runtime/RuntimeChecks.def"
+    };
     int64_t check = scalar(call.getOperand(1));
     if (check < 0 || check >= static_cast<int64_t>(std::size(formats)))
       return in.fail(op, "unknown run-time check " + Twine(check));
@@ -300,6 +305,7 @@ static LogicalResult execCall(Interp &in, Operation *op, Frame &f) {
     std::snprintf(buf, sizeof(buf), formats[check], a[0], a[1], a[2], a[3]);
 #pragma GCC diagnostic pop
     in.checkFailure = buf;
+    in.checkStatus = statuses[check];
     return success();
   }
   return in.fail(op, "call of " + callee +

@@ -609,6 +609,8 @@ llvm::Error Interp::run(StringRef funcName, ArrayRef<EmulatedBuffer> args) {
     error = "gpu emulator: failed";
   if (options.stats)
     *options.stats = stats;
+  if (options.checkStatus)
+    *options.checkStatus = error.empty() ? checkStatus : 0;
   if (!error.empty())
     return err(error);
   if (!checkFailure.empty())

@@ -248,6 +248,8 @@ public:
   /// The first failed run-time check of the host code (the message
   /// libattn_runtime would give); empty if none.
   std::string checkFailure;
+  /// Its attn_status_t.
+  int checkStatus = 0;
   uint32_t epoch = 1;
 
 private:

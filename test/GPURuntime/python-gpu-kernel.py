@@ -2,13 +2,14 @@
 """The attn Python package on a GPU kernel library, over the fake driver.
 
     ATTN_CUDA_DRIVER=<libattn_fake_cuda.so> ATTN_LIBRARY_DIR=<build/lib> \\
-        python-gpu-kernel.py <kernel library>
+        python-gpu-kernel.py <kernel library> <its spec>
 
 Device tensors are DLPack kDLCUDA capsules made here over memory from
 attn_gpu_malloc (the fake driver's "device" memory), as PyTorch's CUDA
 tensors would be. Prints the kernel, the driver calls of a call on a given
-stream and of one on the default stream, and a failing launch's error, for
-FileCheck (python-gpu-kernel.test).
+stream and of one on the default stream, a failing launch's error, and the
+same spec JIT-compiled with device="gpu" called on a stream, for FileCheck
+(python-gpu-kernel.test).
 """
 
 import ctypes
@@ -86,3 +87,14 @@ try:
     print("a failed launch was not reported")
 except attn.KernelError as e:
     print(e.status, e.message)
+
+# The same spec JIT-compiled for the GPU through the C API (device="gpu":
+# the chip is the fake device's, sm_90 -> sm_90a).
+jitted = attn.jit(open(sys.argv[2]).read(), device="gpu")["gqa_small"]
+print("jit:", jitted, "gpu:", jitted.gpu)
+tensors = [DeviceTensor(t) for t in jitted.tensors]
+fake.fake_cuda_clear_log()
+jitted(*tensors[:jitted.num_inputs], out=tensors[jitted.num_inputs:],
+       stream=stream)
+print("jit on a stream:")
+print(fake.fake_cuda_log().decode(), end="")

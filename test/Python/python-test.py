@@ -205,6 +205,37 @@ func.func @scores(%q: tensor<1x1x?x1xf32>, %k: tensor<1x1x?x1xf32>,
     check(np.abs(scores(sq, sk, sv, out=np.empty_like(sq)) -
                  reference(sq, sk, sv)[0]).max() < 2e-4,
           "kernel after an allocation failure")
+    # The GPU kernel of a spec on the warp-level GPU emulator: host arrays,
+    # f32 staged as bf16 (bf16's tolerance), f16 as f16.
+    gqa_spec = """
+func.func @gqa(%q: tensor<1x4x32x32xDT>, %k: tensor<1x2x32x32xDT>,
+               %v: tensor<1x2x32x32xDT>)
+    -> (tensor<1x4x32x32xDT>, tensor<1x4x32xf32>) {
+  %o, %l = attn.attention q(%q : tensor<1x4x32x32xDT>)
+      k(%k : tensor<1x2x32x32xDT>) v(%v : tensor<1x2x32x32xDT>)
+      causal(top_left) -> tensor<1x4x32x32xDT>, tensor<1x4x32xf32>
+  return %o, %l : tensor<1x4x32x32xDT>, tensor<1x4x32xf32>
+}"""
+    for dt, np_dt, tol in (("f32", np.float32, 2e-2), ("f16", np.float16,
+                                                        4e-3)):
+        emu = attn.jit(gqa_spec.replace("DT", dt), name="gqa.mlir",
+                       device="gpu-emulate", gpu_tile_k=32)["gqa"]
+        check(not emu.gpu, f"{dt}: an emulated kernel takes host arrays")
+        eq = rng.uniform(-1, 1, (1, 4, 32, 32)).astype(np_dt)
+        ek, ev = (rng.uniform(-1, 1, (1, 2, 32, 32)).astype(np_dt)
+                  for _ in range(2))
+        eo, el = emu(eq, ek, ev)
+        ro, rl = reference(eq, ek, ev)
+        check(eo.dtype == np_dt and
+              np.abs(eo.astype(np.float64) - ro).max() < tol and
+              np.abs(el - rl).max() < tol,
+              f"{dt} kernel on the GPU emulator: "
+              f"{np.abs(eo.astype(np.float64) - ro).max()}")
+    try:
+        attn.jit(open(small_spec).read(), device="tpu")
+        check(False, "an unknown device accepted")
+    except attn.CompileError as e:
+        check("unknown device 'tpu'" in str(e), f"compile error {e}")
     try:
         attn.jit("func.func @f() {", name="broken.mlir")
         check(False, "a broken spec compiled")

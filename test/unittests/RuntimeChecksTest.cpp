@@ -23,6 +23,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/ReferenceBridge.h"
+#include "attn/Execution/Runner.h"
 #include "attn/GPUEmulator/SpecEmulation.h"
 #include "attn/IR/AttnDialect.h"
 #include "attn/IR/AttnOps.h"
@@ -949,6 +950,60 @@ TEST(GpuEmulatorChecks, BadThenGood) {
                                     {{1, 4, 16, 64}}, results);
   ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
   expectMatchesReference(spec.fn("gpu_dyn"), args, results);
+}
+
+// The same through the emulator's Runner (what the C API's gpu-emulate
+// kernels call): a failed check's status and message, then a good call.
+TEST(GpuEmulatorChecks, RunnerStatusThenGood) {
+  Spec spec(kGpuSpec);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, "gpu_dyn", options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  std::vector<HostTensor> bad = {randomF16({1, 3, 16, 64}, 46),
+                                 randomF16({1, 2, 16, 64}, 47),
+                                 randomF16({1, 2, 16, 64}, 48)};
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind({&bad[0], &bad[1], &bad[2]})));
+  llvm::Error err = (*runner)->run();
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: query heads are not a multiple of K/V heads (q: 3 heads, "
+            "k/v: 2 heads)");
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_SHAPE_MISMATCH);
+  std::vector<HostTensor> args = {randomF16({1, 4, 16, 64}, 49),
+                                  randomF16({1, 2, 16, 64}, 50),
+                                  randomF16({1, 2, 16, 64}, 51)};
+  ASSERT_FALSE(
+      static_cast<bool>((*runner)->bind({&args[0], &args[1], &args[2]})));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectMatchesReference(spec.fn("gpu_dyn"), args, results);
+  // The emulator has no GPU clock.
+  auto times = (*runner)->time(1);
+  EXPECT_FALSE(static_cast<bool>(times));
+  llvm::consumeError(times.takeError());
+}
+
+// attn_rt_report_error: a failure with its own message; the first one of a
+// call wins, over checks too.
+TEST(ReportError, FirstWins) {
+  attn_rt_clear_error();
+  intptr_t context = attn_rt_error_context();
+  attn_rt_report_error(context, ATTN_STATUS_DEVICE_ERROR, "first");
+  attn_rt_report_error(context, ATTN_STATUS_INVALID_ARGUMENT, "second");
+  attn_rt_check_failed(context, 0, 1, 2, 3, 4);
+  EXPECT_EQ(attn_rt_has_failed(context), 1);
+  EXPECT_EQ(attn_rt_take_error(), ATTN_STATUS_DEVICE_ERROR);
+  EXPECT_STREQ(attn_last_error(), "first");
+  EXPECT_EQ(attn_rt_take_error(), ATTN_STATUS_OK);
+  EXPECT_EQ(attn_rt_has_failed(context), 0);
+  // ATTN_STATUS_OK is not a failure's status.
+  attn_rt_report_error(context, ATTN_STATUS_OK, "no status");
+  EXPECT_EQ(attn_rt_take_error(), ATTN_STATUS_INVALID_ARGUMENT);
 }
 
 } // namespace

@@ -253,7 +253,7 @@ static std::string errorPrefix(RunDevice dev, bool running) {
   case RunDevice::Gpu:
     return "--device=gpu: ";
   case RunDevice::GpuEmulator:
-    return running ? "" : "gpu emulation: ";
+    return running ? "run failed: " : "gpu emulation: ";
   }
   llvm_unreachable("unknown device");
 }

@@ -103,6 +103,10 @@ struct EmulatorOptions {
   std::vector<int64_t> onlyBlocks;
   /// Filled when non-null.
   EmulatorStats *stats = nullptr;
+  /// When non-null, receives the attn_status_t of the host code's first
+  /// failed run-time check (the error then carries its message), 0 when
+  /// none failed.
+  int *checkStatus = nullptr;
 };
 
 /// Runs `funcName` of `module` with `args`, one per function argument.

@@ -25,8 +25,8 @@ using namespace mlir::attn;
 namespace {
 class EmulatorRunner final : public Runner {
 public:
-  EmulatorRunner(AttentionOp attention, bool detectRaces)
-      : Runner(RunDevice::GpuEmulator), attention(attention),
+  EmulatorRunner(DenseResultRule rule, bool detectRaces)
+      : Runner(RunDevice::GpuEmulator), rule(std::move(rule)),
         detectRaces(detectRaces) {}
 
   llvm::Error lower(ModuleOp module, llvm::StringRef entry,
@@ -47,7 +47,7 @@ public:
   }
 
   llvm::Error bind(llvm::ArrayRef<const HostTensor *> in) override {
-    auto shapes = denseAttentionResultShapes(attention, in);
+    auto shapes = rule.shapes(in);
     if (!shapes)
       return shapes.takeError();
     resultShapes = std::move(*shapes);
@@ -60,6 +60,8 @@ public:
     opts.detectSharedRaces = detectRaces;
     EmulatorStats stats;
     opts.stats = &stats;
+    int checkStatus = 0;
+    opts.checkStatus = &checkStatus;
     auto start = std::chrono::steady_clock::now();
     llvm::Error err = spec->run(inputs, resultShapes, results, opts);
     runTime =
@@ -73,12 +75,17 @@ public:
     counters.asyncCopies += stats.asyncCopies;
     counters.shuffles += stats.shuffles;
     counters.barriers += stats.barriers;
-    // What the emulator finds (out-of-bounds accesses, races) is what a GPU
-    // reports as a device error.
-    status = err ? ATTN_STATUS_DEVICE_ERROR : ATTN_STATUS_OK;
-    if (err)
-      return runnerError("gpu emulation: " + llvm::toString(std::move(err)));
-    return llvm::Error::success();
+    if (!err) {
+      status = ATTN_STATUS_OK;
+      return llvm::Error::success();
+    }
+    // A failed run-time check of the host code: its status and message, as
+    // on the GPU. What the emulator itself finds (out-of-bounds accesses,
+    // races) is what a GPU reports as a device error.
+    status = checkStatus ? checkStatus : ATTN_STATUS_DEVICE_ERROR;
+    if (checkStatus)
+      return err;
+    return runnerError("gpu emulation: " + llvm::toString(std::move(err)));
   }
 
   llvm::Expected<std::vector<double>> time(unsigned reps) override {
@@ -113,7 +120,7 @@ public:
   }
 
 private:
-  AttentionOp attention;
+  DenseResultRule rule;
   bool detectRaces;
   std::unique_ptr<EmulatedSpec> spec;
   std::vector<const HostTensor *> inputs;
@@ -132,8 +139,11 @@ mlir::attn::createEmulatorRunner(ModuleOp module, llvm::StringRef entry,
   auto attention = directAttentionEntry(fn);
   if (!attention)
     return attention.takeError();
-  auto runner =
-      std::make_unique<EmulatorRunner>(*attention, options.detectSharedRaces);
+  auto rule = DenseResultRule::of(*attention);
+  if (!rule)
+    return rule.takeError();
+  auto runner = std::make_unique<EmulatorRunner>(std::move(*rule),
+                                                 options.detectSharedRaces);
   if (llvm::Error err = runner->lower(module, entry, options))
     return std::move(err);
   return std::unique_ptr<Runner>(std::move(runner));

@@ -158,11 +158,12 @@ static std::vector<int64_t> descriptor(void *ptr,
 namespace {
 class GpuRunner final : public Runner {
 public:
-  GpuRunner(AttentionOp attention, func::FuncOp fn)
-      : Runner(RunDevice::Gpu), attention(attention), fn(fn) {}
+  GpuRunner(DenseResultRule rule, size_t numInputs)
+      : Runner(RunDevice::Gpu), rule(std::move(rule)), numInputs(numInputs) {}
   ~GpuRunner() override { release(); }
 
-  llvm::Error compile(ModuleOp module, const RunnerOptions &options);
+  llvm::Error compile(ModuleOp module, func::FuncOp fn,
+                      const RunnerOptions &options);
 
   llvm::Error bind(llvm::ArrayRef<const HostTensor *> inputs) override;
   llvm::Error run() override;
@@ -190,8 +191,8 @@ private:
   /// Frees the device buffers and the stream.
   void release();
 
-  AttentionOp attention;
-  func::FuncOp fn;
+  DenseResultRule rule;
+  size_t numInputs;
   std::string format;
   GpuDeviceDescription description;
   std::unique_ptr<ExecutionEngine> engine;
@@ -206,7 +207,8 @@ private:
 };
 } // namespace
 
-llvm::Error GpuRunner::compile(ModuleOp module, const RunnerOptions &options) {
+llvm::Error GpuRunner::compile(ModuleOp module, func::FuncOp fn,
+                               const RunnerOptions &options) {
   GpuCodegenOptions codegen = options.gpu;
   format = codegen.format;
   if (format != "isa" && format != "bin" && format != "fatbin")
@@ -350,28 +352,15 @@ void GpuRunner::release() {
 
 llvm::Error GpuRunner::bind(llvm::ArrayRef<const HostTensor *> inputs) {
   release();
-  if (inputs.size() != fn.getNumArguments())
-    return runnerError("expected " + llvm::Twine(fn.getNumArguments()) +
-                       " inputs, got " + llvm::Twine(inputs.size()));
-  auto shapes = denseAttentionResultShapes(attention, inputs);
+  if (inputs.size() != numInputs)
+    return runnerError("expected " + llvm::Twine(numInputs) + " inputs, got " +
+                       llvm::Twine(inputs.size()));
+  auto shapes = rule.shapes(inputs);
   if (!shapes)
     return shapes.takeError();
-  size_t numOut = fn.getNumResults();
-  outputs.assign(numOut, HostTensor());
-  for (size_t i = 0; i < numOut; ++i) {
-    auto type = cast<RankedTensorType>(fn.getResultTypes()[i]);
-    ElementKind kind;
-    if (!getElementKind(type.getElementType(), kind))
-      return runnerError("result " + llvm::Twine(i) +
-                         " has an unsupported element type");
-    const std::vector<int64_t> &shape = (*shapes)[i];
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d >= static_cast<int64_t>(shape.size()) ||
-          (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d]))
-        return runnerError("result " + llvm::Twine(i) +
-                           " has an unexpected type");
-    outputs[i].resize(kind, shape);
-  }
+  outputs.assign(shapes->size(), HostTensor());
+  for (size_t i = 0; i < shapes->size(); ++i)
+    outputs[i].resize(rule.kinds[i], (*shapes)[i]);
   auto allocate = [&](size_t bytes) {
     void *p = attn_gpu_malloc(std::max<size_t>(bytes, 1));
     if (p)
@@ -493,8 +482,12 @@ mlir::attn::createGpuRunner(ModuleOp module, llvm::StringRef entry,
   auto attention = directAttentionEntry(fn);
   if (!attention)
     return attention.takeError();
-  auto runner = std::make_unique<GpuRunner>(*attention, fn);
-  if (llvm::Error err = runner->compile(module, options))
+  auto rule = DenseResultRule::of(*attention);
+  if (!rule)
+    return rule.takeError();
+  auto runner =
+      std::make_unique<GpuRunner>(std::move(*rule), fn.getNumArguments());
+  if (llvm::Error err = runner->compile(module, fn, options))
     return std::move(err);
   return std::unique_ptr<Runner>(std::move(runner));
 }

@@ -12,6 +12,7 @@
 #include "RunnerImpl.h"
 
 #include "attn/Execution/RunReport.h"
+#include "attn/Execution/SpecBinding.h"
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,30 +52,60 @@ std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
   return gpuComputeKind(inputKind);
 }
 
+llvm::Expected<DenseResultRule> DenseResultRule::of(AttentionOp attention) {
+  if (!attention || attention.isRagged() || attention.getPageTable())
+    return runnerError("result shapes: not a dense attn.attention");
+  auto q = dyn_cast<BlockArgument>(attention.getQuery());
+  auto v = dyn_cast<BlockArgument>(attention.getValue());
+  if (!q || !v)
+    return runnerError("result shapes: q and v must be arguments of the "
+                       "entry function");
+  DenseResultRule rule;
+  rule.qArg = q.getArgNumber();
+  rule.vArg = v.getArgNumber();
+  rule.lse = attention->getNumResults() > 1;
+  rule.bnhd = attention.getLayout() == Layout::bnhd;
+  for (Value r : attention->getResults()) {
+    auto type = cast<RankedTensorType>(r.getType());
+    ElementKind kind;
+    if (!getElementKind(type.getElementType(), kind))
+      return runnerError("result shapes: a result has an unsupported element "
+                         "type");
+    rule.kinds.push_back(kind);
+    rule.staticShapes.emplace_back(type.getShape());
+  }
+  return rule;
+}
+
+llvm::Expected<std::vector<std::vector<int64_t>>>
+DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
+  if (qArg >= inputs.size() || vArg >= inputs.size() ||
+      inputs[qArg]->shape.size() != 4 || inputs[vArg]->shape.size() != 4)
+    return runnerError("result shapes: q and v must be rank-4 inputs");
+  const std::vector<int64_t> &q = inputs[qArg]->shape;
+  std::vector<std::vector<int64_t>> result = {
+      {q[0], q[1], q[2], inputs[vArg]->shape[3]}};
+  if (lse)
+    result.push_back(bnhd ? std::vector<int64_t>{q[0], q[2], q[1]}
+                          : std::vector<int64_t>{q[0], q[1], q[2]});
+  for (size_t i = 0; i < result.size() && i < staticShapes.size(); ++i)
+    for (size_t d = 0; d < result[i].size(); ++d)
+      if (d >= staticShapes[i].size() ||
+          (staticShapes[i][d] != ShapedType::kDynamic &&
+           staticShapes[i][d] != result[i][d]))
+        return runnerError("result " + llvm::Twine(i) + " has shape " +
+                           shapeStr(result[i]) +
+                           " for these inputs, which its type does not allow");
+  return result;
+}
+
 llvm::Expected<std::vector<std::vector<int64_t>>>
 mlir::attn::denseAttentionResultShapes(
     Operation *op, llvm::ArrayRef<const HostTensor *> inputs) {
-  auto attention = dyn_cast_or_null<AttentionOp>(op);
-  if (!attention || attention.isRagged() || attention.getPageTable())
-    return runnerError("result shapes: not a dense attn.attention");
-  auto argShape = [&](Value v) -> const std::vector<int64_t> * {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getArgNumber() >= inputs.size())
-      return nullptr;
-    return &inputs[arg.getArgNumber()]->shape;
-  };
-  const std::vector<int64_t> *q = argShape(attention.getQuery());
-  const std::vector<int64_t> *v = argShape(attention.getValue());
-  if (!q || !v || q->size() != 4 || v->size() != 4)
-    return runnerError("result shapes: q and v must be rank-4 arguments of "
-                       "the entry function");
-  const std::vector<int64_t> &qs = *q;
-  std::vector<std::vector<int64_t>> shapes = {{qs[0], qs[1], qs[2], (*v)[3]}};
-  if (attention->getNumResults() > 1)
-    shapes.push_back(attention.getLayout() == Layout::bnhd
-                         ? std::vector<int64_t>{qs[0], qs[2], qs[1]}
-                         : std::vector<int64_t>{qs[0], qs[1], qs[2]});
-  return shapes;
+  auto rule = DenseResultRule::of(dyn_cast_or_null<AttentionOp>(op));
+  if (!rule)
+    return rule.takeError();
+  return rule->shapes(inputs);
 }
 
 llvm::Expected<AttentionOp> mlir::attn::directAttentionEntry(func::FuncOp fn) {

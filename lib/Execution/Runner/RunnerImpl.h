@@ -17,6 +17,23 @@ namespace attn {
 
 llvm::Error runnerError(const llvm::Twine &msg);
 
+/// What the result shapes of a dense attn.attention depend on, taken from
+/// the op when a runner is created: a runner outlives the caller's module.
+struct DenseResultRule {
+  unsigned qArg = 0, vArg = 0;
+  bool lse = false, bnhd = false;
+  /// Each result's element kind and static sizes (kDynamic where dynamic).
+  std::vector<ElementKind> kinds;
+  std::vector<std::vector<int64_t>> staticShapes;
+
+  /// The rule of `attention`, whose q and v must be arguments of its
+  /// function, and whose function returns its results.
+  static llvm::Expected<DenseResultRule> of(AttentionOp attention);
+  /// The result shapes for `inputs` (checked against the static sizes).
+  llvm::Expected<std::vector<std::vector<int64_t>>>
+  shapes(llvm::ArrayRef<const HostTensor *> inputs) const;
+};
+
 /// The attn.attention of `fn` when `fn` returns its results directly, in
 /// order (what the GPU lowering and its out-parameters need).
 llvm::Expected<AttentionOp> directAttentionEntry(func::FuncOp fn);
