@@ -974,8 +974,13 @@ TEST(GpuEmulatorChecks, RunnerStatusThenGood) {
   std::vector<HostTensor> args = {randomF16({1, 4, 16, 64}, 49),
                                   randomF16({1, 2, 16, 64}, 50),
                                   randomF16({1, 2, 16, 64}, 51)};
-  ASSERT_FALSE(
-      static_cast<bool>((*runner)->bind({&args[0], &args[1], &args[2]})));
+  // By name this time (an unknown name is an error).
+  EXPECT_EQ(llvm::toString(
+                (*runner)->bindByName({{"q", &args[0]}, {"key", &args[1]}})),
+            "no argument named 'key' (the arguments: q, k, v)");
+  llvm::Error bound = (*runner)->bindByName(
+      {{"q", &args[0]}, {"k", &args[1]}, {"v", &args[2]}});
+  ASSERT_FALSE(static_cast<bool>(bound)) << llvm::toString(std::move(bound));
   llvm::Error ok = (*runner)->run();
   ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
   EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);

@@ -13,7 +13,9 @@
 
 #include "attn/Compile/Compile.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Pipelines/CodegenFlags.h"
 #include "attn/Pipelines/GpuPipeline.h"
+#include "attn/Support/ToolError.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -39,6 +41,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
+
+static const ToolError fail("attn-compile");
 
 namespace {
 enum class Emit { Mlir, Llvm, Asm, Obj, Lib, Shared, Header, Ptx, Cubin };
@@ -80,30 +84,7 @@ static cl::list<std::string>
             cl::desc("Functions to compile (default: every public function "
                      "with a body)"),
             cl::CommaSeparated, cl::cat(category));
-static cl::opt<std::string> form("form", cl::desc("naive, fused or decode"),
-                                 cl::init("fused"), cl::cat(category));
-static cl::opt<int64_t> tileQ("tile-q", cl::desc("Query rows per tile"),
-                              cl::init(0), cl::cat(category));
-static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile"), cl::init(0),
-                              cl::cat(category));
-static cl::opt<int64_t> splits("splits", cl::desc("KV chunks (decode form)"),
-                               cl::init(4), cl::cat(category));
-static cl::opt<bool>
-    parallel("parallel",
-             cl::desc("Run on OpenMP threads (the kernels then need libomp)"),
-             cl::init(true), cl::cat(category));
-static cl::opt<bool> approximateMath("approximate-math",
-                                     cl::desc("Polynomial f32 exp/log/tanh"),
-                                     cl::init(true), cl::cat(category));
-static cl::opt<std::string>
-    targetCpu("target-cpu", cl::desc("LLVM CPU name (default: the host)"),
-              cl::cat(category));
-static cl::opt<std::string> targetFeatures(
-    "target-features",
-    cl::desc("LLVM features over the CPU's, e.g. +avx2,-avx512f"),
-    cl::cat(category));
-static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level (0-3)"),
-                                  cl::init(3), cl::Prefix, cl::cat(category));
+static CpuCodegenFlags cpuFlags(category);
 static cl::opt<std::string>
     ccPath("cc", cl::desc("C compiler that links --emit=shared"),
            cl::init("cc"), cl::cat(category));
@@ -113,34 +94,12 @@ static cl::opt<std::string> runtimeDir(
              "../lib next to attn-compile)"),
     cl::cat(category));
 
-static cl::opt<std::string> gpuChip(
-    "gpu-chip",
-    cl::desc("Compile GPU kernels for this NVIDIA chip (sm_80, sm_90a, ...) "
+static GpuCodegenFlags
+    gpuFlags(category,
+             "Compile GPU kernels for this NVIDIA chip (sm_80, sm_90a, ...) "
              "instead of CPU kernels; they take CUDA tensors and need "
-             "libattn_gpu_runtime"),
-    cl::cat(category));
-static cl::opt<std::string> gpuFormat(
-    "gpu-format",
-    cl::desc("GPU binary in the library: bin (cubin, needs ptxas), fatbin or "
-             "isa (PTX, compiled by the driver at load)"),
-    cl::init("bin"), cl::cat(category));
-static cl::opt<int64_t> gpuWarps("gpu-warps",
-                                 cl::desc("Warps per block (0: from the rows)"),
-                                 cl::init(0), cl::cat(category));
-static cl::opt<std::string>
-    cudaPath("cuda-path",
-             cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
-                      "the one found at build time, /usr/local/cuda"),
-             cl::cat(category));
-
-static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "attn-compile: error: " << msg << "\n";
-  return 1;
-}
-
-static int fail(llvm::Error err) {
-  return fail(llvm::toString(std::move(err)));
-}
+             "libattn_gpu_runtime",
+             "bin");
 
 static bool isIdentifierPrefix(llvm::StringRef s) {
   return s.empty() || (!llvm::isDigit(s.front()) && llvm::all_of(s, [](char c) {
@@ -167,7 +126,8 @@ static std::string headerGuard(llvm::StringRef path) {
 
 /// Links `object` into a shared library with the system C compiler, against
 /// libattn_runtime (and libomp for parallel kernels).
-static int linkShared(llvm::StringRef object, const char *argv0) {
+static int linkShared(llvm::StringRef object, const char *argv0,
+                      const KernelCompileOptions &options) {
   auto cc = llvm::sys::findProgramByName(ccPath);
   if (!cc)
     return fail("cannot find the C compiler '" + ccPath +
@@ -195,9 +155,9 @@ static int linkShared(llvm::StringRef object, const char *argv0) {
                                    "-L" + rtDir,
                                    "-Wl,-rpath," + rtDir,
                                    "-lattn_runtime"};
-  if (!gpuChip.empty())
+  if (options.isGpu())
     args.push_back("-lattn_gpu_runtime");
-  else if (parallel)
+  else if (options.parallel)
     args.push_back(ATTN_OPENMP_RUNTIME);
   args.push_back("-lm");
   llvm::SmallVector<llvm::StringRef> refs(args.begin(), args.end());
@@ -216,26 +176,15 @@ static int compileMain(MLIRContext &context, const char *argv0) {
     if (outputFile == "-")
       return fail("--emit=obj, lib and shared need an output file (-o)");
   KernelCompileOptions options;
-  if (llvm::Error err = options.setForm(form))
+  if (llvm::Error err = cpuFlags.apply(options))
     return fail(std::move(err));
-  options.tileQ = tileQ;
-  options.tileK = tileK;
-  options.splits = splits;
-  options.parallel = parallel;
-  options.approximateMath = approximateMath;
-  options.targetCpu = targetCpu;
-  options.targetFeatures = targetFeatures;
+  if (llvm::Error err = gpuFlags.apply(options.gpu))
+    return fail(std::move(err));
+  // --tile-k also sizes the GPU kernel's key tiles unless --gpu-tile-k does.
+  if (cpuFlags.tileKeys() > 0 && !gpuFlags.tileKeysGiven())
+    options.gpu.tileK = cpuFlags.tileKeys();
   options.prefix = prefix;
   options.entries.assign(entries.begin(), entries.end());
-  options.optLevel = optLevel;
-  options.gpu.chip = gpuChip;
-  options.gpu.format = gpuFormat;
-  options.gpu.warps = gpuWarps;
-  if (tileK > 0)
-    options.gpu.tileK = tileK;
-  options.gpu.cudaPath = cudaPath;
-  if (optLevel > 3)
-    return fail("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
 
   // Every spec file's functions go into one module: one library.
   if (inputFiles.empty())
@@ -348,7 +297,7 @@ static int compileMain(MLIRContext &context, const char *argv0) {
     return writeFile(outputFile, *archive);
   }
   case Emit::Shared:
-    return linkShared(code, argv0);
+    return linkShared(code, argv0, options);
   default:
     return 0;
   }

@@ -6,7 +6,7 @@
 //
 // Runs a module of hand-written GPU kernels (a gpu.launch) on the warp-level
 // emulator, on seeded random buffers. Specs go through the Runner
-// (lib/Execution/EmulatorRunner.cpp) like on every other device.
+// (lib/Execution/Runner/EmulatorRunner.cpp) like on every other device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 
 #include "attn/Execution/SpecBinding.h"
 #include "attn/GPUEmulator/Emulator.h"
+#include "attn/Support/ToolError.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -29,10 +30,7 @@ using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
-static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "attn-run: error: " << msg << "\n";
-  return 1;
-}
+static const ToolError fail("attn-run");
 
 bool mlir::attn::hasGpuLaunch(ModuleOp module) {
   bool found = false;

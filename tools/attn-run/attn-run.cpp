@@ -26,6 +26,8 @@
 #include "attn/Execution/SpecBinding.h"
 #include "attn/Execution/TileMap.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Pipelines/CodegenFlags.h"
+#include "attn/Support/ToolError.h"
 #include "attn/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,6 +52,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
+
+static const ToolError fail("attn-run");
 
 static cl::OptionCategory category("attn-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
@@ -109,19 +113,6 @@ static cl::opt<unsigned> reps("reps",
                               cl::desc("Timed repetitions after one warm-up "
                                        "run"),
                               cl::init(3), cl::cat(category));
-static cl::opt<std::string>
-    form("form",
-         cl::desc("Attention form: naive (materialized scores), fused "
-                  "(tiled online softmax) or decode (split-KV)"),
-         cl::init("fused"), cl::cat(category));
-static cl::opt<int64_t> tileQ("tile-q",
-                              cl::desc("Query rows per tile (0 = default)"),
-                              cl::init(0), cl::cat(category));
-static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile (0 = default)"),
-                              cl::init(0), cl::cat(category));
-static cl::opt<int64_t> splits("splits",
-                               cl::desc("KV chunks of the decode form"),
-                               cl::init(4), cl::cat(category));
 static cl::opt<bool> printTileMap(
     "tile-map",
     cl::desc("Print the key-tile map of the tiles the fused or decode "
@@ -133,18 +124,6 @@ static cl::opt<bool> countTiles(
     cl::desc("Instrument the fused kernel, count the key tiles it computes "
              "and compare with the tile map"),
     cl::cat(category));
-static cl::opt<std::string> targetCpu(
-    "target-cpu",
-    cl::desc("LLVM CPU to generate code for (haswell, znver4, x86-64, ...; "
-             "empty: the host). This host must be able to run it"),
-    cl::cat(category));
-static cl::opt<std::string> targetFeatures(
-    "target-features",
-    cl::desc("LLVM target features over the CPU's own, e.g. +avx2,-avx512f "
-             "(empty: none)"),
-    cl::cat(category));
-static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
-                                  cl::init(3), cl::Prefix, cl::cat(category));
 static cl::opt<bool> printValues("print", cl::desc("Print every output value"),
                                  cl::cat(category));
 static cl::opt<int64_t> maxAllocation(
@@ -161,29 +140,12 @@ static cl::opt<std::string>
 
 static cl::OptionCategory
     gpuCategory("attn-run options of --device=gpu and --device=gpu-emulate");
-static cl::opt<int64_t>
-    gpuWarps("gpu-warps",
-             cl::desc("Warps per block of the GPU kernel (0: the "
-                      "lowering's choice)"),
-             cl::init(0), cl::cat(gpuCategory));
-static cl::opt<int64_t> gpuTileK("gpu-tile-k",
-                                 cl::desc("Keys per tile of the GPU kernel"),
-                                 cl::init(64), cl::cat(gpuCategory));
-static cl::opt<int64_t>
-    gpuSplits("gpu-splits",
-              cl::desc("Split-KV chunks of the GPU decode kernel (-1: chosen "
-                       "at run time, 0: off)"),
-              cl::init(-1), cl::cat(gpuCategory));
-static cl::opt<std::string> gpuChip(
-    "gpu-chip",
-    cl::desc("NVIDIA chip to generate code for: sm_80, sm_86, sm_89, sm_90a, "
-             "... (default: the device's, sm_90a on sm_90)"),
-    cl::cat(gpuCategory));
-static cl::opt<std::string>
-    gpuFormat("gpu-format",
-              cl::desc("GPU binary: isa (PTX, compiled by the driver when "
-                       "loaded), bin (cubin, needs ptxas) or fatbin"),
-              cl::init("isa"), cl::cat(gpuCategory));
+static CpuCodegenFlags cpuFlags(category);
+static GpuCodegenFlags
+    gpuFlags(gpuCategory,
+             "NVIDIA chip to generate code for: sm_80, sm_86, sm_89, sm_90a, "
+             "... (default: the device's, sm_90a on sm_90)",
+             "isa");
 static cl::opt<int> gpuDeviceIndex("gpu-device",
                                    cl::desc("CUDA device to run on"),
                                    cl::init(0), cl::cat(gpuCategory));
@@ -196,16 +158,6 @@ static cl::opt<bool> printGpuIR(
     "print-gpu-ir",
     cl::desc("Print the GPU form (convert-attn-to-gpu's output) emulated"),
     cl::cat(gpuCategory));
-
-static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "attn-run: error: " << msg << "\n";
-  return 1;
-}
-
-/// Prints a library error as attn-run's error.
-static int fail(llvm::Error err) {
-  return fail(llvm::toString(std::move(err)));
-}
 
 /// How the results are reported, whatever the device.
 static ReportOptions reportOptions() {
@@ -225,20 +177,11 @@ static llvm::Expected<RunnerOptions> runnerOptions(RunDevice dev,
                                                    std::string *gpuIR) {
   RunnerOptions opts;
   opts.device = dev;
-  if (llvm::Error err = opts.cpu.setForm(form))
+  if (llvm::Error err = cpuFlags.apply(opts.cpu))
     return std::move(err);
-  opts.cpu.optLevel = optLevel;
-  opts.cpu.tileQ = tileQ;
-  opts.cpu.tileK = tileK;
-  opts.cpu.splits = splits;
   opts.cpu.instrumentTiles = countTiles;
-  opts.cpu.targetCpu = targetCpu;
-  opts.cpu.targetFeatures = targetFeatures;
-  opts.gpu.chip = gpuChip;
-  opts.gpu.format = gpuFormat;
-  opts.gpu.warps = gpuWarps;
-  opts.gpu.tileK = gpuTileK;
-  opts.gpu.splits = gpuSplits;
+  if (llvm::Error err = gpuFlags.apply(opts.gpu))
+    return std::move(err);
   opts.gpuDevice = gpuDeviceIndex;
   opts.detectSharedRaces = !noRaceCheck;
   opts.loweredIR = printGpuIR ? gpuIR : nullptr;
@@ -287,15 +230,16 @@ static void printCompiled(Runner &runner) {
                  << llvm::format(", %.1f GiB", d->memoryGiB) << "\n"
                  << llvm::format("compile: %.3f s", runner.compileSeconds())
                  << " (chip " << d->chip << ", "
-                 << (gpuFormat == "isa"   ? "PTX compiled by the driver at the "
-                                            "first launch"
-                     : gpuFormat == "bin" ? "cubin"
-                                          : "fatbin")
+                 << (gpuFlags.format() == "isa"
+                         ? "PTX compiled by the driver at the first launch"
+                     : gpuFlags.format() == "bin" ? "cubin"
+                                                  : "fatbin")
                  << ", warps " << choice.warps << ", tile-k " << choice.tileK
                  << ")\n";
   } else if (JitFunction *jit = runner.cpuFunction()) {
     llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
-                                 runner.compileSeconds(), form.c_str())
+                                 runner.compileSeconds(),
+                                 cpuFlags.formName().str().c_str())
                  << "target: " << jit->target().describe() << "\n";
   }
 }
@@ -364,18 +308,13 @@ static int runMain(MLIRContext &context) {
     return fail("--tile-map and --count-tiles need an attn.attention op");
   if ((printTileMap || countTiles) && attention.isRagged())
     return fail("--tile-map and --count-tiles do not take ragged batches");
-  if ((printTileMap || countTiles) && form == "naive")
+  if ((printTileMap || countTiles) && cpuFlags.formName() == "naive")
     return fail(std::string(printTileMap ? "--tile-map" : "--count-tiles") +
                 " needs --form=fused or --form=decode");
   if (*dev == RunDevice::GpuEmulator && !attnOp)
     return fail("--device=gpu-emulate needs a function with an attn op");
   if (*dev == RunDevice::Gpu && !attention)
     return fail("--device=gpu needs a function with an attn.attention op");
-  if (*dev == RunDevice::Gpu && gpuFormat != "isa" && gpuFormat != "bin" &&
-      gpuFormat != "fatbin")
-    return fail("unknown --gpu-format '" + gpuFormat +
-                "': expected isa, bin or fatbin");
-
   // Compile.
   std::string gpuIR;
   auto runnerOpts = runnerOptions(*dev, &gpuIR);
@@ -536,7 +475,7 @@ static int runMain(MLIRContext &context) {
       j.attribute("spec", inputFile.getValue());
       j.attribute("device", device.getValue());
       if (onCpu)
-        j.attribute("form", form.getValue());
+        j.attribute("form", cpuFlags.formName());
       j.attributeArray("lowering", [&] {
         for (const LoweringChoice &c : (*runner)->loweringChoices())
           j.object([&] { c.writeJSON(j); });

@@ -99,9 +99,32 @@ void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op,
 /// so that exp(-inf - 0) = 0 instead of NaN.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
+//===----------------------------------------------------------------------===//
+// The merge of partial softmax states: the CPU decode form's split merge, the
+// GPU decode kernel's merge kernel and attn.combine all build it from these.
+//
+// Part s covers a range of keys and holds its row max m_s, its row sum l_s
+// (relative to m_s) and its own output o_s (its accumulator over l_s; a
+// normalized (out, lse) pair is the part (lse, 1, out)). With M = max_s m_s
+// and w_s = exp(m_s - M):
+//   L = sum_s w_s l_s,   out = sum_s (w_s l_s / L) o_s,   lse = M + log L.
+// The output is a convex combination of the parts' outputs, so it cannot
+// overflow where the result is finite; empty parts (m_s = -inf) weigh 0, and
+// a row whose parts are all empty gets out = 0 and lse = -inf.
+//===----------------------------------------------------------------------===//
+
 /// exp(m_s - M) for merging a partial state with max m_s into one with max
 /// M: 0 for an empty part (m_s = -inf), also when M = -inf.
 Value buildMergeWeight(OpBuilder &b, Location loc, Value ms, Value bigM);
+
+/// One step of L: sum + w_s l_s.
+Value buildMergeRowSum(OpBuilder &b, Location loc, Value sum, Value ms,
+                       Value ls, Value bigM);
+
+/// One step of the merged output: out + (w_s l_s / L) o_s; `out` itself when
+/// that weight is 0 (an empty part, or L = 0), whatever o_s holds.
+Value buildMergeOutputStep(OpBuilder &b, Location loc, Value out, Value ms,
+                           Value ls, Value os, Value bigM, Value bigL);
 
 /// out = acc / l, and exactly 0 for a row without any key (l = 0).
 Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value l);

@@ -13,7 +13,8 @@
 // runner, never recomputed.
 //
 //   auto runner = Runner::create(module, "gqa", options);
-//   (*runner)->bind(inputs);            // copies to the device if needed
+//   (*runner)->bind(inputs);            // by position or by name ("q", ...);
+//                                       // copies to the device if needed
 //   (*runner)->run();                   // one call, checked
 //   auto times = (*runner)->time(10);   // timed calls, the device's clock
 //   (*runner)->fetch(results);          // host tensors
@@ -29,6 +30,7 @@
 #include "attn/Schedule/LoweringChoice.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -122,6 +124,12 @@ public:
   /// pointers (the tensors must outlive the calls); the GPU copies them to
   /// device buffers.
   virtual llvm::Error bind(llvm::ArrayRef<const HostTensor *> inputs) = 0;
+  /// The same, by name: each argument's role (`q`, `k`, `v`, `kv_len`,
+  /// `mask`, `mod_input0`, ...; SpecBinding.h's argRoles) or its number
+  /// ("0", "1", ...); every argument must be named once.
+  llvm::Error bindByName(const llvm::StringMap<const HostTensor *> &named);
+  /// The name bindByName() takes for each argument, in order.
+  llvm::ArrayRef<std::string> argumentNames() const { return argNames; }
   /// One call on the bound inputs, checked: a failed run-time check of the
   /// generated code is an error with its message, and lastStatus() says its
   /// attn_status_t. The first call also pays what happens once (the GPU's
@@ -165,6 +173,7 @@ public:
 protected:
   explicit Runner(RunDevice dev) : dev(dev) {}
   RunDevice dev;
+  std::vector<std::string> argNames;
   llvm::SmallVector<LoweringChoice> choices;
   double compileTime = 0, runTime = 0;
   int status = 0;

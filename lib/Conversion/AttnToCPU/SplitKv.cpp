@@ -74,15 +74,12 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
                b, loc, bigL.getType(), ValueRange{pm, pl, bigM}, bigL,
                {part5, part5, rows5, rows5}, iters(4, 1),
                [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 Value w = buildMergeWeight(nb, nl, a[0], a[2]);
-                 Value t = arith::MulFOp::create(nb, nl, w, a[1]);
                  linalg::YieldOp::create(
-                     nb, nl, Value(arith::AddFOp::create(nb, nl, a[3], t)));
+                     nb, nl, buildMergeRowSum(nb, nl, a[3], a[0], a[1], a[2]));
                })
                .getResult(0);
-  // softmax: out = sum_s (w_s l_s / L) (acc_s / (l_s s_s)), a convex
-  // combination of the splits' outputs (0 where L = 0), which cannot
-  // overflow where the result is finite; sigmoid: acc = sum_s acc_s.
+  // softmax: the shared merge (LogitBuilder.h) of the splits' outputs
+  // acc_s / (l_s s_s); sigmoid: acc = sum_s acc_s.
   // Loops (b, g, r, i, e, s).
   SmallVector<OpFoldResult> mergedAcc = {batch, hkv, groups, nq, dv};
   Value acc = filled(b, loc, mergedAcc, 0.0);
@@ -95,26 +92,24 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
     accMaps.append({map(b, 6, {0, 1, 5, 2, 3}), map(b, 6, {0, 1, 2, 3})});
   }
   accMaps.push_back(map(b, 6, {0, 1, 2, 3, 4}));
-  acc = linalg::GenericOp::create(
-            b, loc, acc.getType(), accIns, acc, accMaps, iters(5, 1),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value w =
-                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
-              Value x = a[1];
-              if (softmax) {
-                Value ws = arith::MulFOp::create(
-                    nb, nl, buildMergeWeight(nb, nl, a[0], a[2]), a[3]);
-                w = buildNormalizedOutput(nb, nl, ws, a[4]);
-                // acc_s / (l_s s_s): split s's own normalized output.
-                Value ls = arith::MulFOp::create(
-                    nb, nl, a[3], buildRowSumScale(nb, nl, a[3]));
-                x = buildNormalizedOutput(nb, nl, x, ls);
-              }
-              Value t = arith::MulFOp::create(nb, nl, w, x);
+  acc =
+      linalg::GenericOp::create(
+          b, loc, acc.getType(), accIns, acc, accMaps, iters(5, 1),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            if (!softmax) {
               linalg::YieldOp::create(
-                  nb, nl, Value(arith::AddFOp::create(nb, nl, a.back(), t)));
-            })
-            .getResult(0);
+                  nb, nl, Value(arith::AddFOp::create(nb, nl, a.back(), a[1])));
+              return;
+            }
+            // acc_s / (l_s s_s): split s's own normalized output.
+            Value ls = arith::MulFOp::create(nb, nl, a[3],
+                                             buildRowSumScale(nb, nl, a[3]));
+            Value os = buildNormalizedOutput(nb, nl, a[1], ls);
+            linalg::YieldOp::create(nb, nl,
+                                    buildMergeOutputStep(nb, nl, a.back(), a[0],
+                                                         a[3], os, a[2], a[4]));
+          })
+          .getResult(0);
   // Final: out in the op's layout, lse.
   bool bhnd = layout == Layout::bhnd;
   SmallVector<OpFoldResult> out5Shape =

@@ -181,26 +181,33 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
                              b, loc, maxLoop.getRegionIterArgs()[0], ms)});
   }
   Value bigM = maxLoop.getResult(0);
-  // L = sum_s w_s l_s, acc = sum_s w_s acc_s, w_s = exp(m_s - M).
-  auto sumLoop = scf::ForOp::create(b, loc, ci(0), numSplits, ci(1),
-                                    ValueRange{cf(0.0), cf(0.0)});
-  {
+  // The shared merge (LogitBuilder.h): L = sum_s w_s l_s, then out = sum_s
+  // (w_s l_s / L) (acc_s / l_s); sigmoid: out = sum_s acc_s.
+  auto splitLoop = [&](ValueRange init,
+                       llvm::function_ref<Value(Value r, Value acc)> step) {
+    auto loop = scf::ForOp::create(b, loc, ci(0), numSplits, ci(1), init);
     OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(sumLoop.getBody());
-    Value r = wsRow(bb, hk, sumLoop.getInductionVar(), row);
-    Value w = sigmoid ? cf(1.0)
-                      : buildMergeWeight(b, loc, load(a.add(mBase, r)), bigM);
-    Value l = math::FmaOp::create(b, loc, w, load(a.add(lBase, r)),
-                                  sumLoop.getRegionIterArgs()[0]);
-    Value acc =
-        math::FmaOp::create(b, loc, w, load(a.add(a.mul(r, ci(dv)), col)),
-                            sumLoop.getRegionIterArgs()[1]);
-    scf::YieldOp::create(b, loc, ValueRange{l, acc});
-  }
-  Value bigL = sumLoop.getResult(0);
-  Value val = sigmoid
-                  ? sumLoop.getResult(1)
-                  : buildNormalizedOutput(b, loc, sumLoop.getResult(1), bigL);
+    b.setInsertionPointToStart(loop.getBody());
+    Value r = wsRow(bb, hk, loop.getInductionVar(), row);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{step(r, loop.getRegionIterArgs()[0])});
+    return loop.getResult(0);
+  };
+  Value bigL =
+      sigmoid ? Value()
+              : splitLoop(ValueRange{cf(0.0)}, [&](Value r, Value sum) {
+                  return buildMergeRowSum(b, loc, sum, load(a.add(mBase, r)),
+                                          load(a.add(lBase, r)), bigM);
+                });
+  Value val = splitLoop(ValueRange{cf(0.0)}, [&](Value r, Value acc) {
+    Value accS = load(a.add(a.mul(r, ci(dv)), col));
+    if (sigmoid)
+      return Value(arith::AddFOp::create(b, loc, acc, accS));
+    Value ls = load(a.add(lBase, r));
+    return buildMergeOutputStep(b, loc, acc, load(a.add(mBase, r)), ls,
+                                buildNormalizedOutput(b, loc, accS, ls), bigM,
+                                bigL);
+  });
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (outElem != f32)
     val = arith::TruncFOp::create(b, loc, outElem, val);

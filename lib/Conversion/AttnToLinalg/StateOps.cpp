@@ -306,23 +306,16 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
     Type elt = op.getOutA().getType().getElementType();
     bool bhnd = op.getLayout() == Layout::bhnd;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    double ninf = -std::numeric_limits<double>::infinity();
-    auto cst = [&](OpBuilder &nb, Location nl, double v) -> Value {
-      return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
-    };
-    // Weights of the two segments relative to M = max(lse_a, lse_b); an
-    // empty segment (lse = -inf) weighs 0, and so does everything when both
-    // are empty.
-    auto weights = [&](OpBuilder &nb, Location nl, Value la, Value lb) {
+    // The shared merge (LogitBuilder.h) of two normalized parts: part x is
+    // (lse_x, 1, out_x); M = max(lse_a, lse_b), L = w_a + w_b. An empty
+    // segment (lse = -inf) weighs 0; both empty give out 0 and lse -inf.
+    auto mergedSum = [&](OpBuilder &nb, Location nl, Value la, Value lb) {
       Value m = arith::MaximumFOp::create(nb, nl, la, lb);
-      Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, m,
-                                          cst(nb, nl, ninf));
-      Value safeM = buildSafeMax(nb, nl, m);
-      Value wa =
-          math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, la, safeM));
-      Value wb =
-          math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, lb, safeM));
-      return std::make_tuple(safeM, wa, wb, empty);
+      Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
+      Value l = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
+      for (Value part : {la, lb})
+        l = buildMergeRowSum(nb, nl, l, part, one, m);
+      return std::make_pair(m, l);
     };
     // out: loops over the physical [.., .., .., Dv] shape; lse is indexed by
     // the logical (b, h, i).
@@ -338,23 +331,18 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
             ValueRange{op.getOutA(), op.getLseA(), op.getOutB(), op.getLseB()},
             outInit, {id4, lseMap, id4, lseMap, id4}, par4,
             [&](OpBuilder &nb, Location nl, ValueRange a) {
-              auto [m, wa, wb, empty] = weights(nb, nl, a[1], a[3]);
-              (void)m;
-              auto ext = [&](Value x) -> Value {
-                return x.getType() == f32
-                           ? x
-                           : arith::ExtFOp::create(nb, nl, f32, x);
-              };
-              // Normalized weights first: the sum is then a convex
-              // combination of the two outputs and cannot overflow.
-              Value den = arith::AddFOp::create(nb, nl, wa, wb);
-              Value ua = arith::DivFOp::create(nb, nl, wa, den);
-              Value ub = arith::DivFOp::create(nb, nl, wb, den);
-              Value num = arith::AddFOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, ua, ext(a[0])),
-                  arith::MulFOp::create(nb, nl, ub, ext(a[2])));
+              auto [m, l] = mergedSum(nb, nl, a[1], a[3]);
+              Value one =
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0));
               Value o =
-                  arith::SelectOp::create(nb, nl, empty, cst(nb, nl, 0), num);
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
+              for (auto [out, lse] :
+                   {std::make_pair(a[0], a[1]), std::make_pair(a[2], a[3])}) {
+                Value os = out.getType() == f32
+                               ? out
+                               : arith::ExtFOp::create(nb, nl, f32, out);
+                o = buildMergeOutputStep(nb, nl, o, lse, one, os, m, l);
+              }
               if (elt != f32)
                 o = arith::TruncFOp::create(nb, nl, elt, o);
               linalg::YieldOp::create(nb, nl, o);
@@ -369,14 +357,8 @@ struct LowerCombine : public OpRewritePattern<CombineOp> {
             b, loc, lseInit.getType(), ValueRange{op.getLseA(), op.getLseB()},
             lseInit, {id3, id3, id3}, par3,
             [&](OpBuilder &nb, Location nl, ValueRange a) {
-              auto [m, wa, wb, empty] = weights(nb, nl, a[0], a[1]);
-              Value sum = arith::AddFOp::create(nb, nl, wa, wb);
-              Value l = arith::AddFOp::create(nb, nl, m,
-                                              math::LogOp::create(nb, nl, sum));
-              linalg::YieldOp::create(
-                  nb, nl,
-                  Value(arith::SelectOp::create(nb, nl, empty,
-                                                cst(nb, nl, ninf), l)));
+              auto [m, l] = mergedSum(nb, nl, a[0], a[1]);
+              linalg::YieldOp::create(nb, nl, buildLogSumExp(nb, nl, m, l));
             })
             .getResult(0);
     return {out, lse};

@@ -395,6 +395,28 @@ Value mlir::attn::buildMergeWeight(OpBuilder &b, Location loc, Value ms,
   return arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), w);
 }
 
+Value mlir::attn::buildMergeRowSum(OpBuilder &b, Location loc, Value sum,
+                                   Value ms, Value ls, Value bigM) {
+  Value w = buildMergeWeight(b, loc, ms, bigM);
+  return arith::AddFOp::create(b, loc, sum,
+                               arith::MulFOp::create(b, loc, w, ls));
+}
+
+Value mlir::attn::buildMergeOutputStep(OpBuilder &b, Location loc, Value out,
+                                       Value ms, Value ls, Value os, Value bigM,
+                                       Value bigL) {
+  Value ws =
+      arith::MulFOp::create(b, loc, buildMergeWeight(b, loc, ms, bigM), ls);
+  Value u = buildNormalizedOutput(b, loc, ws, bigL);
+  // A part of weight 0 (empty, or all of an empty row) adds nothing, also
+  // when its output is not finite.
+  Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, u,
+                                     f32Const(b, loc, 0.0));
+  Value sum =
+      arith::AddFOp::create(b, loc, out, arith::MulFOp::create(b, loc, u, os));
+  return arith::SelectOp::create(b, loc, zero, out, sum);
+}
+
 Value mlir::attn::buildNormalizedOutput(OpBuilder &b, Location loc, Value acc,
                                         Value l) {
   Value zero = f32Const(b, loc, 0.0);

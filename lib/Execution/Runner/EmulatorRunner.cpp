@@ -131,20 +131,12 @@ private:
 } // namespace
 
 llvm::Expected<std::unique_ptr<Runner>>
-mlir::attn::createEmulatorRunner(ModuleOp module, llvm::StringRef entry,
+mlir::attn::createEmulatorRunner(ModuleOp module, func::FuncOp fn,
+                                 DenseResultRule rule,
                                  const RunnerOptions &options) {
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal())
-    return runnerError("no function '" + entry + "' with a body");
-  auto attention = directAttentionEntry(fn);
-  if (!attention)
-    return attention.takeError();
-  auto rule = DenseResultRule::of(*attention);
-  if (!rule)
-    return rule.takeError();
-  auto runner = std::make_unique<EmulatorRunner>(std::move(*rule),
+  auto runner = std::make_unique<EmulatorRunner>(std::move(rule),
                                                  options.detectSharedRaces);
-  if (llvm::Error err = runner->lower(module, entry, options))
+  if (llvm::Error err = runner->lower(module, fn.getSymName(), options))
     return std::move(err);
   return std::unique_ptr<Runner>(std::move(runner));
 }

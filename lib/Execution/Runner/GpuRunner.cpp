@@ -437,7 +437,7 @@ llvm::Expected<std::vector<double>> GpuRunner::time(unsigned reps) {
   // Events around each call on the stream, which the generated code then
   // only queues work on.
   void *start = attn_gpu_event_create(), *end = attn_gpu_event_create();
-  auto destroyEvents = llvm::make_scope_exit([&] {
+  llvm::scope_exit destroyEvents([&] {
     if (start)
       attn_gpu_event_destroy(start);
     if (end)
@@ -474,19 +474,11 @@ llvm::Error GpuRunner::fetch(std::vector<HostTensor> &results) {
 }
 
 llvm::Expected<std::unique_ptr<Runner>>
-mlir::attn::createGpuRunner(ModuleOp module, llvm::StringRef entry,
+mlir::attn::createGpuRunner(ModuleOp module, func::FuncOp fn,
+                            DenseResultRule rule,
                             const RunnerOptions &options) {
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal())
-    return runnerError("no function '" + entry + "' with a body");
-  auto attention = directAttentionEntry(fn);
-  if (!attention)
-    return attention.takeError();
-  auto rule = DenseResultRule::of(*attention);
-  if (!rule)
-    return rule.takeError();
   auto runner =
-      std::make_unique<GpuRunner>(std::move(*rule), fn.getNumArguments());
+      std::make_unique<GpuRunner>(std::move(rule), fn.getNumArguments());
   if (llvm::Error err = runner->compile(module, fn, options))
     return std::move(err);
   return std::unique_ptr<Runner>(std::move(runner));

@@ -16,6 +16,7 @@
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -193,17 +194,58 @@ private:
 llvm::Expected<std::unique_ptr<Runner>>
 Runner::create(ModuleOp module, llvm::StringRef entry,
                const RunnerOptions &options) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return runnerError("no function '" + entry + "' with a body");
+  llvm::Expected<std::unique_ptr<Runner>> runner = nullptr;
   switch (options.device) {
   case RunDevice::Cpu: {
-    auto runner = std::make_unique<CpuRunner>();
-    if (llvm::Error err = runner->compile(module, entry, options.cpu))
+    auto cpu = std::make_unique<CpuRunner>();
+    if (llvm::Error err = cpu->compile(module, entry, options.cpu))
       return std::move(err);
-    return std::unique_ptr<Runner>(std::move(runner));
+    runner = std::unique_ptr<Runner>(std::move(cpu));
+    break;
   }
   case RunDevice::Gpu:
-    return createGpuRunner(module, entry, options);
-  case RunDevice::GpuEmulator:
-    return createEmulatorRunner(module, entry, options);
+  case RunDevice::GpuEmulator: {
+    auto attention = directAttentionEntry(fn);
+    if (!attention)
+      return attention.takeError();
+    auto rule = DenseResultRule::of(*attention);
+    if (!rule)
+      return rule.takeError();
+    runner = options.device == RunDevice::Gpu
+                 ? createGpuRunner(module, fn, std::move(*rule), options)
+                 : createEmulatorRunner(module, fn, std::move(*rule), options);
+    break;
   }
-  llvm_unreachable("unknown device");
+  }
+  if (!runner)
+    return runner.takeError();
+  for (auto [i, role] : llvm::enumerate(argRoles(fn, findAttnOp(fn))))
+    (*runner)->argNames.push_back(role.name.empty() ? std::to_string(i)
+                                                    : role.name);
+  return runner;
+}
+
+llvm::Error
+Runner::bindByName(const llvm::StringMap<const HostTensor *> &named) {
+  std::vector<const HostTensor *> inputs(argNames.size(), nullptr);
+  for (const auto &entry : named) {
+    llvm::StringRef key = entry.getKey();
+    auto it = llvm::find(argNames, key);
+    size_t index = it - argNames.begin();
+    if (it == argNames.end() && key.getAsInteger(10, index))
+      index = argNames.size();
+    if (index >= argNames.size())
+      return runnerError("no argument named '" + key + "' (the arguments: " +
+                         llvm::join(argNames, ", ") + ")");
+    if (inputs[index])
+      return runnerError("argument '" + argNames[index] + "' bound twice");
+    inputs[index] = entry.getValue();
+  }
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (!t)
+      return runnerError("argument '" + argNames[i] + "' is not bound");
+  return bind(llvm::ArrayRef<const HostTensor *>(inputs));
 }

@@ -38,11 +38,13 @@ struct DenseResultRule {
 /// order (what the GPU lowering and its out-parameters need).
 llvm::Expected<AttentionOp> directAttentionEntry(func::FuncOp fn);
 
+/// The GPU devices' runners, for the entry `fn` of `module` whose results
+/// follow `rule`.
 llvm::Expected<std::unique_ptr<Runner>>
-createGpuRunner(ModuleOp module, llvm::StringRef entry,
+createGpuRunner(ModuleOp module, func::FuncOp fn, DenseResultRule rule,
                 const RunnerOptions &options);
 llvm::Expected<std::unique_ptr<Runner>>
-createEmulatorRunner(ModuleOp module, llvm::StringRef entry,
+createEmulatorRunner(ModuleOp module, func::FuncOp fn, DenseResultRule rule,
                      const RunnerOptions &options);
 
 } // namespace attn

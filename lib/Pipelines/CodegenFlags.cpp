@@ -1,0 +1,97 @@
+//===- CodegenFlags.cpp - code generation options as flags ----------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/CodegenFlags.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static llvm::Error flagError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
+    : form("form",
+           cl::desc("Attention form: naive (materialized scores), fused "
+                    "(tiled online softmax) or decode (split-KV)"),
+           cl::init("fused"), cl::cat(category)),
+      tileQ("tile-q", cl::desc("Query rows per tile (0: the form's choice)"),
+            cl::init(0), cl::cat(category)),
+      tileK("tile-k", cl::desc("Keys per tile (0: the form's choice)"),
+            cl::init(0), cl::cat(category)),
+      splits("splits", cl::desc("KV chunks of the decode form"), cl::init(4),
+             cl::cat(category)),
+      parallel("parallel",
+               cl::desc("Run on OpenMP threads (OMP_NUM_THREADS; compiled "
+                        "kernels then need libomp)"),
+               cl::init(true), cl::cat(category)),
+      approximateMath("approximate-math",
+                      cl::desc("Polynomial f32 exp/log/tanh instead of libm"),
+                      cl::init(true), cl::cat(category)),
+      targetCpu("target-cpu",
+                cl::desc("LLVM CPU to generate code for (haswell, znver4, "
+                         "x86-64, ...; empty: the host)"),
+                cl::cat(category)),
+      targetFeatures("target-features",
+                     cl::desc("LLVM target features over the CPU's own, e.g. "
+                              "+avx2,-avx512f (empty: none)"),
+                     cl::cat(category)),
+      optLevel("O", cl::desc("LLVM optimization level (0-3)"), cl::init(3),
+               cl::Prefix, cl::cat(category)) {}
+
+llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
+  if (llvm::Error err = options.setForm(form))
+    return err;
+  if (optLevel > 3)
+    return flagError("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
+  options.tileQ = tileQ;
+  options.tileK = tileK;
+  options.splits = splits;
+  options.parallel = parallel;
+  options.approximateMath = approximateMath;
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
+  options.optLevel = optLevel;
+  return llvm::Error::success();
+}
+
+GpuCodegenFlags::GpuCodegenFlags(cl::OptionCategory &category,
+                                 const char *chipHelp,
+                                 const char *defaultFormat)
+    : gpuChip("gpu-chip", cl::desc(chipHelp), cl::cat(category)),
+      gpuFormat("gpu-format",
+                cl::desc("GPU binary: isa (PTX, compiled by the driver when "
+                         "loaded), bin (cubin, needs ptxas) or fatbin"),
+                cl::init(defaultFormat), cl::cat(category)),
+      cudaPath("cuda-path",
+               cl::desc("CUDA toolkit (libdevice, ptxas); default: "
+                        "$CUDA_HOME, the one found at build time, "
+                        "/usr/local/cuda"),
+               cl::cat(category)),
+      gpuWarps("gpu-warps",
+               cl::desc("Warps per block of the GPU kernel (0: the "
+                        "lowering's choice)"),
+               cl::init(0), cl::cat(category)),
+      gpuTileK("gpu-tile-k", cl::desc("Keys per tile of the GPU kernel"),
+               cl::init(64), cl::cat(category)),
+      gpuSplits("gpu-splits",
+                cl::desc("Split-KV chunks of the GPU decode kernel (-1: "
+                         "chosen at run time, 0: off)"),
+                cl::init(-1), cl::cat(category)) {}
+
+llvm::Error GpuCodegenFlags::apply(GpuCodegenOptions &options) const {
+  if (gpuFormat != "isa" && gpuFormat != "bin" && gpuFormat != "fatbin")
+    return flagError("unknown --gpu-format '" + gpuFormat +
+                     "': expected isa, bin or fatbin");
+  options.chip = gpuChip;
+  options.format = gpuFormat;
+  options.cudaPath = cudaPath;
+  options.warps = gpuWarps;
+  options.tileK = gpuTileK;
+  options.splits = gpuSplits;
+  return llvm::Error::success();
+}
