@@ -108,9 +108,9 @@
 
 // A spec the GPU lowering does not support: its diagnostic, then attn-run's.
 // RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run \
-// RUN:   %attn_src_root/examples/variants/prefix_lm.mlir --device=gpu 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=REGIONS
-// REGIONS: error: 'attn.attention' op cannot be lowered to the GPU: score_mod and mask_mod regions are not supported on the GPU yet
+// RUN:   %attn_src_root/examples/variants/relative_position_bias.mlir \
+// RUN:   --device=gpu 2>&1 | FileCheck %s --check-prefix=REGIONS
+// REGIONS: error: 'attn.attention' op cannot be lowered to the GPU: score_mod and mask_mod regions that read mod_inputs are not supported on the GPU yet
 // REGIONS-NOT: see current operation
 // REGIONS: attn-run: error: --device=gpu: lowering to GPU kernels failed
 

@@ -13,7 +13,9 @@
 //     prefetch tile t + 1 into the other buffer (cp.async, zero-filled
 //     beyond kv_len), wait for tile t, barrier
 //     S = Q K^T        ldmatrix x2 + mma.sync m16n8k16, f32 accumulators
-//     logits           LogitBuilder (full tiles skip the masks)
+//     logits           LogitBuilder, score_mod and mask_mod regions inlined
+//                      (full tiles, by the shared tile rules and MaskBounds,
+//                      skip the masks)
 //     online softmax   row max over the fragment + shuffle xor 1, 2; exp2
 //     O += P V         P's fragments become A operands in registers;
 //                      V by ldmatrix.trans
@@ -30,6 +32,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+
+#include "attn/Schedule/MaskBounds.h"
 
 #include <cmath>
 #include <limits>
@@ -279,6 +283,18 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     // it is full only when all tk keys are readable: a tail tile cut short
     // by Nk is a boundary tile (found by the warp-level emulator).
     Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
+    // A mask_mod region classified over this tile by the shared MaskBounds
+    // rules (as the CPU forms do): the tile is full only when the region
+    // allows every pair of it.
+    if (Block *maskMod = op.getMaskModBlock()) {
+      Value h0 = a.mul(hk, groups);
+      TileBox<IRArith> box{bb, bb,    h0, a.sub(a.add(h0, groups), ci(1)),
+                           q0, qLast, k0, a.add(k0, ci(tk - 1))};
+      auto noTensors = [](unsigned, ArrayRef<std::pair<Value, Value>>)
+          -> std::optional<std::pair<Value, Value>> { return std::nullopt; };
+      MaskBounds<IRArith> bounds(*maskMod, a, noTensors);
+      full = a.both(full, a.negate(bounds.classify(box).mayFalse));
+    }
     SmallVector<Type> logitTypes(nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {

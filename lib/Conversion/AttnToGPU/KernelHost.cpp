@@ -250,11 +250,9 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
     return fail("paged K/V (page_table) is not supported on the GPU yet");
   if (op.getCuSeqlensQ())
     return fail("ragged batches are not supported on the GPU yet");
-  if (op.getScoreModBlock() || op.getMaskModBlock())
-    return fail("score_mod and mask_mod regions are not supported on the "
-                "GPU yet");
   if (!op.getModInputs().empty())
-    return fail("mod_inputs are not supported on the GPU yet");
+    return fail("score_mod and mask_mod regions that read mod_inputs are not "
+                "supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
       opts.warps != 4 && opts.warps != 8)
     return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";

@@ -7,6 +7,7 @@
 #include "KernelBuilder.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Schedule/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -54,9 +55,13 @@ struct ConvertAttnToGpuPass
       });
     if (bad)
       return signalPassFailure();
-    for (auto [fn, op] : work)
+    for (auto [fn, op] : work) {
+      // The regions in the canonical form the tile classification reads
+      // (the CPU forms classify the same form).
+      canonicalizeModRegions(op);
       if (failed(gpu_codegen::buildGpuFunction(fn, op, opts)))
         return signalPassFailure();
+    }
   }
 };
 

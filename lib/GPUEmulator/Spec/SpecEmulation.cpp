@@ -34,7 +34,12 @@ EmulatedSpec::lower(ModuleOp spec, llvm::StringRef entry,
   {
     ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
       llvm::raw_string_ostream os(diags);
-      os << d.getLocation() << ": " << d << "\n";
+      if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
+        os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+           << fl.getColumn() << ": ";
+      else
+        os << d.getLocation() << ": ";
+      os << "error: " << d << "\n";
       return success();
     });
     // The GPU pipeline up to the gpu.launch form (kernels-only).

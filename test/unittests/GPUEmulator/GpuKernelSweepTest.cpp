@@ -7,7 +7,8 @@
 // A randomized sweep of attn specs lowered by convert-attn-to-gpu and run on
 // the warp-level emulator (every lane's ldmatrix, mma.sync, shuffle and
 // cp.async), compared with the f64 reference: masks (causal in both
-// alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap), sigmoid
+// alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap,
+// score_mod and mask_mod regions), sigmoid
 // normalization, tails (sizes that are not multiples of the tiles), GQA group
 // sizes, head dims, dtypes (f16, bf16; f32, which the kernel stages as bf16),
 // layouts (bhnd, bnhd), warps and key-tile sizes. Specs the lowering
@@ -199,6 +200,68 @@ Case makeCase(uint64_t seed, int index) {
   if (sigmoid) {
     mods += " norm(sigmoid)"; // no row sum: no lse
     lse = false;
+  }
+  // score_mod and mask_mod regions (drawn last: the draws above, and so
+  // every case without a region, stay those of earlier sweeps).
+  bool scoreMod = rng() % 5 == 0, maskMod = rng() % 5 == 0;
+  int64_t scoreKind = rng() % 3, maskKind = rng() % 3;
+  int64_t prefix = pick<int64_t>(rng, {3, 20, 70});
+  if (scenario == 9 && index % 20 == 9)
+    maskMod = true;
+  if (scenario == 9 && index % 20 == 19)
+    scoreMod = true;
+  if (scoreMod) {
+    mods += " score_mod {\n  ^bb0(%rb: index, %rh: index, %ri: index, "
+            "%rj: index, %rs: f32):\n";
+    if (scoreKind == 0) // a bias falling with the distance
+      mods += "    %d = arith.subi %ri, %rj : index\n"
+              "    %di = arith.index_cast %d : index to i64\n"
+              "    %df = arith.sitofp %di : i64 to f32\n"
+              "    %a = math.absf %df : f32\n"
+              "    %w = arith.constant -0.05 : f32\n"
+              "    %p = arith.mulf %a, %w : f32\n"
+              "    %r = arith.addf %rs, %p : f32\n";
+    else if (scoreKind == 1) // a tanh soft cap
+      mods += "    %c = arith.constant 3.0 : f32\n"
+              "    %x = arith.divf %rs, %c : f32\n"
+              "    %t = math.tanh %x : f32\n"
+              "    %r = arith.mulf %t, %c : f32\n";
+    else // a per-head temperature
+      mods += "    %hi = arith.index_cast %rh : index to i64\n"
+              "    %hf = arith.sitofp %hi : i64 to f32\n"
+              "    %w = arith.constant 0.25 : f32\n"
+              "    %one = arith.constant 1.0 : f32\n"
+              "    %m = arith.mulf %hf, %w : f32\n"
+              "    %f = arith.addf %one, %m : f32\n"
+              "    %r = arith.mulf %rs, %f : f32\n";
+    mods += "    attn.yield %r : f32\n  }";
+  }
+  if (maskMod) {
+    mods += " mask_mod {\n  ^bb0(%mb: index, %mh: index, %mi: index, "
+            "%mj: index):\n";
+    if (maskKind == 0) // prefix-LM
+      mods += "    %p = arith.constant " + std::to_string(prefix) +
+              " : index\n"
+              "    %in = arith.cmpi slt, %mj, %p : index\n"
+              "    %past = arith.cmpi sle, %mj, %mi : index\n"
+              "    %ok = arith.ori %in, %past : i1\n";
+    else if (maskKind == 1) // heads read keys of their parity, and key 0
+      mods += "    %s = arith.addi %mj, %mh : index\n"
+              "    %c2 = arith.constant 2 : index\n"
+              "    %c0 = arith.constant 0 : index\n"
+              "    %r = arith.remsi %s, %c2 : index\n"
+              "    %even = arith.cmpi eq, %r, %c0 : index\n"
+              "    %first = arith.cmpi eq, %mj, %c0 : index\n"
+              "    %ok = arith.ori %even, %first : i1\n";
+    else // batch entry 0 reads everything, the others a prefix
+      mods += "    %c0 = arith.constant 0 : index\n"
+              "    %p = arith.constant " +
+              std::to_string(prefix) +
+              " : index\n"
+              "    %b0 = arith.cmpi eq, %mb, %c0 : index\n"
+              "    %in = arith.cmpi slt, %mj, %p : index\n"
+              "    %ok = arith.ori %b0, %in : i1\n";
+    mods += "    attn.yield %ok : i1\n  }";
   }
   std::string results = lse ? oT + ", " + lT : oT;
   std::ostringstream os;
