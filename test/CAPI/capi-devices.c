@@ -171,6 +171,20 @@ static int emulate(AttnContext ctx, AttnModule m) {
 }
 
 static int gpu(AttnContext ctx, AttnModule m, int hasDriver) {
+  if (!hasDriver) {
+    /* Ahead of time, a GPU object needs no GPU (PTX: no ptxas either). */
+    AttnCompileOptions opts;
+    attnCompileOptionsInit(&opts);
+    opts.device = "gpu";
+    opts.gpu_chip = "sm_80";
+    opts.gpu_format = "isa";
+    AttnLogicalResult r =
+        attnCompileToFile(m, &opts, AttnOutputObject, str("/dev/null"));
+    if (attnLogicalResultIsSuccess(r))
+      printf("ahead of time for sm_80: ok\n");
+    else
+      printError(ctx, "ahead of time for sm_80");
+  }
   AttnJitLibrary lib = jit(ctx, m, "gpu", NULL, 64);
   if (attnJitLibraryIsNull(lib)) {
     printError(ctx, "jit without a chip");
