@@ -169,6 +169,27 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         return std::make_pair(phys(bb, h, a.min(i, nqLast), ci(0)), valid);
       },
       tokens);
+  // A mask_mod region classified over key tile `t` by the shared MaskBounds
+  // rules (as the CPU forms do; the same for every thread of the block): may
+  // it allow a pair of the tile, may it deny one?
+  Block *maskMod = op.getMaskModBlock();
+  auto classifyTile = [&](Value t) {
+    Value k0 = a.mul(t, ci(tk));
+    Value h0 = a.mul(hk, groups);
+    TileBox<IRArith> box{bb, bb,    h0, a.sub(a.add(h0, groups), ci(1)),
+                         q0, qLast, k0, a.add(k0, ci(tk - 1))};
+    auto noTensors = [](unsigned, ArrayRef<std::pair<Value, Value>>)
+        -> std::optional<std::pair<Value, Value>> { return std::nullopt; };
+    MaskBounds<IRArith> bounds(*maskMod, a, noTensors);
+    return bounds.classify(box);
+  };
+  // Key tile `t` is read (loaded and computed) when it is in range and the
+  // mask_mod region may allow a pair of it; a tile it denies entirely is
+  // neither loaded (its copies read nothing) nor computed.
+  auto readTile = [&](Value t) {
+    Value inRange = a.slt(t, ktHi);
+    return maskMod ? a.both(inRange, classifyTile(t).mayTrue) : inRange;
+  };
   auto copyKv = [&](Value tile, Value buf, Value inRange) {
     Value k0 = a.mul(tile, ci(tk));
     auto rowOf = [&](Value r) {
@@ -179,7 +200,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
     emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
   };
-  copyKv(ktLo, ci(0), a.slt(ktLo, ktHi));
+  copyKv(ktLo, ci(0), readTile(ktLo));
   waitForCopies(tokens, 0);
   gpu::BarrierOp::create(b, loc);
 
@@ -237,9 +258,17 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Value nextBuf = a.sub(ci(1), cur);
     Value tNext = a.add(t, ci(1));
     tokens.clear();
-    copyKv(tNext, nextBuf, a.slt(tNext, ktHi));
+    copyKv(tNext, nextBuf, readTile(tNext));
     waitForCopies(tokens, 1);
     gpu::BarrierOp::create(b, loc);
+
+    // A tile the mask_mod region denies entirely keeps the state.
+    scf::IfOp visit;
+    if (maskMod) {
+      visit = scf::IfOp::create(b, loc, TypeRange(ValueRange(state)),
+                                readTile(t), /*withElseRegion=*/true);
+      b.setInsertionPointToStart(&visit.getThenRegion().front());
+    }
 
     // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
     int64_t nS = tk / 8;
@@ -283,18 +312,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     // it is full only when all tk keys are readable: a tail tile cut short
     // by Nk is a boundary tile (found by the warp-level emulator).
     Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
-    // A mask_mod region classified over this tile by the shared MaskBounds
-    // rules (as the CPU forms do): the tile is full only when the region
-    // allows every pair of it.
-    if (Block *maskMod = op.getMaskModBlock()) {
-      Value h0 = a.mul(hk, groups);
-      TileBox<IRArith> box{bb, bb,    h0, a.sub(a.add(h0, groups), ci(1)),
-                           q0, qLast, k0, a.add(k0, ci(tk - 1))};
-      auto noTensors = [](unsigned, ArrayRef<std::pair<Value, Value>>)
-          -> std::optional<std::pair<Value, Value>> { return std::nullopt; };
-      MaskBounds<IRArith> bounds(*maskMod, a, noTensors);
-      full = a.both(full, a.negate(bounds.classify(box).mayFalse));
-    }
+    // The mask_mod region: the tile is full only when it allows every pair.
+    if (maskMod)
+      full = a.both(full, a.negate(classifyTile(t).mayFalse));
     SmallVector<Type> logitTypes(nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {
@@ -437,6 +457,13 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     }
     for (int64_t nd = 0; nd < nOut; ++nd)
       newState[4 + nd] = o[nd];
+    if (visit) {
+      scf::YieldOp::create(b, loc, newState);
+      b.setInsertionPointToStart(&visit.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange(state));
+      b.setInsertionPointAfter(visit);
+      newState.assign(visit.getResults().begin(), visit.getResults().end());
+    }
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, newState);
   }
