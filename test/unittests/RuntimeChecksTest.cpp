@@ -978,6 +978,12 @@ TEST(GpuEmulatorChecks, RunnerStatusThenGood) {
   EXPECT_EQ(llvm::toString(
                 (*runner)->bindByName({{"q", &args[0]}, {"key", &args[1]}})),
             "no argument named 'key' (the arguments: q, k, v)");
+  EXPECT_EQ(llvm::toString((*runner)->bindByName(
+                {{"q", &args[0]}, {"0", &args[0]}, {"k", &args[1]}})),
+            "argument 'q' bound twice");
+  EXPECT_EQ(
+      llvm::toString((*runner)->bindByName({{"q", &args[0]}, {"k", &args[1]}})),
+      "argument 'v' is not bound");
   llvm::Error bound = (*runner)->bindByName(
       {{"q", &args[0]}, {"k", &args[1]}, {"v", &args[2]}});
   ASSERT_FALSE(static_cast<bool>(bound)) << llvm::toString(std::move(bound));
