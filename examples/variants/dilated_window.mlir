@@ -3,6 +3,7 @@
 // are skipped from their bounds; tiles inside it are partial (the dilation
 // masks every other key), evaluated per element.
 //   attn-run examples/variants/dilated_window.mlir --verify --tile-map
+//   attn-run examples/variants/dilated_window.mlir --device=gpu-emulate --verify
 func.func @dilated_window(%q: tensor<1x4x512x64xf32>, %k: tensor<1x4x512x64xf32>,
                           %v: tensor<1x4x512x64xf32>) -> tensor<1x4x512x64xf32> {
   %out = attn.attention q(%q : tensor<1x4x512x64xf32>)

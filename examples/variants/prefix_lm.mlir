@@ -3,6 +3,9 @@
 // j < P or j <= i. The mask compares affine expressions of i and j, so
 // every tile is classified (skipped, full or partial) from its bounds alone.
 //   attn-run examples/variants/prefix_lm.mlir --verify --tile-map
+// The same region in the GPU kernel (tiles skipped and full ones alike),
+// run on the warp-level emulator:
+//   attn-run examples/variants/prefix_lm.mlir --device=gpu-emulate --verify
 func.func @prefix_lm(%q: tensor<2x4x512x64xf32>, %k: tensor<2x4x512x64xf32>,
                      %v: tensor<2x4x512x64xf32>) -> tensor<2x4x512x64xf32> {
   %out = attn.attention q(%q : tensor<2x4x512x64xf32>)

@@ -2,6 +2,7 @@
 // score region instead of the built-in softcap(30.0): the two compute the
 // same thing (test/Execution/variants.test compares them).
 //   attn-run examples/variants/tanh_softcap.mlir --verify
+//   attn-run examples/variants/tanh_softcap.mlir --device=gpu-emulate --verify
 func.func @tanh_softcap(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
                         %v: tensor<1x2x256x64xf32>) -> tensor<1x8x256x64xf32> {
   %out = attn.attention q(%q : tensor<1x8x256x64xf32>)
