@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a build of attn into a fresh prefix, then configures, builds and
-# tests each consumer project (c-kernel, capi-jit) against that prefix only;
+# tests each consumer project (c-kernel, cxx-kernel, capi-jit) against that
+# prefix only;
 # also installs the Runtime component alone and checks that it needs no
 # MLIR or LLVM library.
 #   test/Consumers/run-consumers.sh BUILD_DIR WORK_DIR
@@ -12,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work"
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-for consumer in c-kernel capi-jit; do
+for consumer in c-kernel cxx-kernel capi-jit; do
   echo "== consumer $consumer"
   cmake -G Ninja -S "$src/$consumer" -B "$work/$consumer" \
     -DCMAKE_BUILD_TYPE=Release \
