@@ -120,7 +120,8 @@ static int emulate(AttnContext ctx, AttnModule m) {
     v[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 8388608.f - 1;
   }
   reference(q, kk, v, refOut, refLse);
-  DLTensor tq = tensor(q, qShape, 4, kDLCPU), tk = tensor(kk, kvShape, 4, kDLCPU),
+  DLTensor tq = tensor(q, qShape, 4, kDLCPU),
+           tk = tensor(kk, kvShape, 4, kDLCPU),
            tv = tensor(v, kvShape, 4, kDLCPU),
            to = tensor(out, qShape, 4, kDLCPU),
            tl = tensor(lse, lseShape, 3, kDLCPU);
@@ -209,8 +210,8 @@ static int gpu(AttnContext ctx, AttnModule m, int hasDriver) {
            tl = tensor(allocate(lseBytes), lseShape, 3, kDLCUDA);
   DLTensor *all[5] = {&tq, &tk, &tv, &to, &tl};
   const char *driver = getenv("ATTN_CUDA_DRIVER");
-  void *fake = hasDriver && driver ? dlopen(driver, RTLD_NOW | RTLD_LOCAL)
-                                   : NULL;
+  void *fake =
+      hasDriver && driver ? dlopen(driver, RTLD_NOW | RTLD_LOCAL) : NULL;
   void (*clearLog)(void) =
       fake ? (void (*)(void))dlsym(fake, "fake_cuda_clear_log") : NULL;
   const char *(*log)(void) =

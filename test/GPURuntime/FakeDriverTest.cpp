@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeDriver.h"
-#include "attn/Runtime/Mgpu.h"
 #include "attn-c/Gpu.h"
+#include "attn/Runtime/Mgpu.h"
 
 #include <gtest/gtest.h>
 

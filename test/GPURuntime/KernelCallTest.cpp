@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeDriver.h"
-#include "attn/Runtime/Mgpu.h"
 #include "attn-c/Gpu.h"
 #include "attn-c/Kernel.h"
+#include "attn/Runtime/Mgpu.h"
 
 #include <gtest/gtest.h>
 

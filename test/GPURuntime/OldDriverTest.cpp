@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeDriver.h"
-#include "attn/Runtime/Mgpu.h"
 #include "attn-c/Gpu.h"
+#include "attn/Runtime/Mgpu.h"
 
 #include <gtest/gtest.h>
 
