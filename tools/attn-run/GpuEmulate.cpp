@@ -32,6 +32,17 @@ namespace cl = llvm::cl;
 
 static const ToolError fail("attn-run");
 
+void mlir::attn::printEmulatorStats(const EmulatorStats &stats,
+                                    double seconds) {
+  llvm::outs()
+      << llvm::format("emulate: %.3f s", seconds) << " (" << stats.launches
+      << (stats.launches == 1 ? " launch, " : " launches, ") << stats.blocks
+      << " blocks, " << stats.threads << " threads; " << stats.mmaSyncs
+      << " mma.sync, " << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
+      << " cp.async, " << stats.shuffles << " shuffles, " << stats.barriers
+      << " barriers; warp-level ops counted per warp, barriers per block)\n";
+}
+
 bool mlir::attn::hasGpuLaunch(ModuleOp module) {
   bool found = false;
   module.walk([&](gpu::LaunchOp) {
@@ -94,13 +105,7 @@ int mlir::attn::runGpuKernelModule(ModuleOp module, llvm::StringRef entry,
           .count();
   if (err)
     return fail("gpu emulation: " + llvm::toString(std::move(err)));
-  llvm::outs()
-      << llvm::format("emulate: %.3f s", seconds) << " (" << stats.launches
-      << (stats.launches == 1 ? " launch, " : " launches, ") << stats.blocks
-      << " blocks, " << stats.threads << " threads; " << stats.mmaSyncs
-      << " mma.sync, " << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
-      << " cp.async, " << stats.shuffles << " shuffles, " << stats.barriers
-      << " barriers; warp-level ops counted per warp, barriers per block)\n";
+  printEmulatorStats(stats, seconds);
   for (auto [i, t] : llvm::enumerate(tensors)) {
     double sum = 0;
     for (int64_t e = 0, n = t.numElements(); e < n; ++e)

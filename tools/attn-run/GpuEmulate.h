@@ -7,10 +7,16 @@
 #ifndef ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
 #define ATTN_TOOLS_ATTN_RUN_GPUEMULATE_H
 
+#include "attn/GPUEmulator/Emulator.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir {
 namespace attn {
+
+/// Prints the emulator's counters and the emulation's seconds (the
+/// "emulate:" line).
+void printEmulatorStats(const EmulatorStats &stats, double seconds);
 
 /// Whether `module` already holds GPU kernels (a gpu.launch): attn-run then
 /// emulates its function directly instead of lowering a spec.

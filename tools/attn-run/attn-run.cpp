@@ -244,18 +244,6 @@ static void printCompiled(Runner &runner) {
   }
 }
 
-/// The emulator's counters.
-static void printEmulated(const EmulatorCounters &c, double seconds) {
-  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " (" << c.launches
-               << (c.launches == 1 ? " launch, " : " launches, ") << c.blocks
-               << " blocks, " << c.threads << " threads; " << c.mmaSyncs
-               << " mma.sync, " << c.ldmatrices << " ldmatrix, "
-               << c.asyncCopies << " cp.async, " << c.shuffles << " shuffles, "
-               << c.barriers
-               << " barriers; warp-level ops counted per warp, barriers per "
-                  "block)\n";
-}
-
 static int runMain(MLIRContext &context) {
   // Parse and verify the spec.
   std::string errorMessage;
@@ -366,8 +354,8 @@ static int runMain(MLIRContext &context) {
     times.push_back(firstCall); // --reps=0: the single (first) call
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
-  if (const EmulatorCounters *c = (*runner)->emulatorCounters())
-    printEmulated(*c, firstCall);
+  if (const EmulatorStats *stats = (*runner)->emulatorStats())
+    printEmulatorStats(*stats, firstCall);
 
   // Reference: always for --verify, --reference-output and the emulator;
   // otherwise only when it is cheap (the f64 reference runs at well under

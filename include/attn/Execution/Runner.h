@@ -26,6 +26,7 @@
 
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
+#include "attn/GPUEmulator/Emulator.h"
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Schedule/LoweringChoice.h"
 
@@ -99,12 +100,6 @@ struct GpuDeviceDescription {
   double bandwidthGBs = 0;
 };
 
-/// Counters of an emulated run (EmulatorStats, summed over the calls).
-struct EmulatorCounters {
-  int64_t launches = 0, blocks = 0, threads = 0, mmaSyncs = 0, ldmatrices = 0,
-          asyncCopies = 0, shuffles = 0, barriers = 0;
-};
-
 class Runner {
 public:
   virtual ~Runner();
@@ -167,8 +162,8 @@ public:
   virtual JitFunction *cpuFunction() { return nullptr; }
   /// The device (GPU runners).
   virtual const GpuDeviceDescription *gpuDevice() const { return nullptr; }
-  /// The emulator's counters over every call so far (emulator runners).
-  virtual const EmulatorCounters *emulatorCounters() const { return nullptr; }
+  /// The emulator's counters of the last call (emulator runners).
+  virtual const EmulatorStats *emulatorStats() const { return nullptr; }
 
 protected:
   explicit Runner(RunDevice dev) : dev(dev) {}

@@ -58,7 +58,7 @@ public:
   llvm::Error run() override {
     EmulatorOptions opts;
     opts.detectSharedRaces = detectRaces;
-    EmulatorStats stats;
+    stats = EmulatorStats();
     opts.stats = &stats;
     int checkStatus = 0;
     opts.checkStatus = &checkStatus;
@@ -67,14 +67,6 @@ public:
     runTime =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    counters.launches += stats.launches;
-    counters.blocks += stats.blocks;
-    counters.threads += stats.threads;
-    counters.mmaSyncs += stats.mmaSyncs;
-    counters.ldmatrices += stats.ldmatrices;
-    counters.asyncCopies += stats.asyncCopies;
-    counters.shuffles += stats.shuffles;
-    counters.barriers += stats.barriers;
     if (!err) {
       status = ATTN_STATUS_OK;
       return llvm::Error::success();
@@ -104,20 +96,18 @@ public:
 
   void writeJSON(llvm::json::OStream &j) const override {
     j.attributeObject("emulator", [&] {
-      j.attribute("launches", counters.launches);
-      j.attribute("blocks", counters.blocks);
-      j.attribute("threads", counters.threads);
-      j.attribute("mma_sync", counters.mmaSyncs);
-      j.attribute("ldmatrix", counters.ldmatrices);
-      j.attribute("cp_async", counters.asyncCopies);
-      j.attribute("shuffles", counters.shuffles);
-      j.attribute("barriers", counters.barriers);
+      j.attribute("launches", stats.launches);
+      j.attribute("blocks", stats.blocks);
+      j.attribute("threads", stats.threads);
+      j.attribute("mma_sync", stats.mmaSyncs);
+      j.attribute("ldmatrix", stats.ldmatrices);
+      j.attribute("cp_async", stats.asyncCopies);
+      j.attribute("shuffles", stats.shuffles);
+      j.attribute("barriers", stats.barriers);
     });
   }
 
-  const EmulatorCounters *emulatorCounters() const override {
-    return &counters;
-  }
+  const EmulatorStats *emulatorStats() const override { return &stats; }
 
 private:
   DenseResultRule rule;
@@ -126,7 +116,7 @@ private:
   std::vector<const HostTensor *> inputs;
   std::vector<std::vector<int64_t>> resultShapes;
   std::vector<HostTensor> results;
-  EmulatorCounters counters;
+  EmulatorStats stats;
 };
 } // namespace
 
