@@ -7,6 +7,11 @@
 // mask arithmetic. One compiled kernel serves every N and every packing.
 //   attn-run examples/variants/document_mask.mlir --size Nq=2048,Nk=2048 \
 //     --verify --tile-map
+// The same region in the GPU kernel (the ids read from global memory, each
+// tile classified from the ids it reads, reads out of bounds reported
+// through the kernel's error word), run on the warp-level emulator:
+//   attn-run examples/variants/document_mask.mlir --device=gpu-emulate \
+//     --size Nq=256,Nk=256 --verify
 func.func @document_mask(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
                          %v: tensor<1x8x?x64xf32>, %doc: tensor<?xi32>)
     -> tensor<1x8x?x64xf32> {

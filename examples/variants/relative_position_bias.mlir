@@ -2,6 +2,9 @@
 // per-head bias indexed by the clipped distance j - i, read from a table of
 // 2 * 32 + 1 entries per head. No [B, H, N, N] bias tensor is materialized.
 //   attn-run examples/variants/relative_position_bias.mlir --verify
+// The same region in the GPU kernel, run on the warp-level emulator:
+//   attn-run examples/variants/relative_position_bias.mlir \
+//     --device=gpu-emulate --verify
 func.func @relative_position_bias(%q: tensor<1x4x256x64xf32>,
                                   %k: tensor<1x4x256x64xf32>,
                                   %v: tensor<1x4x256x64xf32>,

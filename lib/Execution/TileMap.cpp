@@ -6,6 +6,7 @@
 
 #include "attn/Execution/TileMap.h"
 
+#include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 
 #include "mlir/IR/OwningOpRef.h"
@@ -107,7 +108,7 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
           std::pair<int64_t, int64_t> whole = {
               bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)),
               bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1};
-          constexpr int64_t kMaxSummary = 1 << 14;
+          constexpr int64_t kMaxSummary = kMaxSummaryElements;
           int64_t volume = 1;
           for (size_t d = 0; d < box.size(); ++d) {
             int64_t extent =

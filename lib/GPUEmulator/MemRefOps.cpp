@@ -15,6 +15,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <algorithm>
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::attn::gpuemu;
 
@@ -288,9 +291,10 @@ static LogicalResult execAlloc(Interp &in, Operation *op, Frame &f) {
     return failure();
   MemRefDesc m;
   m.rank = static_cast<int32_t>(type.getRank());
-  ValueRange dynSizes = isa<memref::AllocOp>(op)
-                            ? cast<memref::AllocOp>(op).getDynamicSizes()
-                            : cast<gpu::AllocOp>(op).getDynamicSizes();
+  ValueRange dynSizes =
+      isa<memref::AllocOp>(op)    ? cast<memref::AllocOp>(op).getDynamicSizes()
+      : isa<memref::AllocaOp>(op) ? cast<memref::AllocaOp>(op).getDynamicSizes()
+                                  : cast<gpu::AllocOp>(op).getDynamicSizes();
   unsigned next = 0;
   for (int32_t d = 0; d < m.rank; ++d)
     m.sizes[d] = type.isDynamicDim(d) ? in.get(f, dynSizes[next++]).at(0, 0).i
@@ -323,7 +327,124 @@ static LogicalResult execDealloc(Interp &in, Operation *op, Frame &f) {
   return success();
 }
 
+/// The bytes of a whole memref whose elements are contiguous (row-major
+/// strides): its start in its buffer and its length.
+static LogicalResult wholeBytes(Interp &in, Operation *op, const MemRefDesc &m,
+                                EK k, int64_t &start, int64_t &len) {
+  int64_t count = 1;
+  for (int32_t d = m.rank - 1; d >= 0; --d) {
+    if (m.sizes[d] != 1 && m.strides[d] != count)
+      return in.fail(op, "only contiguous memrefs are copied or filled");
+    count *= m.sizes[d];
+  }
+  start = m.base + m.offset * static_cast<int64_t>(byteSize(k));
+  len = count * static_cast<int64_t>(byteSize(k));
+  const Buffer &buf = in.buffer(m.buf);
+  if (start < 0 || start + len > buf.bytes)
+    return in.fail(op, "copy or fill outside " + buf.name);
+  return success();
+}
+
+/// gpu.memcpy on the host: host and device memory are both the CPU's.
+static LogicalResult execMemcpy(Interp &in, Operation *op, Frame &f) {
+  if (f.isKernel)
+    return in.fail(op, "gpu.memcpy inside a kernel");
+  auto cp = cast<gpu::MemcpyOp>(op);
+  EK k;
+  if (failed(valueKind(in, op, cp.getDst().getType(), k)))
+    return failure();
+  const MemRefDesc &dst = in.get(f, cp.getDst()).ref(0);
+  const MemRefDesc &src = in.get(f, cp.getSrc()).ref(0);
+  int64_t dOff, dLen, sOff, sLen;
+  if (failed(wholeBytes(in, op, dst, k, dOff, dLen)) ||
+      failed(wholeBytes(in, op, src, k, sOff, sLen)))
+    return failure();
+  if (dLen != sLen)
+    return in.fail(op, "gpu.memcpy between memrefs of different sizes");
+  std::memmove(in.buffer(dst.buf).data + dOff, in.buffer(src.buf).data + sOff,
+               static_cast<size_t>(dLen));
+  for (Value token : op->getResults())
+    in.defRef(f, token, true);
+  return success();
+}
+
+/// gpu.memset on the host.
+static LogicalResult execMemset(Interp &in, Operation *op, Frame &f) {
+  if (f.isKernel)
+    return in.fail(op, "gpu.memset inside a kernel");
+  auto ms = cast<gpu::MemsetOp>(op);
+  EK k;
+  if (failed(valueKind(in, op, ms.getValue().getType(), k)))
+    return failure();
+  const MemRefDesc &dst = in.get(f, ms.getDst()).ref(0);
+  Slot value = in.get(f, ms.getValue()).at(0, 0);
+  int64_t off, len;
+  if (failed(wholeBytes(in, op, dst, k, off, len)))
+    return failure();
+  uint8_t *p = in.buffer(dst.buf).data + off;
+  for (int64_t e = 0; e < len; e += byteSize(k))
+    storeElem(k, p + e, value);
+  for (Value token : op->getResults())
+    in.defRef(f, token, true);
+  return success();
+}
+
+/// memref.atomic_rmw: the active threads in lane order, each reading the
+/// element, storing the combined value and receiving the old one.
+static LogicalResult execAtomicRmw(Interp &in, Operation *op, Frame &f) {
+  auto rmw = cast<memref::AtomicRMWOp>(op);
+  EK k;
+  if (failed(valueKind(in, op, rmw.getType(), k)))
+    return failure();
+  Val &mem = in.get(f, rmw.getMemref());
+  Val &v = in.get(f, rmw.getValue());
+  Val &r = in.def(f, rmw.getResult(), 1, false);
+  LogicalResult res = success();
+  SmallVector<int64_t> idx;
+  in.forActive(f, [&](unsigned l) {
+    if (failed(res))
+      return;
+    readIndices(in, f, rmw.getIndices(), l, idx);
+    const MemRefDesc &m = mem.ref(l);
+    int64_t off;
+    if (failed(res = in.address(op, f, l, m, idx, byteSize(k), 1, off)))
+      return;
+    uint8_t *p = in.buffer(m.buf).data + off;
+    Slot old = loadElem(k, p), x = v.at(l, 0), next;
+    switch (rmw.getKind()) {
+    case arith::AtomicRMWKind::addi:
+      next.i = wrapInt(k, old.i + x.i);
+      break;
+    case arith::AtomicRMWKind::maxs:
+      next.i = std::max(old.i, x.i);
+      break;
+    case arith::AtomicRMWKind::mins:
+      next.i = std::min(old.i, x.i);
+      break;
+    case arith::AtomicRMWKind::assign:
+      next = x;
+      break;
+    case arith::AtomicRMWKind::addf:
+      next.f = roundTo(k, old.f + x.f);
+      break;
+    default:
+      res = in.failLane(op, f, l,
+                        "memref.atomic_rmw " +
+                            arith::stringifyAtomicRMWKind(rmw.getKind()) +
+                            " is not emulated");
+      return;
+    }
+    storeElem(k, p, next);
+    r.at(l, 0) = old;
+  });
+  return res;
+}
+
 void mlir::attn::gpuemu::registerMemRefHandlers(Interp &in) {
+  in.registerHandler(TypeID::get<memref::AllocaOp>(), execAlloc);
+  in.registerHandler(TypeID::get<memref::AtomicRMWOp>(), execAtomicRmw);
+  in.registerHandler(TypeID::get<gpu::MemcpyOp>(), execMemcpy);
+  in.registerHandler(TypeID::get<gpu::MemsetOp>(), execMemset);
   in.registerHandler(TypeID::get<memref::LoadOp>(), execLoad);
   in.registerHandler(TypeID::get<memref::StoreOp>(), execStore);
   in.registerHandler(TypeID::get<memref::DimOp>(), execDim);

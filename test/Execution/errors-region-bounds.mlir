@@ -5,6 +5,9 @@
 // RUN: not attn-run %s --form=naive --reps=0 2>&1 | FileCheck %s
 // RUN: not attn-run %s --form=fused --reps=0 2>&1 | FileCheck %s
 // RUN: not attn-run %s --form=decode --reps=0 2>&1 | FileCheck %s
+// The GPU kernel records it in its device-side error word, which the host
+// code reads back after the launch (here on the warp-level emulator).
+// RUN: not attn-run %s --device=gpu-emulate --reps=0 2>&1 | FileCheck %s
 // CHECK: attn-run: error: run failed: attn: mask_mod reads a mod_inputs tensor out of bounds: mod_inputs #0, index 16 in dimension 0 of size 16
 // CHECK-NOT: PLEASE submit a bug report
 func.func @short_ids(%q: tensor<1x2x24x16xf32>, %doc: tensor<16xi32>)

@@ -21,10 +21,29 @@
 // HEAD: out: f16 [2, 4, 1, 64] {{.*}} [ok
 // HEAD: lse: f32 [2, 4, 1] {{.*}} [ok
 
-// Regions that read mod_inputs are not lowered to the GPU yet.
-// RUN: not attn-run %attn_src_root/examples/variants/document_mask.mlir \
-// RUN:   --device=gpu-emulate --size Nq=64,Nk=64 2>&1 | FileCheck %s --check-prefix=INPUTS
-// INPUTS: attn-run: error: gpu emulation: convert-attn-to-gpu failed: {{.*}}document_mask.mlir:13:10: error: 'attn.attention' op cannot be lowered to the GPU: score_mod and mask_mod regions that read mod_inputs are not supported on the GPU yet
+// Regions that read mod_inputs: the kernel reads the tensors in global
+// memory and classifies each tile of a mask from the smallest and largest
+// value of the box it reads. Two documents of 64 tokens each, 8 heads,
+// causal: row tile 1 (queries 64-127) would read key tiles 0 and 1, and key
+// tile 0 lies entirely in the other document, so it is skipped: 2 (row
+// tile, key tile) pairs per head, 256 mma.sync each (4096). Documents of 60
+// and 68 tokens cut key tile 0, which is then computed with the mask (6144).
+// RUN: %python %S/../Execution/Inputs/write_npy.py %t.doc.npy i4 128 0*64,1*64
+// RUN: %python %S/../Execution/Inputs/write_npy.py %t.doc2.npy i4 128 0*60,1*68
+// RUN: attn-run %attn_src_root/examples/variants/document_mask.mlir \
+// RUN:   --device=gpu-emulate --verify --size Nq=128,Nk=128 \
+// RUN:   --input mod_input0=%t.doc.npy | FileCheck %s --check-prefix=DOC
+// RUN: attn-run %attn_src_root/examples/variants/document_mask.mlir \
+// RUN:   --device=gpu-emulate --verify --size Nq=128,Nk=128 \
+// RUN:   --input mod_input0=%t.doc2.npy | FileCheck %s --check-prefix=DOC2
+// DOC: emulate: {{.*}} 4096 mma.sync
+// DOC: out: f32 [1, 8, 128, 64] {{.*}} [ok
+// DOC2: emulate: {{.*}} 6144 mma.sync
+// DOC2: out: f32 [1, 8, 128, 64] {{.*}} [ok
+// A score_mod that reads a table (T5's relative position bias).
+// RUN: attn-run %attn_src_root/examples/variants/relative_position_bias.mlir \
+// RUN:   --device=gpu-emulate --verify | FileCheck %s --check-prefix=REL
+// REL: out: f32 [1, 4, 256, 64] {{.*}} [ok
 
 // Prefix-LM: every query reads the first 20 keys, and causally the rest.
 func.func @prefix_lm(%q: tensor<1x2x80x32xf32>, %k: tensor<1x2x80x32xf32>,
@@ -105,3 +124,4 @@ func.func @per_head_decode(%q: tensor<2x4x1x64xf16>, %k: tensor<2x2x256x64xf16>,
       } -> tensor<2x4x1x64xf16>, tensor<2x4x1xf32>
   return %out, %lse : tensor<2x4x1x64xf16>, tensor<2x4x1xf32>
 }
+

@@ -106,13 +106,10 @@
 // RUN:   --device=gpu --gpu-device=3 2>&1 | FileCheck %s --check-prefix=DEVNUM
 // DEVNUM: attn-run: error: --device=gpu: CUDA device 3: there are 1 CUDA devices
 
-// A spec the GPU lowering does not support: its diagnostic, then attn-run's.
-// RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run \
-// RUN:   %attn_src_root/examples/variants/relative_position_bias.mlir \
-// RUN:   --device=gpu 2>&1 | FileCheck %s --check-prefix=REGIONS
-// REGIONS: error: 'attn.attention' op cannot be lowered to the GPU: score_mod and mask_mod regions that read mod_inputs are not supported on the GPU yet
-// REGIONS-NOT: see current operation
-// REGIONS: attn-run: error: --device=gpu: lowering to GPU kernels failed
+// A spec the GPU form does not support.
+// RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=ragged \
+// RUN:   --device=gpu 2>&1 | FileCheck %s --check-prefix=NOTGPU
+// NOTGPU: attn-run: error: --device=gpu: ragged batches are not supported on the GPU yet
 
 func.func @gqa_causal(%q: tensor<2x8x37x64xf16>, %k: tensor<2x2x37x64xf16>,
                       %v: tensor<2x2x37x64xf16>)
@@ -139,4 +136,13 @@ func.func @f32_window(%q: tensor<1x4x64x32xf32>, %k: tensor<1x4x64x32xf32>,
       k(%k : tensor<1x4x64x32xf32>) v(%v : tensor<1x4x64x32xf32>)
       causal(top_left) window_left(16) -> tensor<1x4x64x32xf32>
   return %out : tensor<1x4x64x32xf32>
+}
+
+func.func @ragged(%q: tensor<1x2x10x64xf16>, %k: tensor<1x2x8x64xf16>,
+                  %cq: tensor<3xi32>, %ck: tensor<3xi32>)
+    -> tensor<1x2x10x64xf16> {
+  %o = attn.attention q(%q : tensor<1x2x10x64xf16>)
+      k(%k : tensor<1x2x8x64xf16>) v(%k : tensor<1x2x8x64xf16>)
+      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x10x64xf16>
+  return %o : tensor<1x2x10x64xf16>
 }

@@ -999,6 +999,84 @@ TEST(GpuEmulatorChecks, RunnerStatusThenGood) {
   llvm::consumeError(times.takeError());
 }
 
+// A mask region that reads document ids in the GPU kernel: a read out of
+// bounds is recorded in the kernel's error word and reported by the host
+// code with the CPU's message and status, the outputs zeroed; then a good
+// call of the same runner (f16, one query tile of 64 rows, Nk 16 + 64).
+const char *const kGpuDocSpec = R"mlir(
+func.func @gpu_docs(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+                    %v: tensor<1x2x?x64xf16>, %doc: tensor<?xi32>)
+    -> tensor<1x2x?x64xf16> {
+  %o = attn.attention q(%q : tensor<1x2x?x64xf16>)
+      k(%k : tensor<1x2x?x64xf16>) v(%v : tensor<1x2x?x64xf16>)
+      mod_inputs(%doc : tensor<?xi32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<?xi32>):
+        %di = tensor.extract %d[%i] : tensor<?xi32>
+        %dj = tensor.extract %d[%j] : tensor<?xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        attn.yield %same : i1
+      } -> tensor<1x2x?x64xf16>
+  return %o : tensor<1x2x?x64xf16>
+}
+)mlir";
+
+TEST(GpuEmulatorChecks, RegionReadThenGood) {
+  Spec spec(kGpuDocSpec);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, "gpu_docs", options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  // 80 queries and keys, ids for 72 tokens.
+  std::vector<HostTensor> bad = {
+      randomF16({1, 2, 80, 64}, 60), randomF16({1, 2, 80, 64}, 61),
+      randomF16({1, 2, 80, 64}, 62),
+      ints(ElementKind::I32, {72}, std::vector<int64_t>(72, 0))};
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
+  llvm::Error err = (*runner)->run();
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: mask_mod reads a mod_inputs tensor out of bounds: "
+            "mod_inputs #0, index 72 in dimension 0 of size 72");
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
+  // The same shapes with ids for every token: two documents of 40.
+  std::vector<int64_t> ids(80, 0);
+  for (int64_t t = 40; t < 80; ++t)
+    ids[t] = 1;
+  std::vector<HostTensor> good = {
+      randomF16({1, 2, 80, 64}, 63), randomF16({1, 2, 80, 64}, 64),
+      randomF16({1, 2, 80, 64}, 65), ints(ElementKind::I32, {80}, ids)};
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectMatchesReference(spec.fn("gpu_docs"), good, results);
+}
+
+// The emulated host code zeroes the outputs after a failed read (as the
+// CPU forms do), whatever the kernel had written.
+TEST(GpuEmulatorChecks, RegionReadZeroesOutputs) {
+  Spec spec(kGpuDocSpec);
+  ASSERT_TRUE(spec.module);
+  std::vector<HostTensor> args = {
+      randomF16({1, 2, 80, 64}, 66), randomF16({1, 2, 80, 64}, 67),
+      randomF16({1, 2, 80, 64}, 68),
+      ints(ElementKind::I32, {79}, std::vector<int64_t>(79, 3))};
+  std::vector<HostTensor> results;
+  llvm::Error err = emulateSpecOnGpu(*spec.module, "gpu_docs", args,
+                                     {{1, 2, 80, 64}}, results);
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: mask_mod reads a mod_inputs tensor out of bounds: "
+            "mod_inputs #0, index 79 in dimension 0 of size 79");
+  ASSERT_EQ(results.size(), 1u);
+  for (int64_t i = 0; i < results[0].numElements(); ++i)
+    ASSERT_EQ(results[0].get(i), 0.0) << "element " << i;
+}
+
 // attn_rt_report_error: a failure with its own message; the first one of a
 // call wins, over checks too.
 TEST(ReportError, FirstWins) {

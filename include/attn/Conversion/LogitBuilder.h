@@ -23,12 +23,17 @@
 namespace mlir {
 namespace attn {
 
+struct ModInputAccess;
+
 /// Values that do not change across the key loop, built once outside it.
 struct LogitContext {
   AttentionOp op;
   Value scale;   // f32
   Value softcap; // f32, or null
   Value nq, nk;  // index
+  /// How the regions read the op's mod_inputs (ModInputs.h); null: the op's
+  /// tensors, checks through the runtime functions.
+  const ModInputAccess *modInputs = nullptr;
 };
 
 /// Builds the context (scale, soft cap, sizes) before the loops.
@@ -43,6 +48,12 @@ struct LogitOperands {
   Value bias;    // bias element (any float), or null
   Value slope;   // f32 ALiBi slope of this query head, or null
   Value maskBit; // i1 mask element, or null
+  /// index: the query row and key the score_mod and mask_mod regions see,
+  /// when they differ from i and j (null: i and j). The GPU kernel computes
+  /// padded rows and keys past Nq and Nk, whose results it discards, and
+  /// clamps what it passes the regions so that they only ever run on pairs
+  /// of the problem.
+  Value regionI, regionJ;
 };
 
 /// The query position p(i) for the op's alignment.
@@ -71,9 +82,11 @@ Value buildUnmaskedLogit(OpBuilder &b, Location loc, const LogitContext &ctx,
 /// indices, the logit for score_mod) followed by the op's mod_inputs, and
 /// returns the yielded value. Every tensor.extract of the region is
 /// bounds-checked: an index outside the tensor is recorded as a run-time
-/// check naming the region (RuntimeChecks.h) and the read yields 0.
+/// check naming the region (RuntimeChecks.h) and the read yields 0. The
+/// mod_inputs are read through `access` (null: the op's tensors).
 Value inlineModRegion(OpBuilder &b, Location loc, Operation *op, Block &region,
-                      StringRef name, ValueRange args);
+                      StringRef name, ValueRange args,
+                      const ModInputAccess *access = nullptr);
 
 /// Reads physical dimension `dim` of the buffer a lowering holds for
 /// `operand` (one of the op's tensor operands).
@@ -86,7 +99,8 @@ using OperandDimReader = function_ref<Value(Value operand, int64_t dim)>;
 /// it compared; the caller guards the work with buildGuarded. By default the
 /// checks read the operands' sizes with tensor.dim and record into the error
 /// record of `op`'s block; a lowering that has moved to buffers (the GPU host
-/// code) passes its error record and `readDim`.
+/// code) passes its error record and `readDim`, and then checks the page
+/// table's entries itself.
 void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op,
                             Value errors = Value(),
                             OperandDimReader readDim = nullptr);

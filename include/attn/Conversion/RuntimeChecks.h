@@ -53,6 +53,10 @@ void emitRuntimeCheck(OpBuilder &b, Location loc, Operation *anchor, Value ok,
                       RuntimeCheck check, ArrayRef<Value> args = {});
 void emitRuntimeCheckInto(OpBuilder &b, Location loc, Value ctx, Value ok,
                           RuntimeCheck check, ArrayRef<Value> args = {});
+/// Records the check whose index (RuntimeCheck, an integer value) was
+/// recorded elsewhere (a GPU kernel's error word) with `args` when `failed`.
+void emitRecordedCheckInto(OpBuilder &b, Location loc, Value ctx, Value failed,
+                           Value check, ArrayRef<Value> args);
 
 /// i1: a check of this call has failed (this op's or an earlier one's).
 Value buildHasFailed(OpBuilder &b, Location loc, Operation *anchor);

@@ -6,6 +6,7 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/ModInputs.h"
 #include "attn/Conversion/PagedKv.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -109,62 +110,9 @@ FusedLowering::classifyMaskRegion(OpBuilder &b, Location loc, Block &region,
 std::optional<std::pair<Value, Value>>
 FusedLowering::tensorRange(OpBuilder &b, Location loc, Value t,
                            ArrayRef<std::pair<Value, Value>> box) {
-  auto type = cast<RankedTensorType>(t.getType());
-  auto intType = dyn_cast<IntegerType>(type.getElementType());
-  if (!intType || intType.getWidth() < 2 || intType.getWidth() > 64)
-    return std::nullopt;
-  IndexMath a{b, loc};
-  // The box clamped to the tensor; a box larger than kMaxSummary elements,
-  // or one entirely outside the tensor, gives the element type's whole
-  // range (the per-element code then decides, and reports an out-of-bounds
-  // read).
-  constexpr int64_t kMaxSummary = 1 << 14;
-  SmallVector<Value> lo, hi;
-  Value volume = a.c(1), ok = a.cb(true);
-  for (auto [d, r] : llvm::enumerate(box)) {
-    Value dim = tensor::DimOp::create(b, loc, t, d);
-    Value l = a.max(r.first, a.c(0));
-    Value h = a.min(r.second, a.sub(dim, a.c(1)));
-    ok = a.both(ok, a.sle(l, h));
-    // Extents are clamped to kMaxSummary + 1 so the product cannot overflow.
-    Value extent =
-        a.min(a.max(a.sub(a.add(h, a.c(1)), l), a.c(0)), a.c(kMaxSummary + 1));
-    volume = a.min(a.mul(volume, extent), a.c(kMaxSummary + 1));
-    lo.push_back(l);
-    hi.push_back(h);
-  }
-  ok = a.both(ok, a.sle(volume, a.c(kMaxSummary)));
-  unsigned w = intType.getWidth();
-  int64_t typeMin =
-      w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (w - 1));
-  int64_t typeMax = w == 64 ? std::numeric_limits<int64_t>::max()
-                            : (int64_t(1) << (w - 1)) - 1;
-  // Nested loops over the box (no iteration unless `ok`), keeping the
-  // smallest and largest value.
-  std::function<std::pair<Value, Value>(OpBuilder &, Location, unsigned,
-                                        SmallVector<Value>, Value, Value)>
-      nest = [&](OpBuilder &nb, Location nl, unsigned d, SmallVector<Value> idx,
-                 Value mn, Value mx) -> std::pair<Value, Value> {
-    IndexMath m{nb, nl};
-    if (d == box.size()) {
-      Value x = tensor::ExtractOp::create(nb, nl, t, idx);
-      Value xi = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), x);
-      return {m.min(mn, xi), m.max(mx, xi)};
-    }
-    Value ub = m.select(ok, m.add(hi[d], m.c(1)), lo[d]);
-    auto loop = scf::ForOp::create(
-        nb, nl, lo[d], ub, m.c(1), ValueRange{mn, mx},
-        [&](OpBuilder &lb, Location ll, Value iv, ValueRange it) {
-          SmallVector<Value> next = idx;
-          next.push_back(iv);
-          auto [a2, b2] = nest(lb, ll, d + 1, next, it[0], it[1]);
-          scf::YieldOp::create(lb, ll, ValueRange{a2, b2});
-        });
-    return {loop.getResult(0), loop.getResult(1)};
-  };
-  auto [mn, mx] = nest(b, loc, 0, {}, a.c(typeMax), a.c(typeMin));
-  return std::make_pair(a.select(ok, mn, a.c(typeMin)),
-                        a.select(ok, mx, a.c(typeMax)));
+  ModInputAccess access = ModInputAccess::ofTensors(op);
+  access.inputs = {t};
+  return buildTensorRange(b, loc, access, 0, box, kMaxSummaryElements);
 }
 
 bool FusedLowering::multiPageTiles() const {

@@ -136,12 +136,18 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   lctx.scale = cf(*op.getEffectiveScale());
   if (auto cap = op.getSoftcapAttr())
     lctx.softcap = cf(cap.getValueAsDouble());
+  ModInputAccess modAccess = kernelModInputAccess();
+  lctx.modInputs = &modAccess;
   Value kvLen = nk;
   if (kvLenBuf) {
     Value len = memref::LoadOp::create(b, loc, kvLenBuf,
                                        ValueRange{bcast(kvLenBuf, 0, bb)});
     kvLen = buildClampedKvLen(b, loc, lctx, len);
   }
+  if (ptBuf)
+    emitPageTableChecks(
+        bb, kvLen, modAccess,
+        a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0))));
   Value row0 = a.mul(rt, ci(tq));
   Value rowEnd = a.min(a.add(row0, ci(tq)), a.mul(nq, groups));
   Value q0 = divu(row0, groups);
@@ -171,16 +177,22 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       tokens);
   // A mask_mod region classified over key tile `t` by the shared MaskBounds
   // rules (as the CPU forms do; the same for every thread of the block): may
-  // it allow a pair of the tile, may it deny one?
+  // it allow a pair of the tile, may it deny one? Reads of integer
+  // mod_inputs are bounded by the smallest and largest value of the box the
+  // tile reads, which every thread computes (boxes of up to
+  // kGpuMaxSummaryElements elements; larger ones are unknown).
   Block *maskMod = op.getMaskModBlock();
   auto classifyTile = [&](Value t) {
     Value k0 = a.mul(t, ci(tk));
     Value h0 = a.mul(hk, groups);
     TileBox<IRArith> box{bb, bb,    h0, a.sub(a.add(h0, groups), ci(1)),
                          q0, qLast, k0, a.add(k0, ci(tk - 1))};
-    auto noTensors = [](unsigned, ArrayRef<std::pair<Value, Value>>)
-        -> std::optional<std::pair<Value, Value>> { return std::nullopt; };
-    MaskBounds<IRArith> bounds(*maskMod, a, noTensors);
+    auto tensors = [&](unsigned input, ArrayRef<std::pair<Value, Value>> box)
+        -> std::optional<std::pair<Value, Value>> {
+      return buildTensorRange(b, loc, modAccess, input, box,
+                              kGpuMaxSummaryElements);
+    };
+    MaskBounds<IRArith> bounds(*maskMod, a, tensors);
     return bounds.classify(box);
   };
   // Key tile `t` is read (loaded and computed) when it is in range and the
@@ -195,6 +207,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     auto rowOf = [&](Value r) {
       Value key = a.add(k0, r);
       Value valid = a.both(inRange, a.slt(key, kvLen));
+      if (ptBuf)
+        return pagedRow(bb, hk, a.min(key, nkLast), valid);
       return std::make_pair(phys(bb, hk, a.min(key, nkLast), ci(0)), valid);
     };
     emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
@@ -338,6 +352,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
             Value ic = a.min(rowI[r], nqLast);
             Value jc = a.min(j, nkLast);
             Value hc = a.min(rowH[r], a.sub(hq, ci(1)));
+            in.regionI = ic;
+            in.regionJ = jc;
             // Masks and biases broadcast by numpy rules: a rank-r tensor
             // is indexed by the last r of (b, h, i, j).
             auto tensorIdx = [&](Value buf) {

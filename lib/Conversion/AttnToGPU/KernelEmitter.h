@@ -16,6 +16,7 @@
 #include "KernelBuilder.h"
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/ModInputs.h"
 #include "attn/Schedule/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -175,6 +176,40 @@ private:
                SmallVectorImpl<Value> &tokens);
 
   void emitMerge(gpu::LaunchOp launch);
+  /// The split-KV kernels in the chain `token`: workspace, split kernel,
+  /// merge kernel, free.
+  void emitSplitLaunches(Value smem, Value &token);
+
+  /// The device-side error word of a launch whose kernel checks data only
+  /// it reads (the regions' reads of mod_inputs, page table entries): i64 [6]
+  /// in device memory,
+  /// [0] the number of failed checks, [1] the first one's RuntimeCheck
+  /// index, [2..5] its operands. The host zeroes it before the launches,
+  /// copies it back after them and records the check in the calling
+  /// thread's error record (the same messages and statuses as the CPU's).
+  bool usesErrorWord() { return !op.getModInputs().empty() || op.isPaged(); }
+  /// Allocates and zeroes the word in the stream-ordered chain `token`.
+  void beginErrorWord(Value &token);
+  /// Copies the word back to `hostErr` and frees it, in the chain.
+  void endErrorWord(Value &token);
+  /// After the chain's wait: records the word's check in `errors` and
+  /// zeroes the outputs when one failed.
+  void reportErrorWord(Value errors);
+  /// How the kernel reads the mod_inputs: the buffers, checks recorded in
+  /// the error word (the first failure of a launch wins).
+  ModInputAccess kernelModInputAccess();
+
+  /// Paged K/V: block (0, 0, b) checks every page table entry sequence b
+  /// reads (pages [0, ceil(kv_len / S))), recording a bad one in the error
+  /// word, as the CPU forms check them before their work.
+  void emitPageTableChecks(Value bb, Value kvLen, const ModInputAccess &report,
+                           Value isFirstBlock);
+  /// Paged K/V: the physical indices of logical key `key` (< Nk) of batch
+  /// entry `bb`, head `hk` and whether its page table entry lies in the
+  /// pool (loaded only where `valid`; an entry outside gives invalid).
+  std::pair<SmallVector<Value>, Value> pagedRow(Value bb, Value hk, Value key,
+                                                Value valid);
+
   /// One GPU module per function (one binary): <fn>_kernels, holding
   /// <fn>_attention (or _attention_split and _merge).
   FlatSymbolRefAttr kernelModule() {
@@ -208,6 +243,11 @@ private:
 
   // Host values visible in the kernel.
   Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, out, lse;
+  /// Paged K/V: the page table, the page size S and the pool's page count.
+  Value ptBuf, pageSize, poolPages;
+  SmallVector<Value> modInputBufs;
+  /// The error word (device) and the host buffer it is copied back to.
+  Value errWord, hostErr;
   Value batch, hq, hkv, nq, nk, groups;
 };
 

@@ -24,18 +24,24 @@ using namespace mlir::attn::gpu_codegen;
 using namespace mlir::attn::gpu_codegen::detail;
 
 void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
-  q = inputs[0];
-  k = inputs[1];
-  v = inputs[2];
-  unsigned next = 3;
-  if (op.getKvLen())
-    kvLenBuf = inputs[next++];
-  if (op.getMask())
-    maskBuf = inputs[next++];
-  if (op.getBias())
-    biasBuf = inputs[next++];
-  if (op.getAlibiSlopes())
-    alibiBuf = inputs[next++];
+  // The buffer standing for each of the op's operands (inputs are in
+  // operand order).
+  auto bufferOf = [&](Value operand) -> Value {
+    for (unsigned i = 0; operand && i < op->getNumOperands(); ++i)
+      if (op->getOperand(i) == operand)
+        return inputs[i];
+    return Value();
+  };
+  q = bufferOf(op.getQuery());
+  k = bufferOf(op.getKey());
+  v = bufferOf(op.getValue());
+  ptBuf = bufferOf(op.getPageTable());
+  kvLenBuf = bufferOf(op.getKvLen());
+  maskBuf = bufferOf(op.getMask());
+  biasBuf = bufferOf(op.getBias());
+  alibiBuf = bufferOf(op.getAlibiSlopes());
+  for (Value input : op.getModInputs())
+    modInputBufs.push_back(bufferOf(input));
   out = outBuf;
   lse = lseBuf;
 
@@ -44,6 +50,13 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   nq = dim(q, 2);
   hkv = dim(k, 1);
   nk = dim(k, 2);
+  if (ptBuf) {
+    // Paged K/V: k and v are pools of `pages` pages of S tokens; Nk is
+    // max_pages * S.
+    pageSize = nk;
+    poolPages = dim(k, 0);
+    nk = a.mul(memref::DimOp::create(b, loc, ptBuf, 1), pageSize);
+  }
   // Sizes the types leave dynamic are checked here, by the rules and with
   // the messages of every form (emitRuntimeShapeChecks); static sizes are
   // the verifier's, and a spec without dynamic sizes calls no runtime
@@ -55,9 +68,11 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     anyDynamic |= !cast<ShapedType>(operand.getType()).hasStaticShape();
   for (Type result : op->getResultTypes())
     anyDynamic |= !cast<ShapedType>(result).hasStaticShape();
-  if (anyDynamic) {
-    Value errors = buildErrorContext(
+  Value errors;
+  if (anyDynamic || usesErrorWord())
+    errors = buildErrorContext(
         b, loc, b.getBlock()->getParentOp()->getParentOfType<ModuleOp>());
+  if (anyDynamic) {
     emitRuntimeShapeChecks(b, loc, op, errors,
                            [&](Value operand, int64_t d) -> Value {
                              unsigned i = 0;
@@ -97,16 +112,40 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
   b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
       "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
+  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc and gpu.memcpy
+  // in async form only) when the launch needs a workspace or an error word:
+  // alloc, zero the word, kernels, copy the word back, dealloc, then wait.
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token;
+  if (splitMode || usesErrorWord())
+    token =
+        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  if (usesErrorWord())
+    beginErrorWord(token);
   if (!splitMode) {
+    OpBuilder::InsertionGuard g(b);
     auto launch = gpu::LaunchOp::create(
-        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem, Type(),
-        ValueRange{}, TypeRange{}, TypeRange{}, Value(), Value(), Value(),
-        kernelModule(), kernelName("attention"));
+        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
+        token ? Type(tokenType) : Type(),
+        token ? ValueRange{token} : ValueRange{}, TypeRange{}, TypeRange{},
+        Value(), Value(), Value(), kernelModule(), kernelName("attention"));
+    if (token)
+      token = launch.getAsyncToken();
     b.setInsertionPointToStart(&launch.getBody().front());
     emitKernel(launch);
     gpu::TerminatorOp::create(b, loc);
-    return;
+  } else {
+    emitSplitLaunches(smem, token);
   }
+  if (usesErrorWord())
+    endErrorWord(token);
+  if (token)
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+  if (usesErrorWord())
+    reportErrorWord(errors);
+}
+
+void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
   // Split-KV: S chunks of the key tiles (S from the grid the blocks need,
   // at most one per key tile), partial states in a workspace, a merge.
   Value maxSplits = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
@@ -115,11 +154,7 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
   Value wsSize = a.mul(wsRows(), ci(dv + 2));
   auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
-  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc in async form
-  // only): alloc, split kernel, merge, dealloc, then wait.
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value token =
-      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   auto alloc =
       gpu::AllocOp::create(b, loc, wsType, tokenType, ValueRange{token},
                            ValueRange{wsSize}, ValueRange{}, UnitAttr());
@@ -149,7 +184,150 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   }
   token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, ws)
               .getAsyncToken();
+}
+
+static constexpr int64_t kErrorWordSlots = 6;
+
+void KernelEmitter::beginErrorWord(Value &token) {
+  auto i64 = b.getI64Type();
+  auto type = MemRefType::get({kErrorWordSlots}, i64);
+  hostErr = memref::AllocaOp::create(b, loc, type);
+  Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+  for (int64_t i = 0; i < kErrorWordSlots; ++i)
+    memref::StoreOp::create(b, loc, zero, hostErr, ValueRange{ci(i)});
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  auto alloc = gpu::AllocOp::create(b, loc, type, tokenType, ValueRange{token},
+                                    ValueRange{}, ValueRange{}, UnitAttr());
+  errWord = alloc.getMemref();
+  token =
+      gpu::MemcpyOp::create(b, loc, tokenType,
+                            ValueRange{alloc.getAsyncToken()}, errWord, hostErr)
+          .getAsyncToken();
+}
+
+void KernelEmitter::endErrorWord(Value &token) {
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, hostErr,
+                                errWord)
+              .getAsyncToken();
+  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, errWord)
+              .getAsyncToken();
+}
+
+void KernelEmitter::reportErrorWord(Value errors) {
+  auto load = [&](int64_t i) -> Value {
+    return memref::LoadOp::create(b, loc, hostErr, ValueRange{ci(i)});
+  };
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+  Value bad =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, load(0), zero);
+  emitRecordedCheckInto(b, loc, errors, bad, load(1),
+                        {load(2), load(3), load(4), load(5)});
+  // The outputs after a failed check hold zeros, as on the CPU.
+  auto ifBad = scf::IfOp::create(b, loc, bad, /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifBad.getThenRegion().front());
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  for (Value buf : {out, lse}) {
+    if (!buf)
+      continue;
+    Type elt = cast<MemRefType>(buf.getType()).getElementType();
+    Value zeroElt = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    token = gpu::MemsetOp::create(b, loc, tokenType, ValueRange{token}, buf,
+                                  zeroElt)
+                .getAsyncToken();
+  }
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+/// Records `check` with `args` in the error word `word` unless `ok` holds:
+/// the thread that raises the count from 0 writes the check and its
+/// operands (the first failure of the launch wins).
+static void emitDeviceCheck(OpBuilder &b, Location loc, Value word, Value ok,
+                            RuntimeCheck check, ArrayRef<Value> args) {
+  IRArith a{b, loc};
+  auto i64 = b.getI64Type();
+  auto ifBad = scf::IfOp::create(b, loc, a.negate(ok), /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifBad.getThenRegion().front());
+  Value one = arith::ConstantIntOp::create(b, loc, i64, 1);
+  Value old = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                          one, word, ValueRange{a.c(0)});
+  Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+  auto first = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, old, zero),
+      /*withElse=*/false);
+  b.setInsertionPointToStart(&first.getThenRegion().front());
+  SmallVector<Value, 5> slots = {
+      arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(check))};
+  for (Value arg : args)
+    slots.push_back(arg.getType().isIndex()
+                        ? Value(arith::IndexCastOp::create(b, loc, i64, arg))
+                        : arg);
+  for (auto [i, v] : llvm::enumerate(slots))
+    memref::StoreOp::create(b, loc, v, word, ValueRange{a.c(1 + i)});
+}
+
+void KernelEmitter::emitPageTableChecks(Value bb, Value kvLen,
+                                        const ModInputAccess &report,
+                                        Value isFirstBlock) {
+  auto ifFirst = scf::IfOp::create(b, loc, isFirstBlock, /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  Value pages = a.ceilDiv(kvLen, a.max(pageSize, ci(1)));
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto loop = scf::ForOp::create(b, loc, tid, pages, ci(kLanes * warps));
+  b.setInsertionPointToStart(loop.getBody());
+  Value p = loop.getInductionVar();
+  Value e = memref::LoadOp::create(b, loc, ptBuf, ValueRange{bb, p});
+  Value idx = arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+  Value ok = a.both(a.sle(ci(0), idx), a.slt(idx, poolPages));
+  report.report(b, loc, ok, RuntimeCheck::PageTableEntry,
+                {bb, p, idx, poolPages});
+}
+
+std::pair<SmallVector<Value>, Value>
+KernelEmitter::pagedRow(Value bb, Value hk, Value key, Value valid) {
+  Value page = divu(key, a.max(pageSize, ci(1)));
+  Value row = remu(key, a.max(pageSize, ci(1)));
+  // The entry, loaded only for rows the tile reads (entries past a
+  // sequence's last page may hold anything, -1 by convention).
+  auto load = scf::IfOp::create(b, loc, TypeRange{b.getIndexType()}, valid,
+                                /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&load.getThenRegion().front());
+    Value e = memref::LoadOp::create(b, loc, ptBuf, ValueRange{bb, page});
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), e)});
+    b.setInsertionPointToStart(&load.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{ci(0)});
+  }
+  Value entry = load.getResult(0);
+  Value ok = a.both(a.sle(ci(0), entry), a.slt(entry, poolPages));
+  return {phys(a.select(ok, entry, ci(0)), hk, row, ci(0)), a.both(valid, ok)};
+}
+
+ModInputAccess KernelEmitter::kernelModInputAccess() {
+  ModInputAccess access;
+  access.inputs = modInputBufs;
+  access.dim = [](OpBuilder &b, Location loc, Value m, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, m, d);
+  };
+  access.read = [](OpBuilder &b, Location loc, Value m,
+                   ValueRange idx) -> Value {
+    return memref::LoadOp::create(b, loc, m, idx);
+  };
+  Value word = errWord;
+  access.report = [word](OpBuilder &b, Location loc, Value ok,
+                         RuntimeCheck check, ArrayRef<Value> args) {
+    emitDeviceCheck(b, loc, word, ok, check, args);
+  };
+  return access;
 }
 
 void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
@@ -246,13 +424,8 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
-  if (op.getPageTable())
-    return fail("paged K/V (page_table) is not supported on the GPU yet");
   if (op.getCuSeqlensQ())
     return fail("ragged batches are not supported on the GPU yet");
-  if (!op.getModInputs().empty())
-    return fail("score_mod and mask_mod regions that read mod_inputs are not "
-                "supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
       opts.warps != 4 && opts.warps != 8)
     return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/ModInputs.h"
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RuntimeChecks.h"
 
@@ -83,6 +84,13 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto qd = [&](int64_t l) { return op.getPhysicalDim(l); };
   bool paged = op.isPaged();
+  // Nk of paged K/V: max_pages * S, read through `dim`.
+  auto kvSeqLen = [&]() -> Value {
+    if (!readDim)
+      return buildKvSeqLen(b, loc, op);
+    return arith::MulIOp::create(b, loc, dim(op.getPageTable(), 1),
+                                 dim(k, qd(2)));
+  };
   if (paged) {
     checkEq(k, qd(0), v, qd(0), RuntimeCheck::PagePoolsKV);
     checkEq(op.getPageTable(), 0, q, qd(0), RuntimeCheck::PageTableRows);
@@ -126,7 +134,7 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
         // Nk = max_pages * S: compared as a value.
         if (!type.isDynamicDim(d) && op.getKvSeqLen() != ShapedType::kDynamic)
           continue;
-        expected = buildKvSeqLen(b, loc, op);
+        expected = kvSeqLen();
       } else {
         if (!type.isDynamicDim(d) && !typeOf(s.tensor).isDynamicDim(s.dim))
           continue;
@@ -189,9 +197,13 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       if (typeOf(t).isDynamicDim(d))
         checkSmall(dim(t, d));
     if (paged)
-      checkSmall(buildKvSeqLen(b, loc, op));
+      checkSmall(kvSeqLen());
   }
-  emitPageTableChecks(b, loc, op);
+  // The page table's entries are data: a lowering on tensors checks them
+  // here; the GPU kernel, which reads them in device memory, checks them
+  // itself (its error word).
+  if (!readDim)
+    emitPageTableChecks(b, loc, op);
 }
 
 Value mlir::attn::buildClampedKvLen(OpBuilder &b, Location loc,
@@ -277,51 +289,72 @@ static Value buildModifiedScore(OpBuilder &b, Location loc,
   // 3b. the user's score_mod, after the additive terms.
   if (Block *mod = AttentionOp(ctx.op).getScoreModBlock())
     s = inlineModRegion(b, loc, ctx.op, *mod, "score_mod",
-                        {in.b, in.h, in.i, in.j, s});
+                        {in.b, in.h, in.regionI ? in.regionI : in.i,
+                         in.regionJ ? in.regionJ : in.j, s},
+                        ctx.modInputs);
   return s;
 }
 
 Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
                                   Block &region, StringRef name,
-                                  ValueRange args) {
+                                  ValueRange args,
+                                  const ModInputAccess *access) {
+  std::optional<ModInputAccess> own;
+  if (!access)
+    access = &own.emplace(ModInputAccess::ofTensors(cast<AttentionOp>(op)));
   IRMapping map;
   unsigned n = args.size();
   for (auto [arg, v] : llvm::zip(region.getArguments().take_front(n), args))
     map.map(arg, v);
-  ValueRange inputs = cast<AttentionOp>(op).getModInputs();
-  for (auto [arg, v] : llvm::zip(region.getArguments().drop_front(n), inputs))
+  for (auto [arg, v] :
+       llvm::zip(region.getArguments().drop_front(n), access->inputs))
     map.map(arg, v);
+  // The position of a region argument among the mod_inputs, if it is one.
+  auto inputOf = [&](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &region || arg.getArgNumber() < n)
+      return std::nullopt;
+    return arg.getArgNumber() - n;
+  };
   RuntimeCheck check = name == "score_mod" ? RuntimeCheck::ScoreModRead
                                            : RuntimeCheck::MaskModRead;
   for (Operation &inner : region.without_terminator()) {
+    // (The verifier makes the dimension of a tensor.dim a constant.)
+    if (auto dimOp = dyn_cast<tensor::DimOp>(inner)) {
+      std::optional<int64_t> d = dimOp.getConstantIndex();
+      if (std::optional<unsigned> input = inputOf(dimOp.getSource());
+          input && d) {
+        map.map(dimOp.getResult(),
+                access->dim(b, loc, access->inputs[*input], *d));
+        continue;
+      }
+    }
     auto extract = dyn_cast<tensor::ExtractOp>(inner);
-    if (!extract) {
+    std::optional<unsigned> input =
+        extract ? inputOf(extract.getTensor()) : std::nullopt;
+    if (!input) {
       b.clone(inner, map);
       continue;
     }
     // An index outside the tensor is recorded (the first failing dimension
     // of the read) and the read yields 0 instead of reading out of bounds.
-    Value t = map.lookup(extract.getTensor());
-    unsigned input = 0;
-    for (auto [pos, arg] : llvm::enumerate(region.getArguments().drop_front(n)))
-      if (arg == extract.getTensor())
-        input = pos;
+    Value t = access->inputs[*input];
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value allOk;
     SmallVector<Value> indices;
     for (auto [d, idx] : llvm::enumerate(extract.getIndices())) {
       Value x = map.lookup(idx);
       indices.push_back(x);
-      Value dim = tensor::DimOp::create(b, loc, t, d);
+      Value dim = access->dim(b, loc, t, d);
       Value ok = arith::AndIOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, zero, x),
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, dim));
       // Dimensions are checked in order and the first failure of a call
       // wins: a read out of bounds in several dimensions names the first.
-      emitRuntimeCheck(b, loc, op, ok, check,
-                       {arith::ConstantIndexOp::create(b, loc, input), x,
-                        arith::ConstantIndexOp::create(b, loc, d), dim});
+      access->report(b, loc, ok, check,
+                     {arith::ConstantIndexOp::create(b, loc, *input), x,
+                      arith::ConstantIndexOp::create(b, loc, d), dim});
       allOk = allOk ? arith::AndIOp::create(b, loc, allOk, ok) : ok;
     }
     Type elt = extract.getType();
@@ -332,8 +365,7 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Location loc, Operation *op,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      scf::YieldOp::create(
-          b, loc, tensor::ExtractOp::create(b, loc, t, indices).getResult());
+      scf::YieldOp::create(b, loc, access->read(b, loc, t, indices));
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(
           b, loc,
@@ -358,10 +390,12 @@ Value mlir::attn::buildLogit(OpBuilder &b, Location loc,
   if (in.maskBit)
     allowed = arith::AndIOp::create(b, loc, allowed, in.maskBit);
   if (Block *mod = AttentionOp(ctx.op).getMaskModBlock())
-    allowed =
-        arith::AndIOp::create(b, loc, allowed,
-                              inlineModRegion(b, loc, ctx.op, *mod, "mask_mod",
-                                              {in.b, in.h, in.i, in.j}));
+    allowed = arith::AndIOp::create(
+        b, loc, allowed,
+        inlineModRegion(b, loc, ctx.op, *mod, "mask_mod",
+                        {in.b, in.h, in.regionI ? in.regionI : in.i,
+                         in.regionJ ? in.regionJ : in.j},
+                        ctx.modInputs));
   return maskWithNegInf(b, loc, allowed, s);
 }
 

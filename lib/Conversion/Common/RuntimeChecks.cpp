@@ -87,15 +87,23 @@ void mlir::attn::emitRuntimeCheck(OpBuilder &b, Location loc, Operation *anchor,
 void mlir::attn::emitRuntimeCheckInto(OpBuilder &b, Location loc, Value ctx,
                                       Value ok, RuntimeCheck check,
                                       ArrayRef<Value> args) {
-  assert(args.size() <= 4 && "at most four operands");
   Value trueV = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
   Value bad = arith::XOrIOp::create(b, loc, ok, trueV);
-  auto ifOp = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
+  Value code = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                            static_cast<int32_t>(check));
+  emitRecordedCheckInto(b, loc, ctx, bad, code, args);
+}
+
+void mlir::attn::emitRecordedCheckInto(OpBuilder &b, Location loc, Value ctx,
+                                       Value failed, Value check,
+                                       ArrayRef<Value> args) {
+  assert(args.size() <= 4 && "at most four operands");
+  auto ifOp = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  SmallVector<Value, 6> operands = {
-      ctx, arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                        static_cast<int32_t>(check))};
+  SmallVector<Value, 6> operands = {ctx, check};
+  if (check.getType() != b.getI32Type())
+    operands[1] = arith::TruncIOp::create(b, loc, b.getI32Type(), check);
   for (Value a : args)
     operands.push_back(toI64(b, loc, a));
   while (operands.size() < 6)

@@ -21,20 +21,14 @@ func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
 
 // -----
 
-func.func @region(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
-                  %v: tensor<1x1x16x64xf16>, %doc: tensor<16xi32>)
-    -> tensor<1x1x16x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: score_mod and mask_mod regions that read mod_inputs are not supported on the GPU yet}}
-  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
-      v(%v : tensor<1x1x16x64xf16>) mod_inputs(%doc : tensor<16xi32>)
-      mask_mod {
-      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<16xi32>):
-        %di = tensor.extract %d[%i] : tensor<16xi32>
-        %dj = tensor.extract %d[%j] : tensor<16xi32>
-        %c = arith.cmpi eq, %di, %dj : i32
-        attn.yield %c : i1
-      } -> tensor<1x1x16x64xf16>
-  return %o : tensor<1x1x16x64xf16>
+func.func @ragged(%q: tensor<1x2x10x64xf16>, %k: tensor<1x2x8x64xf16>,
+                  %cq: tensor<3xi32>, %ck: tensor<3xi32>)
+    -> tensor<1x2x10x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: ragged batches are not supported on the GPU yet}}
+  %o = attn.attention q(%q : tensor<1x2x10x64xf16>)
+      k(%k : tensor<1x2x8x64xf16>) v(%k : tensor<1x2x8x64xf16>)
+      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x10x64xf16>
+  return %o : tensor<1x2x10x64xf16>
 }
 
 // -----

@@ -210,10 +210,56 @@ Case makeCase(uint64_t seed, int index) {
     maskMod = true;
   if (scenario == 9 && index % 20 == 19)
     scoreMod = true;
+  // Regions that read mod_inputs tensors (drawn after the above): document
+  // ids of the queries and of the keys (sorted segment ids from the random
+  // inputs; tiles between documents are skipped by their summaries), a
+  // relative position bias table per head.
+  bool tensorMods = rng() % 2 == 0;
+  if (scoreMod && tensorMods)
+    scoreKind = 3;
+  if (maskMod && tensorMods)
+    maskKind = 3;
+  std::string modArgs, modTypes;
+  auto addModInput = [&](const std::string &name, const std::string &type) {
+    args += ", %" + name + ": " + type;
+    modArgs += (modArgs.empty() ? "%" : ", %") + name;
+    modTypes += (modTypes.empty() ? "" : ", ") + type;
+  };
+  if (maskKind == 3 && maskMod) {
+    addModInput("docq", shape({nq}, "i32"));
+    addModInput("dock", shape({nk}, "i32"));
+  }
+  if (scoreKind == 3 && scoreMod)
+    addModInput("table", shape({hq, 65}, "f32"));
+  // The region arguments that stand for the mod_inputs.
+  auto regionInputs = [&](const std::string &prefix) {
+    std::string r;
+    if (maskKind == 3 && maskMod)
+      r += ", %" + prefix + "dq: " + shape({nq}, "i32") + ", %" + prefix +
+           "dk: " + shape({nk}, "i32");
+    if (scoreKind == 3 && scoreMod)
+      r += ", %" + prefix + "t: " + shape({hq, 65}, "f32");
+    return r;
+  };
+  if (!modArgs.empty())
+    mods += " mod_inputs(" + modArgs + " : " + modTypes + ")";
   if (scoreMod) {
     mods += " score_mod {\n  ^bb0(%rb: index, %rh: index, %ri: index, "
-            "%rj: index, %rs: f32):\n";
-    if (scoreKind == 0) // a bias falling with the distance
+            "%rj: index, %rs: f32" +
+            regionInputs("r") + "):\n";
+    if (scoreKind == 3) // T5's clipped relative position bias
+      mods += "    %c32 = arith.constant 32 : index\n"
+              "    %c0 = arith.constant 0 : index\n"
+              "    %c64 = arith.constant 64 : index\n"
+              "    %rel = arith.subi %rj, %ri : index\n"
+              "    %sh = arith.addi %rel, %c32 : index\n"
+              "    %lo = arith.maxsi %sh, %c0 : index\n"
+              "    %ix = arith.minsi %lo, %c64 : index\n"
+              "    %bv = tensor.extract %rt[%rh, %ix] : " +
+              shape({hq, 65}, "f32") +
+              "\n"
+              "    %r = arith.addf %rs, %bv : f32\n";
+    else if (scoreKind == 0) // a bias falling with the distance
       mods += "    %d = arith.subi %ri, %rj : index\n"
               "    %di = arith.index_cast %d : index to i64\n"
               "    %df = arith.sitofp %di : i64 to f32\n"
@@ -238,8 +284,16 @@ Case makeCase(uint64_t seed, int index) {
   }
   if (maskMod) {
     mods += " mask_mod {\n  ^bb0(%mb: index, %mh: index, %mi: index, "
-            "%mj: index):\n";
-    if (maskKind == 0) // prefix-LM
+            "%mj: index" +
+            regionInputs("m") + "):\n";
+    if (maskKind == 3) // document masking
+      mods += "    %di = tensor.extract %mdq[%mi] : " + shape({nq}, "i32") +
+              "\n"
+              "    %dj = tensor.extract %mdk[%mj] : " +
+              shape({nk}, "i32") +
+              "\n"
+              "    %ok = arith.cmpi eq, %di, %dj : i32\n";
+    else if (maskKind == 0) // prefix-LM
       mods += "    %p = arith.constant " + std::to_string(prefix) +
               " : index\n"
               "    %in = arith.cmpi slt, %mj, %p : index\n"

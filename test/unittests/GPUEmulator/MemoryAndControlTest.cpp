@@ -420,3 +420,63 @@ TEST(GPUEmulatorMma, F16Accumulator) {
   for (uint16_t x : out)
     EXPECT_EQ(f16Value(x), 16.5f);
 }
+
+//===----------------------------------------------------------------------===//
+// Atomics and host copies (the device-side error word)
+//===----------------------------------------------------------------------===//
+
+// Threads 5, 9 and 20 (of 32) fail a check: each adds 1 to the count; the
+// one that found it at 0 (the first in lane order) writes its lane. The
+// host code zeroes the word on the "device" with a copy, and copies it back
+// and fills a buffer with gpu.memset afterwards.
+TEST(GPUEmulatorAtomics, CountAndFirstWriter) {
+  const char *text = R"(
+  func.func @word(%host: memref<3xi64>, %fill: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %t0 = gpu.wait async
+    %dev, %t1 = gpu.alloc async [%t0] () : memref<3xi64>
+    %t2 = gpu.memcpy async [%t1] %dev, %host : memref<3xi64>, memref<3xi64>
+    %c1_l = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %t3 = gpu.launch async [%t2] blocks(%bx, %by, %bz) in (%gx = %c1_l, %gy = %c1_l, %gz = %c1_l) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1_l, %sz = %c1_l) {
+      %c0k = arith.constant 0 : index
+      %c1k = arith.constant 1 : index
+      %c2k = arith.constant 2 : index
+      %c5 = arith.constant 5 : index
+      %c9 = arith.constant 9 : index
+      %c20 = arith.constant 20 : index
+      %one = arith.constant 1 : i64
+      %zero = arith.constant 0 : i64
+      %a = arith.cmpi eq, %tx, %c5 : index
+      %b = arith.cmpi eq, %tx, %c9 : index
+      %c = arith.cmpi eq, %tx, %c20 : index
+      %ab = arith.ori %a, %b : i1
+      %bad = arith.ori %ab, %c : i1
+      scf.if %bad {
+        %old = memref.atomic_rmw addi %one, %dev[%c0k] : (i64, memref<3xi64>) -> i64
+        %first = arith.cmpi eq, %old, %zero : i64
+        scf.if %first {
+          %lane = arith.index_cast %tx : index to i64
+          memref.store %lane, %dev[%c1k] : memref<3xi64>
+        }
+        %mx = memref.atomic_rmw maxs %old, %dev[%c2k] : (i64, memref<3xi64>) -> i64
+      }
+      gpu.terminator
+    }
+    %t4 = gpu.memcpy async [%t3] %host, %dev : memref<3xi64>, memref<3xi64>
+    %zf = arith.constant 0.0 : f32
+    %t5 = gpu.memset async [%t4] %fill, %zf : memref<4xf32>, f32
+    gpu.wait [%t5]
+    return
+  }
+)";
+  std::vector<int64_t> host = {0, 0, 0};
+  std::vector<float> fill = {1, 2, 3, 4};
+  ASSERT_EQ(run(text, "word", {buf(host, {3}), buf(fill, {4})}), "");
+  EXPECT_EQ(host[0], 3);
+  EXPECT_EQ(host[1], 5);
+  // maxs over the old counts 0, 1, 2 (starting from 0 after the copy).
+  EXPECT_EQ(host[2], 2);
+  for (float x : fill)
+    EXPECT_EQ(x, 0.0f);
+}
