@@ -1077,6 +1077,57 @@ TEST(GpuEmulatorChecks, RegionReadZeroesOutputs) {
     ASSERT_EQ(results[0].get(i), 0.0) << "element " << i;
 }
 
+// Paged K/V in the GPU kernel: a page table entry a sequence reads that
+// lies outside the pool is recorded in the kernel's error word (block 0 of
+// each sequence checks them all) with the CPU's message and status; then a
+// good call of the same runner.
+const char *const kGpuPagedSpec = R"mlir(
+func.func @gpu_paged(%q: tensor<?x4x1x64xf16>, %kp: tensor<?x2x16x64xf16>,
+                     %vp: tensor<?x2x16x64xf16>, %pt: tensor<?x?xi32>,
+                     %len: tensor<?xi32>) -> tensor<?x4x1x64xf16> {
+  %o = attn.attention q(%q : tensor<?x4x1x64xf16>)
+      k(%kp : tensor<?x2x16x64xf16>) v(%vp : tensor<?x2x16x64xf16>)
+      page_table(%pt : tensor<?x?xi32>) kv_len(%len : tensor<?xi32>)
+      -> tensor<?x4x1x64xf16>
+  return %o : tensor<?x4x1x64xf16>
+}
+)mlir";
+
+TEST(GpuEmulatorChecks, PageTableEntryThenGood) {
+  Spec spec(kGpuPagedSpec);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, "gpu_paged", options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  // Two sequences of 40 and 16 keys over a pool of 6 pages: sequence 0
+  // reads pages 0-2 and its third entry is 6, past the pool; the -1 past
+  // sequence 1's only page is never read.
+  auto call = [&](std::vector<int64_t> table) {
+    std::vector<HostTensor> args = {
+        randomF16({2, 4, 1, 64}, 70), randomF16({6, 2, 16, 64}, 71),
+        randomF16({6, 2, 16, 64}, 72), ints(ElementKind::I32, {2, 3}, table),
+        ints(ElementKind::I32, {2}, {40, 16})};
+    return args;
+  };
+  std::vector<HostTensor> bad = call({4, 1, 6, 5, -1, -1});
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
+  llvm::Error err = (*runner)->run();
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: a page_table entry that a sequence reads lies outside the "
+            "page pool: page_table[0, 2] = 6, the pool has 6 pages");
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
+  std::vector<HostTensor> good = call({4, 1, 0, 5, -1, -1});
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectMatchesReference(spec.fn("gpu_paged"), good, results);
+}
+
 // attn_rt_report_error: a failure with its own message; the first one of a
 // call wins, over checks too.
 TEST(ReportError, FirstWins) {

@@ -158,11 +158,34 @@ Case makeCase(uint64_t seed, int index) {
   auto qkvShape = [&](int64_t h, int64_t n, int64_t dd) {
     return bnhd ? shape({b, n, h, dd}, t) : shape({b, h, n, dd}, t);
   };
-  std::string qT = qkvShape(hq, nq, d), kT = qkvShape(hkv, nk, d),
-              vT = qkvShape(hkv, nk, dv), oT = qkvShape(hq, nq, dv),
-              lT = shape({b, hq, nq}, "f32");
+  // Paged K/V (from a generator of its own, so that the draws above and
+  // below, and so every case that is not paged, stay those of earlier
+  // sweeps): pools of pages of S tokens, Nk = max_pages * S, kv_len.
+  std::mt19937_64 pagedRng(seed * 0x2545F4914F6CDD1Dull + index);
+  bool paged = pagedRng() % 5 == 0 || (scenario == 3 && index % 20 == 3);
+  int64_t pageSize = 0, maxPages = 0, pool = 0;
+  if (paged) {
+    pageSize = pick<int64_t>(pagedRng, {16, 24, 64});
+    maxPages = (nk + pageSize - 1) / pageSize;
+    nk = maxPages * pageSize;
+    pool = b * maxPages + 2;
+    kvLen = true;
+  }
+  auto poolShape = [&](int64_t dd) {
+    return bnhd ? shape({pool, pageSize, hkv, dd}, t)
+                : shape({pool, hkv, pageSize, dd}, t);
+  };
+  std::string qT = qkvShape(hq, nq, d),
+              kT = paged ? poolShape(d) : qkvShape(hkv, nk, d),
+              vT = paged ? poolShape(dv) : qkvShape(hkv, nk, dv),
+              oT = qkvShape(hq, nq, dv), lT = shape({b, hq, nq}, "f32");
   std::string args = "%q: " + qT + ", %k: " + kT + ", %v: " + vT;
   std::string mods = bnhd ? " layout(bnhd)" : "";
+  if (paged) {
+    std::string ptT = shape({b, maxPages}, "i32");
+    args += ", %pt: " + ptT;
+    mods += " page_table(%pt : " + ptT + ")";
+  }
   if (kvLen) {
     args += ", %len: " + shape({b}, "i32");
     mods += " kv_len(%len : " + shape({b}, "i32") + ")";
