@@ -107,9 +107,11 @@
 // DEVNUM: attn-run: error: --device=gpu: CUDA device 3: there are 1 CUDA devices
 
 // A spec the GPU form does not support.
-// RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=ragged \
+// RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=head_dim_40 \
 // RUN:   --device=gpu 2>&1 | FileCheck %s --check-prefix=NOTGPU
-// NOTGPU: attn-run: error: --device=gpu: ragged batches are not supported on the GPU yet
+// NOTGPU: error: 'attn.attention' op cannot be lowered to the GPU: head dimensions must be static multiples of 16 up to 256 (got Dqk = 40, Dv = 40)
+// NOTGPU-NOT: see current operation
+// NOTGPU: attn-run: error: --device=gpu: lowering to GPU kernels failed
 
 func.func @gqa_causal(%q: tensor<2x8x37x64xf16>, %k: tensor<2x2x37x64xf16>,
                       %v: tensor<2x2x37x64xf16>)
@@ -138,11 +140,9 @@ func.func @f32_window(%q: tensor<1x4x64x32xf32>, %k: tensor<1x4x64x32xf32>,
   return %out : tensor<1x4x64x32xf32>
 }
 
-func.func @ragged(%q: tensor<1x2x10x64xf16>, %k: tensor<1x2x8x64xf16>,
-                  %cq: tensor<3xi32>, %ck: tensor<3xi32>)
-    -> tensor<1x2x10x64xf16> {
-  %o = attn.attention q(%q : tensor<1x2x10x64xf16>)
-      k(%k : tensor<1x2x8x64xf16>) v(%k : tensor<1x2x8x64xf16>)
-      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x10x64xf16>
-  return %o : tensor<1x2x10x64xf16>
+func.func @head_dim_40(%q: tensor<1x2x16x40xf16>) -> tensor<1x2x16x40xf16> {
+  %o = attn.attention q(%q : tensor<1x2x16x40xf16>)
+      k(%q : tensor<1x2x16x40xf16>) v(%q : tensor<1x2x16x40xf16>)
+      -> tensor<1x2x16x40xf16>
+  return %o : tensor<1x2x16x40xf16>
 }

@@ -1128,6 +1128,56 @@ TEST(GpuEmulatorChecks, PageTableEntryThenGood) {
   expectMatchesReference(spec.fn("gpu_paged"), good, results);
 }
 
+// Ragged batches in the GPU kernel: offsets that leave the packed tokens are
+// recorded in the kernel's error word (block 0 checks them all) with the
+// CPU's message and status; then a good call of the same runner.
+const char *const kGpuRaggedSpec = R"mlir(
+func.func @gpu_ragged(%q: tensor<1x4x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+                      %v: tensor<1x2x?x64xf16>, %cq: tensor<?xi32>,
+                      %ck: tensor<?xi32>) -> tensor<1x4x?x64xf16> {
+  %o = attn.attention q(%q : tensor<1x4x?x64xf16>)
+      k(%k : tensor<1x2x?x64xf16>) v(%v : tensor<1x2x?x64xf16>)
+      ragged(%cq, %ck : tensor<?xi32>, tensor<?xi32>) causal(bottom_right)
+      -> tensor<1x4x?x64xf16>
+  return %o : tensor<1x4x?x64xf16>
+}
+)mlir";
+
+TEST(GpuEmulatorChecks, RaggedOffsetsThenGood) {
+  Spec spec(kGpuRaggedSpec);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, "gpu_ragged", options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  // Three sequences over 50 packed queries and 70 packed keys.
+  auto call = [&](std::vector<int64_t> cuK) {
+    std::vector<HostTensor> args = {
+        randomF16({1, 4, 50, 64}, 80), randomF16({1, 2, 70, 64}, 81),
+        randomF16({1, 2, 70, 64}, 82),
+        ints(ElementKind::I32, {4}, {0, 10, 30, 50}),
+        ints(ElementKind::I32, {4}, cuK)};
+    return args;
+  };
+  std::vector<HostTensor> bad = call({0, 20, 45, 71});
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
+  llvm::Error err = (*runner)->run();
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attn: ragged cu_seqlens_k offsets must be non-decreasing and "
+            "within the packed tokens: cu_seqlens_k[3] = 71 (at least 45, at "
+            "most 70)");
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
+  std::vector<HostTensor> good = call({0, 20, 45, 70});
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectMatchesReference(spec.fn("gpu_ragged"), good, results);
+}
+
 // attn_rt_report_error: a failure with its own message; the first one of a
 // call wins, over checks too.
 TEST(ReportError, FirstWins) {

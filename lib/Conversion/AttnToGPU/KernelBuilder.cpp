@@ -35,6 +35,8 @@
 
 #include "attn/Schedule/MaskBounds.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <cmath>
 #include <limits>
 
@@ -106,6 +108,63 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value tid = launch.getThreadIds().x;
   Value warp = divu(tid, ci(kLanes));
   Value lane = remu(tid, ci(kLanes));
+  ModInputAccess modAccess = kernelModInputAccess();
+
+  // Ragged batches: block x is the (sequence, row tile) pair it finds by
+  // walking the sequences' row tiles in the offsets; the sequence's rows
+  // and keys start at qBase and kBase, and nq and nk are its own lengths
+  // for the rest of the kernel. A block past the last tile does nothing.
+  Value qBase = ci(0), kBase = ci(0);
+  Value totalQ = nq, totalK = nk;
+  Value savedNq = nq, savedNk = nk;
+  llvm::scope_exit restoreSizes([&] {
+    nq = savedNq;
+    nk = savedNk;
+  });
+  OpBuilder::InsertionGuard raggedGuard(b);
+  if (cuQBuf) {
+    emitRaggedOffsetChecks(modAccess,
+                           a.both(a.eq(launch.getBlockIds().x, ci(0)),
+                                  a.eq(launch.getBlockIds().y, ci(0))));
+    Value x = launch.getBlockIds().x;
+    auto walk =
+        scf::ForOp::create(b, loc, ci(0), numSeqs, ci(1),
+                           ValueRange{ci(0), ci(0), ci(0), a.cb(false)});
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(walk.getBody());
+      Value sIdx = walk.getInductionVar();
+      ValueRange it = walk.getRegionIterArgs();
+      Value q0 = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
+      Value q1 = clampedOffset(cuQBuf, a.add(sIdx, ci(1)), q0, totalQ);
+      Value tiles = a.ceilDiv(a.mul(a.sub(q1, q0), groups), ci(tq));
+      Value end = a.add(it[0], tiles);
+      Value here = a.both(a.negate(it[3]), a.slt(x, end));
+      scf::YieldOp::create(b, loc,
+                           ValueRange{end, a.select(here, sIdx, it[1]),
+                                      a.select(here, a.sub(x, it[0]), it[2]),
+                                      a.either(it[3], here)});
+    }
+    Value sIdx = walk.getResult(1);
+    rt = walk.getResult(2);
+    qBase = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
+    nq = a.sub(clampedOffset(cuQBuf, a.add(sIdx, ci(1)), qBase, totalQ), qBase);
+    kBase = clampedOffset(cuKBuf, sIdx, ci(0), totalK);
+    nk = a.sub(clampedOffset(cuKBuf, a.add(sIdx, ci(1)), kBase, totalK), kBase);
+    auto active = scf::IfOp::create(b, loc, walk.getResult(3),
+                                    /*withElse=*/false);
+    b.setInsertionPointToStart(&active.getThenRegion().front());
+  }
+  // Packed rows of the sequence's query row i and key j (in bounds of the
+  // tensors whatever the sizes).
+  Value lastQ = a.max(a.sub(totalQ, ci(1)), ci(0));
+  Value lastK = a.max(a.sub(totalK, ci(1)), ci(0));
+  auto qRow = [&](Value i) {
+    return cuQBuf ? a.min(a.add(qBase, i), lastQ) : i;
+  };
+  auto kRow = [&](Value j) {
+    return cuQBuf ? a.min(a.add(kBase, j), lastK) : j;
+  };
 
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -136,7 +195,6 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   lctx.scale = cf(*op.getEffectiveScale());
   if (auto cap = op.getSoftcapAttr())
     lctx.softcap = cf(cap.getValueAsDouble());
-  ModInputAccess modAccess = kernelModInputAccess();
   lctx.modInputs = &modAccess;
   Value kvLen = nk;
   if (kvLenBuf) {
@@ -172,7 +230,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         Value i = divu(row, groups);
         Value h = a.add(a.mul(hk, groups), remu(row, groups));
         Value valid = a.slt(i, nq);
-        return std::make_pair(phys(bb, h, a.min(i, nqLast), ci(0)), valid);
+        return std::make_pair(phys(bb, h, qRow(a.min(i, nqLast)), ci(0)),
+                              valid);
       },
       tokens);
   // A mask_mod region classified over key tile `t` by the shared MaskBounds
@@ -209,7 +268,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value valid = a.both(inRange, a.slt(key, kvLen));
       if (ptBuf)
         return pagedRow(bb, hk, a.min(key, nkLast), valid);
-      return std::make_pair(phys(bb, hk, a.min(key, nkLast), ci(0)), valid);
+      return std::make_pair(phys(bb, hk, kRow(a.min(key, nkLast)), ci(0)),
+                            valid);
     };
     emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
     emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
@@ -542,13 +602,13 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       for (int64_t c = 0; c < 2; ++c) {
         Value col = a.add(ci(nd * 8 + c), pair);
         memref::StoreOp::create(b, loc, vals[nd * 2 + c], out,
-                                phys(bb, rowH[r], rowI[r], col));
+                                phys(bb, rowH[r], qRow(rowI[r]), col));
       }
     if (lse) {
       auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
       b.setInsertionPointToStart(&first.getThenRegion().front());
       memref::StoreOp::create(b, loc, lseVal, lse,
-                              ValueRange{bb, rowH[r], rowI[r]});
+                              ValueRange{bb, rowH[r], qRow(rowI[r])});
     }
   }
 }

@@ -55,7 +55,7 @@ constexpr int64_t kTargetBlocks = 264;
 /// Split-KV when every row of the op fits one row tile (decode: Nq * G <=
 /// TQ) and splits are not turned off.
 inline bool usesSplitKv(AttentionOp op, int64_t tq, int64_t splits) {
-  if (splits == 0)
+  if (splits == 0 || op.isRagged())
     return false;
   int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
   int64_t nq = op.getQuerySeqLen();
@@ -181,13 +181,15 @@ private:
   void emitSplitLaunches(Value smem, Value &token);
 
   /// The device-side error word of a launch whose kernel checks data only
-  /// it reads (the regions' reads of mod_inputs, page table entries): i64 [6]
-  /// in device memory,
+  /// it reads (the regions' reads of mod_inputs, page table entries, ragged
+  /// offsets): i64 [6] in device memory,
   /// [0] the number of failed checks, [1] the first one's RuntimeCheck
   /// index, [2..5] its operands. The host zeroes it before the launches,
   /// copies it back after them and records the check in the calling
   /// thread's error record (the same messages and statuses as the CPU's).
-  bool usesErrorWord() { return !op.getModInputs().empty() || op.isPaged(); }
+  bool usesErrorWord() {
+    return !op.getModInputs().empty() || op.isPaged() || op.isRagged();
+  }
   /// Allocates and zeroes the word in the stream-ordered chain `token`.
   void beginErrorWord(Value &token);
   /// Copies the word back to `hostErr` and frees it, in the chain.
@@ -209,6 +211,14 @@ private:
   /// pool (loaded only where `valid`; an entry outside gives invalid).
   std::pair<SmallVector<Value>, Value> pagedRow(Value bb, Value hk, Value key,
                                                 Value valid);
+
+  /// Ragged batches: block (0, 0) checks the offsets (non-decreasing, within
+  /// the packed tokens), recording a bad one in the error word.
+  void emitRaggedOffsetChecks(const ModInputAccess &report, Value isFirstBlock);
+  /// Ragged batches: `cu[i]` clamped to [lo, total] (blocks read only inside
+  /// the tensors whatever the offsets; bad offsets are reported by
+  /// emitRaggedOffsetChecks).
+  Value clampedOffset(Value cu, Value i, Value lo, Value total);
 
   /// One GPU module per function (one binary): <fn>_kernels, holding
   /// <fn>_attention (or _attention_split and _merge).
@@ -245,6 +255,8 @@ private:
   Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, out, lse;
   /// Paged K/V: the page table, the page size S and the pool's page count.
   Value ptBuf, pageSize, poolPages;
+  /// Ragged batches: the offsets and the number of sequences.
+  Value cuQBuf, cuKBuf, numSeqs;
   SmallVector<Value> modInputBufs;
   /// The error word (device) and the host buffer it is copied back to.
   Value errWord, hostErr;

@@ -17,6 +17,7 @@
 #include "attn/Schedule/LoweringChoice.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -40,6 +41,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   maskBuf = bufferOf(op.getMask());
   biasBuf = bufferOf(op.getBias());
   alibiBuf = bufferOf(op.getAlibiSlopes());
+  cuQBuf = bufferOf(op.getCuSeqlensQ());
+  cuKBuf = bufferOf(op.getCuSeqlensK());
   for (Value input : op.getModInputs())
     modInputBufs.push_back(bufferOf(input));
   out = outBuf;
@@ -101,6 +104,21 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   groups = divu(hq, a.max(hkv, ci(1)));
   Value rows = a.mul(nq, groups);
   Value gx = a.ceilDiv(rows, ci(tq));
+  if (cuQBuf) {
+    // Ragged: the sequences' row tiles, at most ceil(Tq G / TQ) + S of them
+    // (each sequence rounds up once); block x finds its (sequence, row tile)
+    // in the offsets, blocks past the last tile do nothing.
+    Value nQ = memref::DimOp::create(b, loc, cuQBuf, 0);
+    Value nK = memref::DimOp::create(b, loc, cuKBuf, 0);
+    emitRuntimeCheckInto(b, loc, errors, a.eq(nQ, nK),
+                         RuntimeCheck::RaggedLengths, {nQ, nK});
+    emitRuntimeCheckInto(b, loc, errors, a.sle(ci(1), nQ),
+                         RuntimeCheck::RaggedNoSequences, {nQ});
+    Value failedNow = buildHasFailedIn(b, loc, errors);
+    failed = failed ? a.either(failed, failedNow) : failedNow;
+    numSeqs = a.max(a.sub(nQ, ci(1)), ci(0));
+    gx = a.add(gx, numSeqs);
+  }
   // Nothing is launched after a failed check.
   Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
   if (failed)
@@ -122,6 +140,22 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
         gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   if (usesErrorWord())
     beginErrorWord(token);
+  if (cuQBuf) {
+    // Rows outside every sequence: out = 0, lse = -inf (the kernel writes
+    // the sequences' rows over them).
+    for (auto [buf, value] :
+         {std::pair<Value, double>{out, 0.0},
+          {lse, -std::numeric_limits<double>::infinity()}}) {
+      if (!buf)
+        continue;
+      Type elt = cast<MemRefType>(buf.getType()).getElementType();
+      Value fill =
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, value));
+      token =
+          gpu::MemsetOp::create(b, loc, tokenType, ValueRange{token}, buf, fill)
+              .getAsyncToken();
+    }
+  }
   if (!splitMode) {
     OpBuilder::InsertionGuard g(b);
     auto launch = gpu::LaunchOp::create(
@@ -269,6 +303,39 @@ static void emitDeviceCheck(OpBuilder &b, Location loc, Value word, Value ok,
                         : arg);
   for (auto [i, v] : llvm::enumerate(slots))
     memref::StoreOp::create(b, loc, v, word, ValueRange{a.c(1 + i)});
+}
+
+Value KernelEmitter::clampedOffset(Value cu, Value i, Value lo, Value total) {
+  Value e = memref::LoadOp::create(b, loc, cu, ValueRange{i});
+  Value idx = arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+  return a.min(a.max(idx, lo), total);
+}
+
+void KernelEmitter::emitRaggedOffsetChecks(const ModInputAccess &report,
+                                           Value isFirstBlock) {
+  auto ifFirst = scf::IfOp::create(b, loc, isFirstBlock, /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  for (auto [cu, total, check] : {std::tuple<Value, Value, RuntimeCheck>{
+                                      cuQBuf, nq, RuntimeCheck::RaggedOffsetsQ},
+                                  {cuKBuf, nk, RuntimeCheck::RaggedOffsetsK}}) {
+    OpBuilder::InsertionGuard g2(b);
+    Value n = memref::DimOp::create(b, loc, cu, 0);
+    auto loop = scf::ForOp::create(b, loc, tid, n, ci(kLanes * warps));
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    auto at = [&](Value j) -> Value {
+      Value e = memref::LoadOp::create(b, loc, cu, ValueRange{j});
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+    };
+    Value cur = at(i);
+    // The offset before (0 for the first), read at a clamped index.
+    Value prev =
+        a.select(a.eq(i, ci(0)), ci(0), at(a.max(a.sub(i, ci(1)), ci(0))));
+    Value ok = a.both(a.sle(prev, cur), a.sle(cur, total));
+    report.report(b, loc, ok, check, {i, cur, prev, total});
+  }
 }
 
 void KernelEmitter::emitPageTableChecks(Value bb, Value kvLen,
@@ -424,8 +491,6 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
-  if (op.getCuSeqlensQ())
-    return fail("ragged batches are not supported on the GPU yet");
   if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
       opts.warps != 4 && opts.warps != 8)
     return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";

@@ -54,11 +54,8 @@ std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
 }
 
 llvm::Expected<DenseResultRule> DenseResultRule::of(AttentionOp attention) {
-  // (The GPU lowering's words: the GPU runners are this rule's users.)
   if (!attention)
     return runnerError("result shapes: not an attn.attention");
-  if (attention.isRagged())
-    return runnerError("ragged batches are not supported on the GPU yet");
 
   auto q = dyn_cast<BlockArgument>(attention.getQuery());
   auto v = dyn_cast<BlockArgument>(attention.getValue());

@@ -21,18 +21,6 @@ func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
 
 // -----
 
-func.func @ragged(%q: tensor<1x2x10x64xf16>, %k: tensor<1x2x8x64xf16>,
-                  %cq: tensor<3xi32>, %ck: tensor<3xi32>)
-    -> tensor<1x2x10x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: ragged batches are not supported on the GPU yet}}
-  %o = attn.attention q(%q : tensor<1x2x10x64xf16>)
-      k(%k : tensor<1x2x8x64xf16>) v(%k : tensor<1x2x8x64xf16>)
-      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x10x64xf16>
-  return %o : tensor<1x2x10x64xf16>
-}
-
-// -----
-
 func.func @projected(%x: tensor<1x16x64xf16>, %w: tensor<64x64xf16>) -> tensor<1x16x64xf16> {
   // expected-error @+1 {{cannot be lowered to the GPU: expand the projections first}}
   %y = attn.projected_attention x(%x : tensor<1x16x64xf16>)
