@@ -49,7 +49,8 @@ prepare() {
   mv "$pack/install/lib" "$pack/lib"
   mv "$pack/install/bin" "$pack/bin"
   rm -rf "$pack/install" "$pack/lib/cmake"
-  cp "$here/gpu_bench.py" "$here/gpu_reference.py" "$here/gpu_specs.py" "$pack/"
+  cp "$here/gpu_bench.py" "$here/gpu_reference.py" "$here/gpu_specs.py" \
+    "$here/gpu_serving.py" "$pack/"
   "$python" "$here/gpu_specs.py" "$pack/specs" >/dev/null
   cp "$pack/specs/specs.json" "$pack/specs.json"
 

@@ -31,6 +31,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gpu_serving  # noqa: E402
 
 # Datasheet figures (dense f16/bf16 tensor-core TFLOP/s, HBM GB/s) by name.
 # The first entry whose name is part of the device's name counts.
@@ -92,7 +94,8 @@ def _num(v):
 
 
 def markdown(rows, device):
-    """The results as markdown: one table for prefill, one for decode."""
+    """The results as markdown: one table for prefill, one for decode, one
+    for the variant and serving rows (gpu_serving.py)."""
     peak = {"prefill": device.get("peak_tflops"),
             "decode": device.get("peak_gbs")}
     out = []
@@ -157,6 +160,9 @@ def markdown(rows, device):
         out.append(f"err ({', '.join(names)}): {text}")
     if errors:
         out.append("")
+    serving = gpu_serving.markdown(rows, device)
+    if serving:
+        out.append(serving)
     if any(r.get("sdpa_expanded") for r in rows):
         out.append("*: that backend has no GQA; it ran on K/V expanded to "
                    "the query heads (reading Hq/Hkv times more K/V).")
@@ -234,7 +240,23 @@ def _short(e):
     return text[:200]
 
 
+def _not_compiled(pack, spec):
+    why = "not compiled"
+    err_file = os.path.join(pack, "compile", spec["name"] + ".err")
+    if os.path.exists(err_file):
+        lines = [ln for ln in open(err_file).read().splitlines() if ln]
+        if lines:
+            why += ": " + lines[0][:150]
+    return why
+
+
 def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours=False):
+    if spec["kind"] in gpu_serving.KINDS:
+        helpers = {"sample_rows": _sample_rows, "tolerance": TOLERANCE,
+                   "say": _say, "short": _short,
+                   "not_compiled": lambda s: _not_compiled(pack, s)}
+        return gpu_serving.run_spec(torch, dev, attn, ref, spec, pack, reps,
+                                    skip_ours, helpers)
     import torch.nn.functional as F
     result = {"spec": spec, "status": "ok", "sdpa": {}, "sdpa_err": {}}
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[spec["dtype"]]
@@ -265,13 +287,7 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours=False):
         os._exit(9)
     path = os.path.join(pack, "lib", f"lib{spec['name']}.so")
     if not os.path.exists(path):
-        why = "not compiled"
-        err_file = os.path.join(pack, "compile", spec["name"] + ".err")
-        if os.path.exists(err_file):
-            lines = [ln for ln in open(err_file).read().splitlines() if ln]
-            if lines:
-                why += ": " + lines[0][:150]
-        result.update(status="FAIL", message=why)
+        result.update(status="FAIL", message=_not_compiled(pack, spec))
     elif skip_ours:
         result.update(status="SKIP", message="ours skipped: our kernels hung "
                       "or broke the GPU context twice")
@@ -475,8 +491,10 @@ def order(specs):
     def key(s):
         if s["kind"] == "decode":
             return (1, s["name"])
+        if s["kind"] in gpu_serving.KINDS:
+            return (3, gpu_serving.KINDS.index(s["kind"]), s["name"])
         first = s["Hq"] == 64 and s["dtype"] == "bf16"
-        return (0 if first else 2, s["dtype"], -s["Hq"], s["Nq"])
+        return (0 if first else 2, s["dtype"], -s["Hq"], s["Nq"], s["name"])
     return sorted(specs, key=key)
 
 
@@ -600,7 +618,7 @@ def main():
     p.add_argument("--out", default=os.environ.get("OUT", ""))
     p.add_argument("--only", default="")
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--budget", type=float, default=180.0)
+    p.add_argument("--budget", type=float, default=300.0)
     p.add_argument("--spec-timeout", type=float, default=45.0)
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--dry-run-cpu", action="store_true",

@@ -13,7 +13,8 @@ trap 'rm -rf "$work"' EXIT
 pack="$work/pack"
 mkdir -p "$pack/compile"
 cmake --install "$build" --component Runtime --prefix "$pack" >/dev/null
-cp "$here"/gpu_bench.py "$here"/gpu_reference.py "$here"/gpu_specs.py "$pack/"
+cp "$here"/gpu_bench.py "$here"/gpu_reference.py "$here"/gpu_specs.py \
+  "$here"/gpu_serving.py "$pack/"
 (cd "$work" && "$python" - "$here" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -25,13 +26,28 @@ specs = [
      "Nk": 128, "D": 32, "dtype": "bf16", "causal": None},
     {"name": "missing", "kind": "prefill", "B": 1, "Hq": 2, "Hkv": 1,
      "Nq": 16, "Nk": 16, "D": 16, "dtype": "f16", "causal": "top_left"}]
+# The variant and serving rows (bench/gpu_serving.py), small.
+specs += [
+    {"name": "dm_small", "kind": "docmask", "B": 1, "Hq": 4, "Hkv": 4,
+     "Nq": 64, "Nk": 64, "D": 32, "dtype": "bf16", "causal": "top_left",
+     "docs": 3},
+    {"name": "pg_small", "kind": "paged", "B": 2, "Hq": 4, "Hkv": 2, "Nq": 1,
+     "Nk": 64, "D": 32, "dtype": "bf16", "causal": None, "page": 16,
+     "contiguous": "pc_small"},
+    {"name": "pc_small", "kind": "decode", "B": 2, "Hq": 4, "Hkv": 2,
+     "Nq": 1, "Nk": 64, "D": 32, "dtype": "bf16", "causal": None},
+    {"name": "rg_small", "kind": "ragged", "B": 1, "Hq": 4, "Hkv": 2,
+     "Nq": 41, "Nk": 41, "D": 32, "dtype": "bf16", "causal": "bottom_right",
+     "lengths": [5, 20, 16], "padded": "rp_small"},
+    {"name": "rp_small", "kind": "prefill", "B": 3, "Hq": 4, "Hkv": 2,
+     "Nq": 20, "Nk": 20, "D": 32, "dtype": "bf16", "causal": "top_left"}]
 json.dump(specs, open("pack/specs.json", "w"))
 for s in specs:
     open(s["name"] + ".mlir", "w").write(gpu_specs.spec_text(s))
 open("pack/compile/missing.err", "w").write("attn-compile: error: boom\n")
 PY
 )
-for n in p_small d_small; do
+for n in p_small d_small dm_small pg_small pc_small rg_small rp_small; do
   "$build/bin/attn-compile" "$work/$n.mlir" --emit=shared \
     -o "$pack/lib/lib$n.so" --runtime-dir="$pack/lib"
 done
@@ -50,6 +66,18 @@ grep -qE '^\| d_small \| B2 H4/2 1x128 d32 bf16 \| [0-9.]+ \(' "$work/stdout" ||
 grep -qF '| missing | B1 H2/1 16x16 d16 f16 causal | FAIL: not compiled: attn-compile: error: boom |' \
   "$work/stdout" || fail "no FAIL row"
 grep -qF '"status": "ok"' "$work/out/gpu.json" || fail "gpu.json"
+# The variant and serving rows: ours checked against the reference, the
+# peers (our contiguous cache and padded batch, SDPA; Flex where it runs).
+for n in dm_small pg_small rg_small; do
+  grep -qE "^\| $n \| B[0-9]+ H[0-9]+/[0-9]+ [0-9]+x[0-9]+ d32 bf16[^|]* \| [0-9.]+ \([0-9.]+-[0-9.]+\) \| [0-9.e+-]+ \(2e-02\) \| " \
+    "$work/stdout" || fail "no $n row"
+done
+grep -qE '^\| pg_small \| .* ours contiguous [0-9.]+ \([0-9.e+-]+\); SDPA contiguous [0-9.]+' "$work/stdout" \
+  || fail "no contiguous peers in the paged row"
+grep -qE '^\| rg_small \| .* ours padded [0-9.]+ \([0-9.e+-]+\); SDPA padded [0-9.]+' "$work/stdout" \
+  || fail "no padded peers in the ragged row"
+grep -qE '^\| dm_small \| .* SDPA dense mask [0-9.]+ \([0-9.e+-]+\) \| >= 1.0x Flex' "$work/stdout" \
+  || fail "no dense-mask peer in the document-mask row"
 grep -qxF 'libattn_gpu_runtime: Fake GPU 0, sm_90, 132 SMs, 227 KiB shared memory per block, 4023 GB/s (driver)' \
   "$work/stdout" || fail "no runtime view"
 

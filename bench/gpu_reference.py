@@ -30,12 +30,13 @@ def allowed_keys(nq, nk, causal, kv_len=None, rows=None):
 
 
 def reference_rows(q, k, v, rows, batches, causal=None, scale=None,
-                   kv_len=None):
+                   kv_len=None, allowed=None):
     """f64 attention output for query rows `rows` of batch entries `batches`:
     q [B, Hq, Nq, D], k and v [B, Hkv, Nk, D] (query head h reads K/V head
     h // (Hq / Hkv)); returns [len(batches), Hq, len(rows), Dv] float64.
     Softmax with the row maximum subtracted; a row with no readable key is
-    0. `kv_len`: one int per batch entry, or None."""
+    0. `kv_len`: one int per batch entry, or None. `allowed`: a [len(rows),
+    Nk] bool mask (a mask_mod's values) combined with the others, or None."""
     B, Hq, Nq, D = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
     if Hq % Hkv:
@@ -47,6 +48,8 @@ def reference_rows(q, k, v, rows, batches, causal=None, scale=None,
     for b in batches:
         kvb = None if kv_len is None else int(kv_len[b])
         ok = allowed_keys(Nq, Nk, causal, kvb, rows).to(q.device)  # [r, Nk]
+        if allowed is not None:
+            ok = ok & allowed.to(q.device)
         qb = q[b][:, rows].double()  # [Hq, r, D]
         kb = k[b].double()  # [Hkv, Nk, D]
         vb = v[b].double()

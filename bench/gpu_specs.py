@@ -6,13 +6,18 @@ Prefill: GQA 64/8 and 32/8 query/K-V heads, head dim 128, causal, bf16 and
 f16, N 2k-16k with the batch sized so that every shape does about the same
 work per token (B * N = 16k tokens: a few ms each on an H200). Decode: one
 query per sequence against a full KV cache, GQA 32/8, d128, bf16 and f16,
-batch 1, 16, 64, kv_len 4k-32k. Plain Python (no numpy): it runs where the project
+batch 1, 16, 64, kv_len 4k-32k. Then the variant and serving rows of
+gpu_serving.py (document masking, prefix-LM, paged decode, a ragged
+batch). Plain Python (no numpy): it runs where the project
 builds.
 """
 
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_serving  # noqa: E402
 
 D = 128
 TOKENS = 16384
@@ -44,11 +49,14 @@ def decode_specs():
 
 
 def all_specs():
-    return prefill_specs() + decode_specs()
+    """Prefill, decode, then the variant and serving rows (gpu_serving.py)."""
+    return prefill_specs() + decode_specs() + gpu_serving.specs()
 
 
 def spec_text(s):
     """The spec's MLIR: out = attention(q, k, v), causal as given."""
+    if s["kind"] in gpu_serving.KINDS:
+        return gpu_serving.spec_text(s)
     el = s["dtype"]
     q = f"tensor<{s['B']}x{s['Hq']}x{s['Nq']}x{s['D']}x{el}>"
     kv = f"tensor<{s['B']}x{s['Hkv']}x{s['Nk']}x{s['D']}x{el}>"
