@@ -256,10 +256,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   };
   // Key tile `t` is read (loaded and computed) when it is in range and the
   // mask_mod region may allow a pair of it; a tile it denies entirely is
-  // neither loaded (its copies read nothing) nor computed.
-  auto readTile = [&](Value t) {
-    Value inRange = a.slt(t, ktHi);
-    return maskMod ? a.both(inRange, classifyTile(t).mayTrue) : inRange;
+  // neither loaded (its copies read nothing) nor computed. Each tile is
+  // classified once, when its copies are issued, and the classification is
+  // carried to the iteration that computes it.
+  using Truth = MaskBounds<IRArith>::Truth;
+  auto classifyIfMasked = [&](Value t) -> Truth {
+    return maskMod ? classifyTile(t) : Truth{a.cb(true), a.cb(false)};
+  };
+  auto readTile = [&](Value t, const Truth &cls) {
+    return a.both(a.slt(t, ktHi), cls.mayTrue);
   };
   auto copyKv = [&](Value tile, Value buf, Value inRange) {
     Value k0 = a.mul(tile, ci(tk));
@@ -274,7 +279,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
     emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
   };
-  copyKv(ktLo, ci(0), readTile(ktLo));
+  Truth firstCls = classifyIfMasked(ktLo);
+  copyKv(ktLo, ci(0), readTile(ktLo, firstCls));
   waitForCopies(tokens, 0);
   gpu::BarrierOp::create(b, loc);
 
@@ -322,17 +328,26 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   int64_t nOut = dv / 8;
   for (int64_t i = 0; i < nOut; ++i)
     init.push_back(zeroC);
+  // After the state: the classification of the tile the iteration computes.
+  if (maskMod) {
+    init.push_back(firstCls.mayTrue);
+    init.push_back(firstCls.mayFalse);
+  }
   auto loop = scf::ForOp::create(b, loc, ktLo, ktHi, ci(1), init);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    ValueRange state = loop.getRegionIterArgs();
+    ValueRange state = loop.getRegionIterArgs().take_front(4 + nOut);
+    Truth curCls = maskMod ? Truth{loop.getRegionIterArgs()[4 + nOut],
+                                   loop.getRegionIterArgs()[5 + nOut]}
+                           : Truth{a.cb(true), a.cb(false)};
     Value cur = remu(a.sub(t, ktLo), ci(2));
     Value nextBuf = a.sub(ci(1), cur);
     Value tNext = a.add(t, ci(1));
     tokens.clear();
-    copyKv(tNext, nextBuf, readTile(tNext));
+    Truth nextCls = classifyIfMasked(tNext);
+    copyKv(tNext, nextBuf, readTile(tNext, nextCls));
     waitForCopies(tokens, 1);
     gpu::BarrierOp::create(b, loc);
 
@@ -340,7 +355,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     scf::IfOp visit;
     if (maskMod) {
       visit = scf::IfOp::create(b, loc, TypeRange(ValueRange(state)),
-                                readTile(t), /*withElseRegion=*/true);
+                                curCls.mayTrue, /*withElseRegion=*/true);
       b.setInsertionPointToStart(&visit.getThenRegion().front());
     }
 
@@ -388,7 +403,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
     // The mask_mod region: the tile is full only when it allows every pair.
     if (maskMod)
-      full = a.both(full, a.negate(classifyTile(t).mayFalse));
+      full = a.both(full, a.negate(curCls.mayFalse));
     SmallVector<Type> logitTypes(nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {
@@ -541,6 +556,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       newState.assign(visit.getResults().begin(), visit.getResults().end());
     }
     gpu::BarrierOp::create(b, loc);
+    if (maskMod) {
+      newState.push_back(nextCls.mayTrue);
+      newState.push_back(nextCls.mayFalse);
+    }
     scf::YieldOp::create(b, loc, newState);
   }
 

@@ -171,6 +171,17 @@ Case makeCase(uint64_t seed, int index) {
     pool = b * maxPages + 2;
     kvLen = true;
   }
+  // Ragged batches (a generator of their own too): the B sequences packed
+  // into one batch entry of nq query and nk key tokens, offsets from the
+  // random inputs; not with kv_len, masks, biases or regions.
+  std::mt19937_64 raggedRng(seed * 0x94D049BB133111EBull + index);
+  bool ragged = !paged && !kvLen && !bias && !mask &&
+                (raggedRng() % 5 == 0 || (scenario == 0 && index % 20 == 10));
+  int64_t seqs = 0;
+  if (ragged) {
+    seqs = pick<int64_t>(raggedRng, {1, 2, 3, 5});
+    b = 1;
+  }
   auto poolShape = [&](int64_t dd) {
     return bnhd ? shape({pool, pageSize, hkv, dd}, t)
                 : shape({pool, hkv, pageSize, dd}, t);
@@ -181,6 +192,11 @@ Case makeCase(uint64_t seed, int index) {
               oT = qkvShape(hq, nq, dv), lT = shape({b, hq, nq}, "f32");
   std::string args = "%q: " + qT + ", %k: " + kT + ", %v: " + vT;
   std::string mods = bnhd ? " layout(bnhd)" : "";
+  if (ragged) {
+    std::string cuT = shape({seqs + 1}, "i32");
+    args += ", %cq: " + cuT + ", %ck: " + cuT;
+    mods += " ragged(%cq, %ck : " + cuT + ", " + cuT + ")";
+  }
   if (paged) {
     std::string ptT = shape({b, maxPages}, "i32");
     args += ", %pt: " + ptT;
@@ -238,6 +254,8 @@ Case makeCase(uint64_t seed, int index) {
   // inputs; tiles between documents are skipped by their summaries), a
   // relative position bias table per head.
   bool tensorMods = rng() % 2 == 0;
+  if (ragged)
+    scoreMod = maskMod = false;
   if (scoreMod && tensorMods)
     scoreKind = 3;
   if (maskMod && tensorMods)
