@@ -236,9 +236,22 @@ class KernelLibrary:
              dispatch=infos, stream=stream)
 
 
+def _preload_runtime():
+    """Loads this package's libattn_runtime (RTLD_GLOBAL) if it is there, so
+    that kernel libraries built with ``--rpath=none`` (or whose RUNPATH no
+    longer exists) find it; the loader reuses it by its SONAME."""
+    path = os.path.join(library_dir(), "libattn_runtime.so.1")
+    if os.path.exists(path):
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            pass  # the kernel library's own RUNPATH may still find one
+
+
 def load_library(path, prefix="attn_"):
     """Loads a kernel library built with ``attn-compile --emit=shared`` (its
     symbols prefixed with `prefix`)."""
+    _preload_runtime()
     lib = ctypes.CDLL(os.path.abspath(path))
     _abi.declare_runtime(lib)  # the runtime is a dependency of the library
     kernels_fn = getattr(lib, prefix + "kernels")

@@ -94,6 +94,15 @@ static cl::opt<std::string> runtimeDir(
              "../lib next to attn-compile)"),
     cl::cat(category));
 
+static cl::opt<std::string> rpath(
+    "rpath",
+    cl::desc("RUNPATH of an --emit=shared library: 'runtime-dir' (the "
+             "default: the absolute --runtime-dir), 'origin' ($ORIGIN: "
+             "libattn_runtime next to the kernel library), 'none' (the "
+             "loader's search path, or a libattn_runtime already loaded), or "
+             "a path list, which may use $ORIGIN"),
+    cl::init("runtime-dir"), cl::cat(category));
+
 static GpuCodegenFlags
     gpuFlags(category,
              "Compile GPU kernels for this NVIDIA chip (sm_80, sm_90a, ...) "
@@ -147,14 +156,15 @@ static int linkShared(llvm::StringRef object, const char *argv0,
   llvm::FileRemover remover(objPath);
   if (int rc = writeFile(objPath, object))
     return rc;
-  std::vector<std::string> args = {*cc,
-                                   "-shared",
-                                   "-o",
-                                   outputFile,
-                                   objPath.str().str(),
-                                   "-L" + rtDir,
-                                   "-Wl,-rpath," + rtDir,
-                                   "-lattn_runtime"};
+  std::vector<std::string> args = {
+      *cc, "-shared", "-o", outputFile, objPath.str().str(), "-L" + rtDir};
+  std::string runpath = rpath == "runtime-dir" ? rtDir
+                        : rpath == "origin"    ? std::string("$ORIGIN")
+                        : rpath == "none"      ? std::string()
+                                               : rpath.getValue();
+  if (!runpath.empty())
+    args.push_back("-Wl,-rpath," + runpath);
+  args.push_back("-lattn_runtime");
   if (options.isGpu())
     args.push_back("-lattn_gpu_runtime");
   else if (options.parallel)
