@@ -2,8 +2,9 @@
 # Installs a build of attn into a fresh prefix, then configures, builds and
 # tests each consumer project (c-kernel, cxx-kernel, capi-jit) against that
 # prefix only;
-# also installs the Runtime component alone and checks that it needs no
-# MLIR or LLVM library.
+# checks that the install holds no internal static library; also installs
+# the Runtime component alone and checks that it needs no MLIR or LLVM
+# library.
 #   test/Consumers/run-consumers.sh BUILD_DIR WORK_DIR
 set -euo pipefail
 build="$1"
@@ -13,6 +14,13 @@ rm -rf "$work"
 mkdir -p "$work"
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+# The install holds what consumers use: the runtime, libattn_compiler, their
+# headers, the tools, the CMake package and the Python package; none of the
+# internal static libraries the tools and libattn_compiler are built from.
+if find "$work/prefix" -name '*.a' | grep .; then
+  echo "run-consumers: the install holds internal static libraries" >&2
+  exit 1
+fi
 for consumer in c-kernel cxx-kernel capi-jit; do
   echo "== consumer $consumer"
   cmake -G Ninja -S "$src/$consumer" -B "$work/$consumer" \
