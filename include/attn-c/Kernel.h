@@ -19,6 +19,12 @@
  * Booleans (masks) are one byte per element: DLPack's kDLBool (code 6, 8
  * bits) or kDLUInt with 8 bits.
  *
+ * An attention kernel's optional second output `lse` [B, Hq, Nq] (always
+ * f32) is the natural-log log-sum-exp of each row's final logits over its
+ * allowed keys, ln(sum_j exp(s_ij)), as PyTorch's torch.logsumexp and
+ * FlashAttention's softmax_lse: out and lse of two key ranges merge exactly
+ * (docs/Semantics.md); a row without allowed keys has lse = -inf.
+ *
  * Every call returns an attn_status_t; on failure attn_last_error() (one
  * message per calling thread) says what was wrong, naming the argument and
  * what was expected. Nothing is printed, nothing exits.

@@ -247,6 +247,15 @@ else:
     check(isinstance(out, torch.Tensor), "torch output type")
     check((out.double() - torch.from_numpy(ref_out)).abs().max() < 2e-4,
           "torch out")
+    # lse is the natural-log log-sum-exp: PyTorch's own torch.logsumexp of
+    # the causal (top-left) scaled scores.
+    kk = tk.double().repeat_interleave(tq.shape[1] // tk.shape[1], dim=1)
+    scores = tq.double() @ kk.transpose(-1, -2) / math.sqrt(tq.shape[-1])
+    causal = torch.ones(tq.shape[2], tk.shape[2], dtype=torch.bool).tril()
+    torch_lse = torch.logsumexp(scores.masked_fill(~causal, float("-inf")),
+                                dim=-1)
+    check((lse.double() - torch_lse).abs().max() < 2e-4,
+          "lse is torch.logsumexp (natural log)")
     # A non-contiguous torch view.
     qt = tq.transpose(1, 2).contiguous().transpose(1, 2)
     check(torch.equal(prefill(qt, tk, tv)[0], out), "torch strided")
