@@ -20,7 +20,8 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gpu_bench  # noqa: E402
+import gpu_bench
+import gpu_serving  # noqa: E402
 import gpu_reference as ref  # noqa: E402
 
 failures = 0
@@ -76,6 +77,46 @@ check(bool((zero == 0).all()), "a row with no readable key is 0")
 a = ref.reference_rows(tq, tk, tv, [1], [1], None, scale=0.5)
 b = ref.reference_rows(tq * (0.5 * math.sqrt(8)), tk, tv, [1], [1], None)
 check(torch.allclose(a, b), "scale")
+# A mask_mod's values (`allowed`): documents 0, 0, 1, 1, 1, 2, 2 over the 7
+# keys and the 5 queries' ids, causal, against the loop with the same keys.
+doc_k = [0, 0, 1, 1, 1, 2, 2]
+doc_q = [0, 1, 1, 1, 2]
+allowed = torch.tensor([[doc_q[i] == doc_k[j] for j in range(7)]
+                        for i in range(5)])
+got = ref.reference_rows(tq, tk, tv, [0, 1, 2, 3, 4], [0], "top_left",
+                         allowed=allowed).numpy()
+for i in range(5):
+    keys = [j for j in range(7) if j <= i and doc_q[i] == doc_k[j]]
+    for h in range(4):
+        g = h // 2
+        if not keys:
+            check(np.abs(got[0, h, i]).max() == 0, f"empty row {i}")
+            continue
+        s = np.array([q[0, h, i] @ k[0, g, j] / math.sqrt(8) for j in keys])
+        w = np.exp(s - s.max())
+        want = w @ v[0, g, keys] / w.sum()
+        check(np.abs(got[0, h, i] - want).max() < 1e-12,
+              f"allowed: row {i} head {h}")
+# The serving rows' specs and table (gpu_serving.py), without a GPU.
+docs = gpu_serving.document_ids(100, 8)
+check(docs == sorted(docs) and len(set(docs)) == 8 and len(docs) == 100,
+      f"document ids {docs}")
+names = [s["name"] for s in gpu_serving.specs()]
+check("docmask_n32k_bf16" in names and "ragged_padded_b8_n4k_bf16" in names,
+      f"serving specs {names}")
+for s in gpu_serving.specs():
+    if s["kind"] in gpu_serving.KINDS:
+        check(f"func.func @{s['name']}(" in gpu_serving.spec_text(s),
+              f"spec text {s['name']}")
+paged = [s for s in gpu_serving.specs() if s["kind"] == "paged"][0]
+prow = {"spec": paged, "status": "ok", "ours": [0.10, 0.11, 0.10],
+        "err": 1e-3, "tol": 2e-2,
+        "peers": {"ours contiguous": [0.1, 0.1], "SDPA contiguous": [0.2]},
+        "peer_err": {"ours contiguous": 1e-3}}
+ptable = gpu_serving.markdown([prow], {"peak_gbs": 4800.0})
+check("| paged_decode_b16_kv16k_bf16 |" in ptable and "1.00x contiguous" in
+      ptable and "% HBM" in ptable, ptable)
+
 # Low-precision inputs are widened, not computed in their own precision.
 half = ref.reference_rows(tq.half(), tk.half(), tv.half(), [0], [0], None)
 check(half.dtype == torch.float64, "f64 result for f16 inputs")
