@@ -48,7 +48,7 @@ using namespace mlir::attn::gpu_codegen::detail;
 void KernelEmitter::emitTileCopy(
     Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols, Value src,
     function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
-    SmallVectorImpl<Value> &tokens) {
+    SmallVectorImpl<Value> &tokens, Value colLimit) {
   int64_t chunksPerRow = cols / 8;
   int64_t chunks = rows * chunksPerRow;
   int64_t threads = kLanes * warps;
@@ -68,7 +68,15 @@ void KernelEmitter::emitTileCopy(
     Value row = divu(c, ci(chunksPerRow));
     Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
     auto [srcIdx, valid] = srcRow(row);
-    srcIdx.back() = col;
+    // The row's last index is where column 0 of the tile starts; chunks at
+    // or past `colLimit` are invalid (zero-filled, read at column 0).
+    Value srcCol = a.add(srcIdx.back(), col);
+    if (colLimit) {
+      Value colOk = a.slt(srcCol, colLimit);
+      valid = a.both(valid, colOk);
+      srcCol = a.select(colOk, srcCol, ci(0));
+    }
+    srcIdx.back() = srcCol;
     SmallVector<Value> dstIdx(dstPrefix);
     if (inRange) {
       int64_t pitch = cols + kPad;

@@ -43,6 +43,15 @@ LogicalResult checkGpuSupported(func::FuncOp fn, AttentionOp op,
 LogicalResult buildGpuFunction(func::FuncOp fn, AttentionOp op,
                                const GpuKernelOptions &opts);
 
+/// The same for attn.projected_attention: the projections as tensor-core
+/// GEMMs feeding the attention kernel (ProjectedHost.cpp).
+LogicalResult checkGpuProjectedSupported(func::FuncOp fn,
+                                         ProjectedAttentionOp op,
+                                         const GpuKernelOptions &opts);
+LogicalResult buildGpuProjectedFunction(func::FuncOp fn,
+                                        ProjectedAttentionOp op,
+                                        const GpuKernelOptions &opts);
+
 } // namespace gpu_codegen
 } // namespace attn
 } // namespace mlir

@@ -48,6 +48,11 @@ inline int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
   return opts.warps > 0 ? opts.warps : 4;
 }
 
+/// The projections' GEMM kernel (GemmKernel.cpp): 64 columns and 32 steps
+/// of K per block.
+constexpr int64_t kGemmTileN = 64;
+constexpr int64_t kGemmTileK = 32;
+
 /// Blocks the split-KV decode form aims for: two per SM of an H100/H200
 /// (132 SMs); fewer SMs are filled all the same.
 constexpr int64_t kTargetBlocks = 264;
@@ -83,6 +88,18 @@ public:
   }
 
   std::string fnName;
+
+  /// The body of a GEMM launch: `result` [m, n] = `lhs` [m, k] `rhs` [k, n],
+  /// row-major buffers of the spec's element type (GemmKernel.cpp); the
+  /// launch has (ceil(m / 16 W), ceil(n / 64)) blocks of 32 W threads and
+  /// gemmSharedBytes() of dynamic shared memory. k and n are multiples of 8.
+  void emitGemm(gpu::LaunchOp launch, Value lhs, Value rhs, Value result,
+                Value m, Value n, Value k);
+  int64_t gemmSharedBytes();
+  /// The launch's GPU module and a kernel name in it (<fn>_<what>).
+  FlatSymbolRefAttr gpuModule() { return kernelModule(); }
+  FlatSymbolRefAttr kernel(StringRef what) { return kernelName(what); }
+  int64_t numWarps() const { return warps; }
 
   /// Host code: sizes, checks, the launch. `args` are the new function's
   /// arguments in the order q, k, v, modifiers..., out, [lse].
@@ -168,12 +185,14 @@ private:
                                      b.getI32IntegerAttr(pending));
   }
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
-  /// `src` at the indices `srcIndex(r)`, valid or zero-filled.
+  /// `src` at the indices `srcRow(r)` (the last one the column where the
+  /// tile starts), valid or zero-filled; with `colLimit`, the 8-element
+  /// chunks from that column on are zero-filled too (a multiple of 8).
   void
   emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
                Value src,
                function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
-               SmallVectorImpl<Value> &tokens);
+               SmallVectorImpl<Value> &tokens, Value colLimit = Value());
 
   void emitMerge(gpu::LaunchOp launch);
   /// The split-KV kernels in the chain `token`: workspace, split kernel,

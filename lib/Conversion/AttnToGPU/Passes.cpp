@@ -46,15 +46,22 @@ struct ConvertAttnToGpuPass
       else
         work.push_back({fn, op});
     });
-    if (!bad)
-      getOperation().walk([&](ProjectedAttentionOp op) {
-        op.emitOpError("cannot be lowered to the GPU: expand the projections "
-                       "first and lower the projections separately; the GPU "
-                       "form takes one attn.attention per function");
+    SmallVector<std::pair<func::FuncOp, ProjectedAttentionOp>> projected;
+    getOperation().walk([&](ProjectedAttentionOp op) {
+      auto fn = op->getParentOfType<func::FuncOp>();
+      if (!fn) {
+        op.emitOpError("cannot be lowered to the GPU outside a func.func");
         bad = true;
-      });
+      } else if (failed(gpu_codegen::checkGpuProjectedSupported(fn, op, opts)))
+        bad = true;
+      else
+        projected.push_back({fn, op});
+    });
     if (bad)
       return signalPassFailure();
+    for (auto [fn, op] : projected)
+      if (failed(gpu_codegen::buildGpuProjectedFunction(fn, op, opts)))
+        return signalPassFailure();
     for (auto [fn, op] : work) {
       // The regions in the canonical form the tile classification reads
       // (the CPU forms classify the same form).

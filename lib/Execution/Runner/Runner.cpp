@@ -53,21 +53,27 @@ std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
   return gpuComputeKind(inputKind);
 }
 
-llvm::Expected<DenseResultRule> DenseResultRule::of(AttentionOp attention) {
-  if (!attention)
-    return runnerError("result shapes: not an attn.attention");
-
-  auto q = dyn_cast<BlockArgument>(attention.getQuery());
-  auto v = dyn_cast<BlockArgument>(attention.getValue());
-  if (!q || !v)
-    return runnerError("result shapes: q and v must be arguments of the "
-                       "entry function");
+llvm::Expected<DenseResultRule> DenseResultRule::of(Operation *op) {
   DenseResultRule rule;
+  BlockArgument q, v;
+  if (auto attention = dyn_cast_or_null<AttentionOp>(op)) {
+    q = dyn_cast<BlockArgument>(attention.getQuery());
+    v = dyn_cast<BlockArgument>(attention.getValue());
+    rule.lse = attention->getNumResults() > 1;
+    rule.bnhd = attention.getLayout() == Layout::bnhd;
+  } else if (auto projected = dyn_cast_or_null<ProjectedAttentionOp>(op)) {
+    q = dyn_cast<BlockArgument>(projected.getXq());
+    v = dyn_cast<BlockArgument>(projected.getWo());
+    rule.projected = true;
+  } else {
+    return runnerError("result shapes: not an attn.attention");
+  }
+  if (!q || !v)
+    return runnerError("result shapes: q and v (x and wo) must be arguments "
+                       "of the entry function");
   rule.qArg = q.getArgNumber();
   rule.vArg = v.getArgNumber();
-  rule.lse = attention->getNumResults() > 1;
-  rule.bnhd = attention.getLayout() == Layout::bnhd;
-  for (Value r : attention->getResults()) {
+  for (Value r : op->getResults()) {
     auto type = cast<RankedTensorType>(r.getType());
     ElementKind kind;
     if (!getElementKind(type.getElementType(), kind))
@@ -81,12 +87,19 @@ llvm::Expected<DenseResultRule> DenseResultRule::of(AttentionOp attention) {
 
 llvm::Expected<std::vector<std::vector<int64_t>>>
 DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
+  size_t qRank = projected ? 3 : 4, vRank = projected ? 2 : 4;
   if (qArg >= inputs.size() || vArg >= inputs.size() ||
-      inputs[qArg]->shape.size() != 4 || inputs[vArg]->shape.size() != 4)
-    return runnerError("result shapes: q and v must be rank-4 inputs");
+      inputs[qArg]->shape.size() != qRank ||
+      inputs[vArg]->shape.size() != vRank)
+    return runnerError(projected
+                           ? "result shapes: x and wo must be rank-3 and "
+                             "rank-2 inputs"
+                           : "result shapes: q and v must be rank-4 inputs");
   const std::vector<int64_t> &q = inputs[qArg]->shape;
   std::vector<std::vector<int64_t>> result = {
-      {q[0], q[1], q[2], inputs[vArg]->shape[3]}};
+      projected
+          ? std::vector<int64_t>{q[0], q[1], inputs[vArg]->shape[1]}
+          : std::vector<int64_t>{q[0], q[1], q[2], inputs[vArg]->shape[3]}};
   if (lse)
     result.push_back(bnhd ? std::vector<int64_t>{q[0], q[2], q[1]}
                           : std::vector<int64_t>{q[0], q[1], q[2]});
@@ -104,20 +117,23 @@ DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
 llvm::Expected<std::vector<std::vector<int64_t>>>
 mlir::attn::denseAttentionResultShapes(
     Operation *op, llvm::ArrayRef<const HostTensor *> inputs) {
-  auto rule = DenseResultRule::of(dyn_cast_or_null<AttentionOp>(op));
+  auto rule = DenseResultRule::of(op);
   if (!rule)
     return rule.takeError();
   return rule->shapes(inputs);
 }
 
-llvm::Expected<AttentionOp> mlir::attn::directAttentionEntry(func::FuncOp fn) {
-  AttentionOp attention;
-  fn.walk([&](AttentionOp op) {
+llvm::Expected<Operation *> mlir::attn::directAttentionEntry(func::FuncOp fn) {
+  Operation *attention = nullptr;
+  fn.walk([&](Operation *op) {
+    if (!isa<AttentionOp, ProjectedAttentionOp>(op))
+      return WalkResult::advance();
     attention = op;
     return WalkResult::interrupt();
   });
   if (!attention)
-    return runnerError("the GPU needs a function with an attn.attention op");
+    return runnerError("the GPU needs a function with an attn.attention or "
+                       "attn.projected_attention op");
   auto fnResults = fn.front().getTerminator()->getOperands();
   bool direct = fnResults.size() == attention->getNumResults();
   for (size_t i = 0; direct && i < fnResults.size(); ++i)

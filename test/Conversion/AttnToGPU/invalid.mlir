@@ -21,11 +21,48 @@ func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
 
 // -----
 
-func.func @projected(%x: tensor<1x16x64xf16>, %w: tensor<64x64xf16>) -> tensor<1x16x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: expand the projections first}}
+func.func @projected_dynamic_weights(%x: tensor<1x16x64xf16>, %w: tensor<64x?xf16>,
+                                     %wo: tensor<64x64xf16>) -> tensor<1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: the projection weights must have static shapes}}
   %y = attn.projected_attention x(%x : tensor<1x16x64xf16>)
+      wq(%w : tensor<64x?xf16>) wk(%w : tensor<64x?xf16>)
+      wv(%w : tensor<64x?xf16>) wo(%wo : tensor<64x64xf16>)
+      heads(1, 1) -> tensor<1x16x64xf16>
+  return %y : tensor<1x16x64xf16>
+}
+
+// -----
+
+func.func @projected_model_dim(%x: tensor<1x16x?xf16>, %w: tensor<64x64xf16>) -> tensor<1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: the model dimension of x (and kv_source) must be static}}
+  %y = attn.projected_attention x(%x : tensor<1x16x?xf16>)
       wq(%w : tensor<64x64xf16>) wk(%w : tensor<64x64xf16>)
       wv(%w : tensor<64x64xf16>) wo(%w : tensor<64x64xf16>)
       heads(1, 1) -> tensor<1x16x64xf16>
+  return %y : tensor<1x16x64xf16>
+}
+
+// -----
+
+func.func @projected_odd(%x: tensor<1x16x60xf16>, %w: tensor<60x64xf16>,
+                         %wo: tensor<64x60xf16>) -> tensor<1x16x60xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: the projection weights' sizes must be multiples of 8 (got 60x64)}}
+  %y = attn.projected_attention x(%x : tensor<1x16x60xf16>)
+      wq(%w : tensor<60x64xf16>) wk(%w : tensor<60x64xf16>)
+      wv(%w : tensor<60x64xf16>) wo(%wo : tensor<64x60xf16>)
+      heads(1, 1) -> tensor<1x16x60xf16>
+  return %y : tensor<1x16x60xf16>
+}
+
+// -----
+
+func.func @projected_head_dim(%x: tensor<1x16x64xf16>, %wq: tensor<64x40xf16>,
+                              %wv: tensor<64x32xf16>, %wo: tensor<32x64xf16>)
+    -> tensor<1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: head dimensions must be multiples of 16 up to 256 (got Dqk = 20, Dv = 16)}}
+  %y = attn.projected_attention x(%x : tensor<1x16x64xf16>)
+      wq(%wq : tensor<64x40xf16>) wk(%wq : tensor<64x40xf16>)
+      wv(%wv : tensor<64x32xf16>) wo(%wo : tensor<32x64xf16>)
+      heads(2, 2) -> tensor<1x16x64xf16>
   return %y : tensor<1x16x64xf16>
 }
