@@ -106,6 +106,18 @@
 // RUN:   --device=gpu --gpu-device=3 2>&1 | FileCheck %s --check-prefix=DEVNUM
 // DEVNUM: attn-run: error: --device=gpu: CUDA device 3: there are 1 CUDA devices
 
+// The host code of every kind of GPU form JIT-compiles and runs over the
+// fake driver (its kernels do nothing): the error word's copies and fills
+// (regions reading mod_inputs, paged K/V, ragged batches) and the
+// projections' buffers and GEMM launches.
+// RUN: for f in "variants/document_mask.mlir --size Nq=128,Nk=128" \
+// RUN:   "gpu/paged_decode_f16.mlir --size B=2,Pages=24,MaxPages=8" \
+// RUN:   "gpu/ragged_prefill_bf16.mlir --size Seqs=3,Nq=200,Nk=300" \
+// RUN:   "projected_self_attention.mlir"; do \
+// RUN:   env ATTN_CUDA_DRIVER=%fake_cuda attn-run %attn_src_root/examples/$f \
+// RUN:     --device=gpu --reps=1 || exit 1; done 2>&1 | FileCheck %s --check-prefix=HOSTS
+// HOSTS-COUNT-4: run: {{.*}}; CUDA events)
+
 // A spec the GPU form does not support.
 // RUN: env ATTN_CUDA_DRIVER=%fake_cuda not attn-run %s --entry=head_dim_40 \
 // RUN:   --device=gpu 2>&1 | FileCheck %s --check-prefix=NOTGPU
