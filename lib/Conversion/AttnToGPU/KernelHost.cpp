@@ -317,9 +317,13 @@ void KernelEmitter::emitRaggedOffsetChecks(const ModInputAccess &report,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  for (auto [cu, total, check] : {std::tuple<Value, Value, RuntimeCheck>{
-                                      cuQBuf, nq, RuntimeCheck::RaggedOffsetsQ},
-                                  {cuKBuf, nk, RuntimeCheck::RaggedOffsetsK}}) {
+  for (auto entry : {std::tuple<Value, Value, RuntimeCheck>{
+                         cuQBuf, nq, RuntimeCheck::RaggedOffsetsQ},
+                     {cuKBuf, nk, RuntimeCheck::RaggedOffsetsK}}) {
+    // (Not a structured binding: the lambda below captures `cu`, which
+    // C++17 does not allow for bindings; clang 14 refuses it.)
+    Value cu = std::get<0>(entry), total = std::get<1>(entry);
+    RuntimeCheck check = std::get<2>(entry);
     OpBuilder::InsertionGuard g2(b);
     Value n = memref::DimOp::create(b, loc, cu, 0);
     auto loop = scf::ForOp::create(b, loc, tid, n, ci(kLanes * warps));
