@@ -351,6 +351,7 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours, helpers):
         if isinstance(fn, str):
             result["peers"][name] = fn
             continue
+        helpers["say"]("PHASE", "peer " + name)
         try:
             o = fn()
             dev.sync()
