@@ -32,6 +32,13 @@ struct GpuKernelOptions {
   int64_t splits = -1;
 };
 
+/// The checks every GPU form makes, with an error at `op`: `op` alone in
+/// `fn`, returning its results, its operands `fn`'s arguments; the kernel
+/// options in range.
+LogicalResult checkGpuFunctionShape(func::FuncOp fn, Operation *op);
+LogicalResult checkGpuKernelOptions(Operation *op,
+                                    const GpuKernelOptions &opts);
+
 /// Whether the GPU lowering supports `op` inside `fn`; emits an error at the
 /// op naming what is not supported otherwise.
 LogicalResult checkGpuSupported(func::FuncOp fn, AttentionOp op,

@@ -469,21 +469,42 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
   }
 }
 
-LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
-                                             const GpuKernelOptions &opts) {
-  auto fail = [&](const Twine &msg) {
-    return op.emitOpError("cannot be lowered to the GPU: ") << msg;
-  };
+static InFlightDiagnostic gpuError(Operation *op, const Twine &msg) {
+  return op->emitOpError("cannot be lowered to the GPU: ") << msg;
+}
+
+LogicalResult gpu_codegen::checkGpuFunctionShape(func::FuncOp fn,
+                                                 Operation *op) {
   Block &body = fn.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (&body.front() != op.getOperation() || op->getNextNode() != ret ||
+  if (&body.front() != op || op->getNextNode() != ret ||
       ret.getOperands() != op->getResults())
-    return fail("the function must consist of this op alone, returning its "
-                "results in order");
+    return gpuError(op, "the function must consist of this op alone, "
+                        "returning its results in order");
   for (Value operand : op->getOperands())
     if (!isa<BlockArgument>(operand) ||
         cast<BlockArgument>(operand).getOwner() != &body)
-      return fail("every operand must be an argument of the function");
+      return gpuError(op, "every operand must be an argument of the function");
+  return success();
+}
+
+LogicalResult gpu_codegen::checkGpuKernelOptions(Operation *op,
+                                                 const GpuKernelOptions &opts) {
+  if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
+      opts.warps != 4 && opts.warps != 8)
+    return gpuError(op, "warps must be 1, 2, 4 or 8 (got ")
+           << opts.warps << ")";
+  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
+    return gpuError(op, "tile-k must be a multiple of 16 in [16, 128] (got ")
+           << opts.tileK << ")";
+  return success();
+}
+
+LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
+                                             const GpuKernelOptions &opts) {
+  auto fail = [&](const Twine &msg) { return gpuError(op, msg); };
+  if (failed(checkGpuFunctionShape(fn, op)))
+    return failure();
   Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
   // (The verifier makes q, k, v and out share one element type.)
   if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
@@ -495,13 +516,7 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                   "(got Dqk = ")
              << (ShapedType::isDynamic(d) ? -1 : d)
              << ", Dv = " << (ShapedType::isDynamic(dv) ? -1 : dv) << ")";
-  if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
-      opts.warps != 4 && opts.warps != 8)
-    return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
-  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
-    return fail("tile-k must be a multiple of 16 in [16, 128] (got ")
-           << opts.tileK << ")";
-  return success();
+  return checkGpuKernelOptions(op, opts);
 }
 
 static MemRefType toMemRef(Type t) {

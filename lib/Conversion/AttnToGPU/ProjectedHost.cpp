@@ -35,16 +35,8 @@ LogicalResult gpu_codegen::checkGpuProjectedSupported(
   auto fail = [&](const Twine &msg) {
     return op.emitOpError("cannot be lowered to the GPU: ") << msg;
   };
-  Block &body = fn.getBody().front();
-  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (&body.front() != op.getOperation() || op->getNextNode() != ret ||
-      ret.getOperands() != op->getResults())
-    return fail("the function must consist of this op alone, returning its "
-                "result");
-  for (Value operand : op->getOperands())
-    if (!isa<BlockArgument>(operand) ||
-        cast<BlockArgument>(operand).getOwner() != &body)
-      return fail("every operand must be an argument of the function");
+  if (failed(checkGpuFunctionShape(fn, op)))
+    return failure();
   Type elem = cast<ShapedType>(op.getXq().getType()).getElementType();
   if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
     return fail("x and the weights must be f16, bf16 or f32 (got ")
@@ -72,13 +64,7 @@ LogicalResult gpu_codegen::checkGpuProjectedSupported(
       return fail("head dimensions must be multiples of 16 up to 256 (got "
                   "Dqk = ")
              << dqk << ", Dv = " << dv << ")";
-  if (opts.warps != 0 && opts.warps != 1 && opts.warps != 2 &&
-      opts.warps != 4 && opts.warps != 8)
-    return fail("warps must be 1, 2, 4 or 8 (got ") << opts.warps << ")";
-  if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
-    return fail("tile-k must be a multiple of 16 in [16, 128] (got ")
-           << opts.tileK << ")";
-  return success();
+  return checkGpuKernelOptions(op, opts);
 }
 
 static MemRefType toMemRef(Type t) {
