@@ -70,6 +70,22 @@ inline bool usesSplitKv(AttentionOp op, int64_t tq, int64_t splits) {
   return nq * (hq / hkv) <= tq;
 }
 
+/// The identity-layout memref of a ranked tensor type.
+inline MemRefType toMemRef(Type t) {
+  auto ranked = cast<RankedTensorType>(t);
+  return MemRefType::get(ranked.getShape(), ranked.getElementType());
+}
+
+/// The host function that replaces `fn` (same name once `fn` is gone, set
+/// by replaceWithHostFunction): memref arguments (`fn`'s inputs, then
+/// `results` as out-parameters), no results, `fn`'s attributes, and the
+/// lowering choice of `warps` warps; the builder at its entry.
+func::FuncOp createHostFunction(OpBuilder &b, func::FuncOp fn,
+                                TypeRange results, int64_t warps,
+                                const GpuKernelOptions &opts);
+/// Erases `fn` and gives `hostFn` its name.
+void replaceWithHostFunction(func::FuncOp fn, func::FuncOp hostFn);
+
 /// Everything the kernel emitter needs: the op, its memrefs and sizes.
 class KernelEmitter {
 public:

@@ -519,28 +519,47 @@ LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
   return checkGpuKernelOptions(op, opts);
 }
 
-static MemRefType toMemRef(Type t) {
-  auto ranked = cast<RankedTensorType>(t);
-  return MemRefType::get(ranked.getShape(), ranked.getElementType());
+func::FuncOp
+gpu_codegen::detail::createHostFunction(OpBuilder &b, func::FuncOp fn,
+                                        TypeRange results, int64_t warps,
+                                        const GpuKernelOptions &opts) {
+  SmallVector<Type> inputs;
+  for (Type t : fn.getArgumentTypes())
+    inputs.push_back(toMemRef(t));
+  for (Type t : results)
+    inputs.push_back(toMemRef(t));
+  auto hostFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(),
+                                     b.getFunctionType(inputs, {}));
+  hostFn.setVisibility(fn.getVisibility());
+  for (NamedAttribute attr : fn->getDiscardableAttrs())
+    hostFn->setAttr(attr.getName(), attr.getValue());
+  hostFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
+  LoweringChoice choice;
+  choice.form = "gpu";
+  choice.warps = warps;
+  choice.tileQ = 16 * warps; // 16 query rows per warp
+  choice.tileK = opts.tileK;
+  choice.splits = opts.splits;
+  recordLoweringChoice(hostFn, choice);
+  b.setInsertionPointToStart(hostFn.addEntryBlock());
+  return hostFn;
+}
+
+void gpu_codegen::detail::replaceWithHostFunction(func::FuncOp fn,
+                                                  func::FuncOp hostFn) {
+  fn->remove();
+  hostFn.setName(fn.getName());
+  fn->destroy();
 }
 
 LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
                                             const GpuKernelOptions &opts) {
   Location loc = op.getLoc();
   OpBuilder b(fn);
-  SmallVector<Type> inputs;
-  for (Type t : fn.getArgumentTypes())
-    inputs.push_back(toMemRef(t));
-  for (Type t : op->getResultTypes())
-    inputs.push_back(toMemRef(t));
-  auto type = b.getFunctionType(inputs, {});
-  auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(), type);
-  gpuFn.setVisibility(fn.getVisibility());
-  for (NamedAttribute attr : fn->getDiscardableAttrs())
-    gpuFn->setAttr(attr.getName(), attr.getValue());
-  gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
-  Block *entry = gpuFn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  int64_t warps = chooseWarps(op, opts);
+  func::FuncOp gpuFn =
+      createHostFunction(b, fn, op->getResultTypes(), warps, opts);
+  Block *entry = &gpuFn.front();
 
   // The op's operands, in operand order, as the new arguments.
   SmallVector<Value> operands;
@@ -551,22 +570,10 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   Value outBuf = entry->getArgument(numIn);
   Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
 
-  int64_t warps = chooseWarps(op, opts);
-  LoweringChoice choice;
-  choice.form = "gpu";
-  choice.warps = warps;
-  choice.tileQ = 16 * warps; // 16 query rows per warp
-  choice.tileK = opts.tileK;
-  choice.splits = opts.splits;
-  recordLoweringChoice(gpuFn, choice);
   KernelEmitter emitter(b, loc, op, warps, opts.tileK, opts.splits);
   emitter.fnName = fn.getName().str();
   emitter.emitHost(operands, outBuf, lseBuf);
   func::ReturnOp::create(b, loc);
-
-  // Take over the name.
-  fn->remove();
-  gpuFn.setName(fn.getName());
-  fn->destroy();
+  replaceWithHostFunction(fn, gpuFn);
   return success();
 }

@@ -67,11 +67,6 @@ LogicalResult gpu_codegen::checkGpuProjectedSupported(
   return checkGpuKernelOptions(op, opts);
 }
 
-static MemRefType toMemRef(Type t) {
-  auto ranked = cast<RankedTensorType>(t);
-  return MemRefType::get(ranked.getShape(), ranked.getElementType());
-}
-
 LogicalResult gpu_codegen::buildGpuProjectedFunction(
     func::FuncOp fn, ProjectedAttentionOp pop, const GpuKernelOptions &opts) {
   Location loc = pop.getLoc();
@@ -131,31 +126,14 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
   canonicalizeModRegions(att);
 
   // The host function: memref arguments (inputs, then the result).
-  SmallVector<Type> argTypes;
-  for (Type t : fn.getArgumentTypes())
-    argTypes.push_back(toMemRef(t));
-  argTypes.push_back(toMemRef(pop.getResult().getType()));
-  auto gpuFn = func::FuncOp::create(b, fn.getLoc(), fn.getName(),
-                                    b.getFunctionType(argTypes, {}));
-  gpuFn.setVisibility(fn.getVisibility());
-  for (NamedAttribute attr : fn->getDiscardableAttrs())
-    gpuFn->setAttr(attr.getName(), attr.getValue());
-  gpuFn->setAttr("attn.gpu_kernel", b.getUnitAttr());
-  Block *entry = gpuFn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  int64_t warps = chooseWarps(att, opts);
+  func::FuncOp gpuFn = createHostFunction(
+      b, fn, TypeRange{pop.getResult().getType()}, warps, opts);
+  Block *entry = &gpuFn.front();
   auto argOf = [&](Value v) {
     return entry->getArgument(cast<BlockArgument>(v).getArgNumber());
   };
   Value outBuf = entry->getArgument(fn.getNumArguments());
-
-  int64_t warps = chooseWarps(att, opts);
-  LoweringChoice choice;
-  choice.form = "gpu";
-  choice.warps = warps;
-  choice.tileQ = 16 * warps;
-  choice.tileK = opts.tileK;
-  choice.splits = opts.splits;
-  recordLoweringChoice(gpuFn, choice);
   KernelEmitter emitter(b, loc, att, warps, opts.tileK, opts.splits);
   emitter.fnName = fn.getName().str();
   IRArith a{b, loc};
@@ -225,8 +203,6 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
   func::ReturnOp::create(b, loc);
 
   scratch->erase();
-  fn->remove();
-  gpuFn.setName(fn.getName());
-  fn->destroy();
+  replaceWithHostFunction(fn, gpuFn);
   return success();
 }
