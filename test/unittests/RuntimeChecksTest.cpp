@@ -999,6 +999,33 @@ TEST(GpuEmulatorChecks, RunnerStatusThenGood) {
   llvm::consumeError(times.takeError());
 }
 
+/// On one GPU emulator runner of `fnName` in `specText`: `bad` fails with
+/// `message` and ATTN_STATUS_INVALID_ARGUMENT (a check of the kernel's error
+/// word), then `good` runs and matches the reference.
+void expectEmulatorBadThenGood(const char *specText, llvm::StringRef fnName,
+                               const std::vector<HostTensor> &bad,
+                               llvm::StringRef message,
+                               const std::vector<HostTensor> &good) {
+  Spec spec(specText);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, fnName, options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
+  llvm::Error err = (*runner)->run();
+  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+  EXPECT_EQ(llvm::toString(std::move(err)), message.str());
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectMatchesReference(spec.fn(fnName), good, results);
+}
+
 // A mask region that reads document ids in the GPU kernel: a read out of
 // bounds is recorded in the kernel's error word and reported by the host
 // code with the CPU's message and status, the outputs zeroed; then a good
@@ -1022,38 +1049,20 @@ func.func @gpu_docs(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
 )mlir";
 
 TEST(GpuEmulatorChecks, RegionReadThenGood) {
-  Spec spec(kGpuDocSpec);
-  ASSERT_TRUE(spec.module);
-  RunnerOptions options;
-  options.device = RunDevice::GpuEmulator;
-  auto runner = Runner::create(*spec.module, "gpu_docs", options);
-  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
-  // 80 queries and keys, ids for 72 tokens.
-  std::vector<HostTensor> bad = {
-      randomF16({1, 2, 80, 64}, 60), randomF16({1, 2, 80, 64}, 61),
-      randomF16({1, 2, 80, 64}, 62),
-      ints(ElementKind::I32, {72}, std::vector<int64_t>(72, 0))};
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
-  llvm::Error err = (*runner)->run();
-  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
-  EXPECT_EQ(llvm::toString(std::move(err)),
-            "attn: mask_mod reads a mod_inputs tensor out of bounds: "
-            "mod_inputs #0, index 72 in dimension 0 of size 72");
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
-  // The same shapes with ids for every token: two documents of 40.
+  // 80 queries and keys, ids for 72 tokens; then ids for every token: two
+  // documents of 40.
   std::vector<int64_t> ids(80, 0);
   for (int64_t t = 40; t < 80; ++t)
     ids[t] = 1;
-  std::vector<HostTensor> good = {
-      randomF16({1, 2, 80, 64}, 63), randomF16({1, 2, 80, 64}, 64),
-      randomF16({1, 2, 80, 64}, 65), ints(ElementKind::I32, {80}, ids)};
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
-  llvm::Error ok = (*runner)->run();
-  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
-  std::vector<HostTensor> results;
-  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
-  expectMatchesReference(spec.fn("gpu_docs"), good, results);
+  expectEmulatorBadThenGood(
+      kGpuDocSpec, "gpu_docs",
+      {randomF16({1, 2, 80, 64}, 60), randomF16({1, 2, 80, 64}, 61),
+       randomF16({1, 2, 80, 64}, 62),
+       ints(ElementKind::I32, {72}, std::vector<int64_t>(72, 0))},
+      "attn: mask_mod reads a mod_inputs tensor out of bounds: "
+      "mod_inputs #0, index 72 in dimension 0 of size 72",
+      {randomF16({1, 2, 80, 64}, 63), randomF16({1, 2, 80, 64}, 64),
+       randomF16({1, 2, 80, 64}, 65), ints(ElementKind::I32, {80}, ids)});
 }
 
 // The emulated host code zeroes the outputs after a failed read (as the
@@ -1094,38 +1103,20 @@ func.func @gpu_paged(%q: tensor<?x4x1x64xf16>, %kp: tensor<?x2x16x64xf16>,
 )mlir";
 
 TEST(GpuEmulatorChecks, PageTableEntryThenGood) {
-  Spec spec(kGpuPagedSpec);
-  ASSERT_TRUE(spec.module);
-  RunnerOptions options;
-  options.device = RunDevice::GpuEmulator;
-  auto runner = Runner::create(*spec.module, "gpu_paged", options);
-  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
   // Two sequences of 40 and 16 keys over a pool of 6 pages: sequence 0
   // reads pages 0-2 and its third entry is 6, past the pool; the -1 past
   // sequence 1's only page is never read.
   auto call = [&](std::vector<int64_t> table) {
-    std::vector<HostTensor> args = {
+    return std::vector<HostTensor>{
         randomF16({2, 4, 1, 64}, 70), randomF16({6, 2, 16, 64}, 71),
         randomF16({6, 2, 16, 64}, 72), ints(ElementKind::I32, {2, 3}, table),
         ints(ElementKind::I32, {2}, {40, 16})};
-    return args;
   };
-  std::vector<HostTensor> bad = call({4, 1, 6, 5, -1, -1});
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
-  llvm::Error err = (*runner)->run();
-  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
-  EXPECT_EQ(llvm::toString(std::move(err)),
-            "attn: a page_table entry that a sequence reads lies outside the "
-            "page pool: page_table[0, 2] = 6, the pool has 6 pages");
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
-  std::vector<HostTensor> good = call({4, 1, 0, 5, -1, -1});
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
-  llvm::Error ok = (*runner)->run();
-  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
-  std::vector<HostTensor> results;
-  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
-  expectMatchesReference(spec.fn("gpu_paged"), good, results);
+  expectEmulatorBadThenGood(
+      kGpuPagedSpec, "gpu_paged", call({4, 1, 6, 5, -1, -1}),
+      "attn: a page_table entry that a sequence reads lies outside the "
+      "page pool: page_table[0, 2] = 6, the pool has 6 pages",
+      call({4, 1, 0, 5, -1, -1}));
 }
 
 // Ragged batches in the GPU kernel: offsets that leave the packed tokens are
@@ -1144,38 +1135,19 @@ func.func @gpu_ragged(%q: tensor<1x4x?x64xf16>, %k: tensor<1x2x?x64xf16>,
 )mlir";
 
 TEST(GpuEmulatorChecks, RaggedOffsetsThenGood) {
-  Spec spec(kGpuRaggedSpec);
-  ASSERT_TRUE(spec.module);
-  RunnerOptions options;
-  options.device = RunDevice::GpuEmulator;
-  auto runner = Runner::create(*spec.module, "gpu_ragged", options);
-  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
   // Three sequences over 50 packed queries and 70 packed keys.
   auto call = [&](std::vector<int64_t> cuK) {
-    std::vector<HostTensor> args = {
-        randomF16({1, 4, 50, 64}, 80), randomF16({1, 2, 70, 64}, 81),
-        randomF16({1, 2, 70, 64}, 82),
-        ints(ElementKind::I32, {4}, {0, 10, 30, 50}),
-        ints(ElementKind::I32, {4}, cuK)};
-    return args;
+    return std::vector<HostTensor>{randomF16({1, 4, 50, 64}, 80),
+                                   randomF16({1, 2, 70, 64}, 81),
+                                   randomF16({1, 2, 70, 64}, 82),
+                                   ints(ElementKind::I32, {4}, {0, 10, 30, 50}),
+                                   ints(ElementKind::I32, {4}, cuK)};
   };
-  std::vector<HostTensor> bad = call({0, 20, 45, 71});
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(bad))));
-  llvm::Error err = (*runner)->run();
-  ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
-  EXPECT_EQ(llvm::toString(std::move(err)),
-            "attn: ragged cu_seqlens_k offsets must be non-decreasing and "
-            "within the packed tokens: cu_seqlens_k[3] = 71 (at least 45, at "
-            "most 70)");
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
-  std::vector<HostTensor> good = call({0, 20, 45, 70});
-  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(good))));
-  llvm::Error ok = (*runner)->run();
-  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
-  EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_OK);
-  std::vector<HostTensor> results;
-  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
-  expectMatchesReference(spec.fn("gpu_ragged"), good, results);
+  expectEmulatorBadThenGood(
+      kGpuRaggedSpec, "gpu_ragged", call({0, 20, 45, 71}),
+      "attn: ragged cu_seqlens_k offsets must be non-decreasing and within "
+      "the packed tokens: cu_seqlens_k[3] = 71 (at least 45, at most 70)",
+      call({0, 20, 45, 70}));
 }
 
 // attn_rt_report_error: a failure with its own message; the first one of a
