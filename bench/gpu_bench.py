@@ -250,10 +250,34 @@ def _not_compiled(pack, spec):
     return why
 
 
+def _run_ours(dev, make_call, error_of, tol, reps, result):
+    """Our kernel in `result`: `make_call()` gives the call and its output,
+    checked once against the reference (WRONG beyond `tol`) and timed; an
+    exception is a FAIL row. False when the CUDA context is gone."""
+    try:
+        call, out = make_call()
+        call()
+        dev.sync()
+        result["err"] = error_of(out)
+        if not result["err"] <= tol:
+            result.update(status="WRONG",
+                          message=f"max error {result['err']:.3g}")
+        result["ours"] = dev.time(call, dev.reps(call, reps))
+    except Exception as e:  # KernelError, CUDA errors, a missing symbol
+        result.update(status="FAIL", message=_short(e))
+        result.pop("ours", None)
+        try:
+            dev.sync()
+        except Exception:
+            result["fatal"] = True
+            return False
+    return True
+
+
 def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours=False):
     if spec["kind"] in gpu_serving.KINDS:
         helpers = {"sample_rows": _sample_rows, "tolerance": TOLERANCE,
-                   "say": _say, "short": _short,
+                   "say": _say, "short": _short, "run_ours": _run_ours,
                    "not_compiled": lambda s: _not_compiled(pack, s)}
         return gpu_serving.run_spec(torch, dev, attn, ref, spec, pack, reps,
                                     skip_ours, helpers)
@@ -292,25 +316,12 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours=False):
         result.update(status="SKIP", message="ours skipped: our kernels hung "
                       "or broke the GPU context twice")
     else:
-        try:
+        def make_call():
             kernel = attn.load_library(path)[spec["name"]]
             out = torch.empty_like(q)
-            kernel(q, k, v, out=out)
-            dev.sync()
-            result["err"] = error_of(out)
-            if not result["err"] <= tol:
-                result.update(status="WRONG",
-                              message=f"max error {result['err']:.3g}")
-            n = dev.reps(lambda: kernel(q, k, v, out=out), reps)
-            result["ours"] = dev.time(lambda: kernel(q, k, v, out=out), n)
-        except Exception as e:  # KernelError, CUDA errors, a missing symbol
-            result.update(status="FAIL", message=_short(e))
-            result.pop("ours", None)
-            try:
-                dev.sync()
-            except Exception:
-                result["fatal"] = True
-                return result
+            return (lambda: kernel(q, k, v, out=out)), out
+        if not _run_ours(dev, make_call, error_of, tol, reps, result):
+            return result
 
     # PyTorch SDPA, each backend alone.
     _say("PHASE", "sdpa")

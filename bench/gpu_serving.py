@@ -327,24 +327,12 @@ def run_spec(torch, dev, attn, ref, spec, pack, reps, skip_ours, helpers):
     elif kernel is None:
         result.update(status="FAIL", message=helpers["not_compiled"](spec))
     else:
-        try:
+        def make_call():
             out = torch.empty_like(q)
-            call = (lambda: kernel(*inp["args"], out=out))
-            call()
-            dev.sync()
-            result["err"] = error_of(out)
-            if not result["err"] <= tol:
-                result.update(status="WRONG",
-                              message=f"max error {result['err']:.3g}")
-            result["ours"] = dev.time(call, dev.reps(call, reps))
-        except Exception as e:
-            result.update(status="FAIL", message=helpers["short"](e))
-            result.pop("ours", None)
-            try:
-                dev.sync()
-            except Exception:
-                result["fatal"] = True
-                return result
+            return (lambda: kernel(*inp["args"], out=out)), out
+        if not helpers["run_ours"](dev, make_call, error_of, tol, reps,
+                                   result):
+            return result
     helpers["say"]("PHASE", "peers")
     for name, (fn, to_ours) in peers(torch, dev.name, spec, inp,
                                      load_kernel).items():
