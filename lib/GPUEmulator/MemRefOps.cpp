@@ -107,6 +107,20 @@ static LogicalResult execDim(Interp &in, Operation *op, Frame &f) {
   return res;
 }
 
+/// memref.extract_aligned_pointer_as_index: the address of the aligned
+/// pointer (host code compares buffers with it).
+static LogicalResult execAlignedPointer(Interp &in, Operation *op, Frame &f) {
+  auto e = cast<memref::ExtractAlignedPointerAsIndexOp>(op);
+  Val &mem = in.get(f, e.getSource());
+  Val &r = in.def(f, e.getResult(), 1, mem.uniform);
+  in.forResult(f, mem.uniform, [&](unsigned l) {
+    const MemRefDesc &m = mem.ref(l);
+    r.at(l, 0).i = static_cast<int64_t>(
+        reinterpret_cast<intptr_t>(in.buffer(m.buf).data) + m.base);
+  });
+  return success();
+}
+
 /// Result descriptor = source descriptor (memref.cast, assume_alignment,
 /// memory_space_cast).
 static LogicalResult execSameView(Interp &in, Operation *op, Frame &f) {
@@ -448,6 +462,8 @@ void mlir::attn::gpuemu::registerMemRefHandlers(Interp &in) {
   in.registerHandler(TypeID::get<memref::LoadOp>(), execLoad);
   in.registerHandler(TypeID::get<memref::StoreOp>(), execStore);
   in.registerHandler(TypeID::get<memref::DimOp>(), execDim);
+  in.registerHandler(TypeID::get<memref::ExtractAlignedPointerAsIndexOp>(),
+                     execAlignedPointer);
   in.registerHandler(TypeID::get<memref::CastOp>(), execSameView);
   in.registerHandler(TypeID::get<memref::AssumeAlignmentOp>(), execSameView);
   in.registerHandler(TypeID::get<memref::MemorySpaceCastOp>(), execSameView);

@@ -1150,6 +1150,166 @@ TEST(GpuEmulatorChecks, RaggedOffsetsThenGood) {
       call({0, 20, 45, 70}));
 }
 
+// A serving step on the GPU (StepHost.cpp): two paged kv_cache_appends,
+// kv_len + 1 and the attention over the updated caches, f16, two sequences
+// over a pool of 6 pages of 16 tokens.
+const char *const kGpuStepSpec = R"mlir(
+func.func @gpu_step(%q: tensor<2x4x1x64xf16>, %kn: tensor<2x2x1x64xf16>,
+                    %vn: tensor<2x2x1x64xf16>, %kp: tensor<?x2x16x64xf16>,
+                    %vp: tensor<?x2x16x64xf16>, %pt: tensor<2x?xi32>,
+                    %len: tensor<2xi32>)
+    -> (tensor<2x4x1x64xf16>, tensor<?x2x16x64xf16>, tensor<?x2x16x64xf16>) {
+  %kp2 = attn.kv_cache_append cache(%kp : tensor<?x2x16x64xf16>)
+      update(%kn : tensor<2x2x1x64xf16>) at(%len : tensor<2xi32>)
+      page_table(%pt : tensor<2x?xi32>) -> tensor<?x2x16x64xf16>
+  %vp2 = attn.kv_cache_append cache(%vp : tensor<?x2x16x64xf16>)
+      update(%vn : tensor<2x2x1x64xf16>) at(%len : tensor<2xi32>)
+      page_table(%pt : tensor<2x?xi32>) -> tensor<?x2x16x64xf16>
+  %one = arith.constant dense<1> : tensor<2xi32>
+  %len2 = arith.addi %len, %one : tensor<2xi32>
+  %out = attn.attention q(%q : tensor<2x4x1x64xf16>)
+      k(%kp2 : tensor<?x2x16x64xf16>) v(%vp2 : tensor<?x2x16x64xf16>)
+      page_table(%pt : tensor<2x?xi32>) kv_len(%len2 : tensor<2xi32>)
+      causal(bottom_right) -> tensor<2x4x1x64xf16>
+  return %out, %kp2, %vp2
+      : tensor<2x4x1x64xf16>, tensor<?x2x16x64xf16>, tensor<?x2x16x64xf16>
+}
+)mlir";
+
+/// The step's arguments: sequence 0 (40 tokens) writes at row 8 of page
+/// table[0, 2], sequence 1 (16 tokens) at row 0 of page table[1, 1].
+std::vector<HostTensor> stepArgs(std::vector<int64_t> table,
+                                 std::vector<int64_t> lens) {
+  return {randomF16({2, 4, 1, 64}, 90),
+          randomF16({2, 2, 1, 64}, 91),
+          randomF16({2, 2, 1, 64}, 92),
+          randomF16({6, 2, 16, 64}, 93),
+          randomF16({6, 2, 16, 64}, 94),
+          ints(ElementKind::I32, {2, 3}, table),
+          ints(ElementKind::I32, {2}, lens)};
+}
+
+/// The pool `pool` after appending `update` ([2, 2, 1, 64]) at the positions
+/// through the page table (written from the op's definition).
+HostTensor stepAppended(const HostTensor &pool, const HostTensor &update,
+                        const HostTensor &table, const HostTensor &lens) {
+  HostTensor out = pool;
+  for (int64_t b = 0; b < 2; ++b) {
+    int64_t pos = lens.getInt(b);
+    int64_t page = table.getInt(b * 3 + pos / 16);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t d = 0; d < 64; ++d)
+        out.set(((page * 2 + h) * 16 + pos % 16) * 64 + d,
+                update.get((b * 2 + h) * 64 + d));
+  }
+  return out;
+}
+
+void expectSameTensor(const HostTensor &got, const HostTensor &want,
+                      const char *what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  for (int64_t i = 0; i < want.numElements(); ++i)
+    ASSERT_EQ(got.get(i), want.get(i)) << what << ", element " << i;
+}
+
+// A bad position and a bad page table entry: the CPU's message and status,
+// nothing written (the caches come back as they were), the attention
+// skipped and its output zeros; then a good call of the same runner appends
+// and attends as the CPU form does.
+TEST(GpuEmulatorChecks, AppendStepThenGood) {
+  Spec spec(kGpuStepSpec);
+  ASSERT_TRUE(spec.module);
+  RunnerOptions options;
+  options.device = RunDevice::GpuEmulator;
+  auto runner = Runner::create(*spec.module, "gpu_step", options);
+  ASSERT_TRUE(static_cast<bool>(runner)) << llvm::toString(runner.takeError());
+  const std::vector<int64_t> goodTable = {4, 1, 0, 5, 2, -1};
+  struct BadCall {
+    std::vector<int64_t> table, lens;
+    const char *message;
+  } bad[] = {
+      {goodTable, {40, 48},
+       "attn: kv_cache_append writes past the page table (positions[b] + "
+       "Nnew > max_pages * S): positions[1] = 48 with 1 new rows, the table "
+       "holds 48"},
+      {{4, 1, 6, 5, 2, -1}, {40, 16},
+       "attn: kv_cache_append: a page_table entry lies outside the page "
+       "pool: page_table[0, 2] = 6, the pool has 6 pages"},
+  };
+  for (const BadCall &call : bad) {
+    std::vector<HostTensor> args = stepArgs(call.table, call.lens);
+    ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(args))));
+    llvm::Error err = (*runner)->run();
+    ASSERT_TRUE(static_cast<bool>(err)) << "the bad call succeeded";
+    EXPECT_EQ(llvm::toString(std::move(err)), call.message);
+    EXPECT_EQ((*runner)->lastStatus(), ATTN_STATUS_INVALID_ARGUMENT);
+    std::vector<HostTensor> results;
+    ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+    ASSERT_EQ(results.size(), 3u);
+    for (int64_t i = 0; i < results[0].numElements(); ++i)
+      ASSERT_EQ(results[0].get(i), 0.0) << "out element " << i;
+    expectSameTensor(results[1], args[3], "k cache after a failed append");
+    expectSameTensor(results[2], args[4], "v cache after a failed append");
+  }
+
+  std::vector<HostTensor> args = stepArgs(goodTable, {40, 16});
+  ASSERT_FALSE(static_cast<bool>((*runner)->bind(pointers(args))));
+  llvm::Error ok = (*runner)->run();
+  ASSERT_FALSE(static_cast<bool>(ok)) << llvm::toString(std::move(ok));
+  std::vector<HostTensor> results;
+  ASSERT_FALSE(static_cast<bool>((*runner)->fetch(results)));
+  expectSameTensor(results[1], stepAppended(args[3], args[1], args[5], args[6]),
+                   "k cache");
+  expectSameTensor(results[2], stepAppended(args[4], args[2], args[5], args[6]),
+                   "v cache");
+  // The attention against the CPU form of the same spec (which the
+  // reference tests check): f16 inputs, P rounded to f16 on the GPU.
+  RunnerOptions cpuOptions;
+  auto cpu = Runner::create(*spec.module, "gpu_step", cpuOptions);
+  ASSERT_TRUE(static_cast<bool>(cpu)) << llvm::toString(cpu.takeError());
+  std::vector<HostTensor> cpuArgs = stepArgs(goodTable, {40, 16}), expected;
+  ASSERT_FALSE(static_cast<bool>((*cpu)->bind(pointers(cpuArgs))));
+  ASSERT_FALSE(static_cast<bool>((*cpu)->run()));
+  ASSERT_FALSE(static_cast<bool>((*cpu)->fetch(expected)));
+  double worst = 0;
+  for (int64_t i = 0; i < expected[0].numElements(); ++i)
+    worst = std::max(worst, std::abs(results[0].get(i) - expected[0].get(i)));
+  EXPECT_LT(worst, 1e-2);
+  EXPECT_GT(std::abs(results[0].get(0)), 0.0);
+}
+
+// The in-place update a serving loop wants: the caller passes each cache's
+// buffer as the result buffer too; the host code skips the copy and the
+// kernel writes the new rows into the caller's pool.
+TEST(GpuEmulatorChecks, AppendStepInPlace) {
+  Spec spec(kGpuStepSpec);
+  ASSERT_TRUE(spec.module);
+  auto lowered = EmulatedSpec::lower(*spec.module, "gpu_step", {});
+  ASSERT_TRUE(static_cast<bool>(lowered)) << llvm::toString(lowered.takeError());
+  std::vector<HostTensor> args = stepArgs({4, 1, 0, 5, 2, -1}, {40, 16});
+  HostTensor kWant = stepAppended(args[3], args[1], args[5], args[6]);
+  HostTensor vWant = stepAppended(args[4], args[2], args[5], args[6]);
+  HostTensor out;
+  out.resize(ElementKind::F16, {2, 4, 1, 64});
+  std::vector<EmulatedBuffer> bufs;
+  auto add = [&](HostTensor &t) {
+    bufs.push_back(EmulatedBuffer::memref(
+        t.bytes.data(), static_cast<int64_t>(t.bytes.size()), t.shape));
+  };
+  for (HostTensor &t : args)
+    add(t);
+  add(out);
+  add(args[3]);
+  add(args[4]);
+  attn_rt_clear_error();
+  llvm::Error err = emulate((*lowered)->module(), "gpu_step", bufs);
+  ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  EXPECT_EQ(attn_rt_take_error(), ATTN_STATUS_OK);
+  expectSameTensor(args[3], kWant, "k cache updated in place");
+  expectSameTensor(args[4], vWant, "v cache updated in place");
+  EXPECT_GT(std::abs(out.get(0)), 0.0);
+}
+
 // attn_rt_report_error: a failure with its own message; the first one of a
 // call wins, over checks too.
 TEST(ReportError, FirstWins) {

@@ -105,6 +105,13 @@ void emitRuntimeShapeChecks(OpBuilder &b, Location loc, AttentionOp op,
                             Value errors = Value(),
                             OperandDimReader readDim = nullptr);
 
+/// The same for attn.kv_cache_append: positions and the page table have one
+/// entry (row) per batch entry of the update, the cache has the update's
+/// heads and head dimension (and, dense, its batch).
+void emitAppendSizeChecks(OpBuilder &b, Location loc, KvCacheAppendOp op,
+                          Value errors = Value(),
+                          OperandDimReader readDim = nullptr);
+
 //===----------------------------------------------------------------------===//
 // The softmax's edge cases, shared by every form (scalar f32 values)
 //===----------------------------------------------------------------------===//

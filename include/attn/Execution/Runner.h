@@ -30,6 +30,7 @@
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Schedule/LoweringChoice.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -174,13 +175,13 @@ protected:
   int status = 0;
 };
 
-/// The shapes of an attn.attention's results (out, then lse) for inputs of
-/// the given shapes (one per argument of its function): out is q's with v's
-/// head dimension, lse [B, Hq, Nq] ([B, Nq, Hq] in the bnhd layout). Dense
-/// batches only (no ragged, paged or projected operands).
+/// The shapes of the results of `fn` on the GPU for inputs of the given
+/// shapes (one per argument of `fn`): an attention's out is q's with v's
+/// head dimension, its lse [B, Hq, Nq] in either layout; an
+/// attn.kv_cache_append's result is its cache's shape; an elementwise op's
+/// its operand's. Dense and paged batches (ragged ones: the packed tokens').
 llvm::Expected<std::vector<std::vector<int64_t>>>
-denseAttentionResultShapes(Operation *attention,
-                           llvm::ArrayRef<const HostTensor *> inputs);
+gpuResultShapes(func::FuncOp fn, llvm::ArrayRef<const HostTensor *> inputs);
 
 /// Makes the mgpu* wrappers of libattn_gpu_runtime, which GPU host code
 /// calls, known to a JIT `engine` (the run-time checks' attn_rt_* functions

@@ -43,6 +43,10 @@ LogicalResult checkGpuKernelOptions(Operation *op,
 /// op naming what is not supported otherwise.
 LogicalResult checkGpuSupported(func::FuncOp fn, AttentionOp op,
                                 const GpuKernelOptions &opts);
+/// What checkGpuSupported checks of the op itself (element types, head
+/// dimensions, options), wherever it stands in its function.
+LogicalResult checkGpuOpSupported(AttentionOp op,
+                                  const GpuKernelOptions &opts);
 
 /// Replaces `fn` (checked by checkGpuSupported) by its GPU form: same name,
 /// memref arguments (inputs, then the results as out-parameters), no
@@ -58,6 +62,15 @@ LogicalResult checkGpuProjectedSupported(func::FuncOp fn,
 LogicalResult buildGpuProjectedFunction(func::FuncOp fn,
                                         ProjectedAttentionOp op,
                                         const GpuKernelOptions &opts);
+
+/// Functions of several ops (StepHost.cpp): a function holding
+/// attn.kv_cache_append, or an attn.attention among other ops (but no
+/// attn.projected_attention), such as a serving step.
+bool isGpuStepFunction(func::FuncOp fn);
+LogicalResult checkGpuStepSupported(func::FuncOp fn,
+                                    const GpuKernelOptions &opts);
+LogicalResult buildGpuStepFunction(func::FuncOp fn,
+                                   const GpuKernelOptions &opts);
 
 } // namespace gpu_codegen
 } // namespace attn

@@ -76,6 +76,33 @@ inline MemRefType toMemRef(Type t) {
   return MemRefType::get(ranked.getShape(), ranked.getElementType());
 }
 
+/// The device-side error word of a launch whose kernel checks data only it
+/// reads: i64 [6] in device memory, [0] the number of failed checks, [1] the
+/// first one's RuntimeCheck index, [2..5] its operands. The host zeroes it
+/// before the launches, copies it back after them and records the check in
+/// the calling thread's error record (the same messages and statuses as the
+/// CPU's).
+struct ErrorWord {
+  Value device, host;
+  /// Allocates and zeroes the word in the stream-ordered chain `token`.
+  static ErrorWord begin(OpBuilder &b, Location loc, Value &token);
+  /// Copies the word back to the host and frees it, in the chain.
+  void end(OpBuilder &b, Location loc, Value &token) const;
+  /// After the chain's wait: records the word's check in `errors`; i1,
+  /// whether one failed.
+  Value report(OpBuilder &b, Location loc, Value errors) const;
+};
+
+/// In a kernel: records `check` with `args` in the error word `word` unless
+/// `ok` holds; the thread that raises the count from 0 writes the check and
+/// its operands (the first failure of the launch wins).
+void emitDeviceCheck(OpBuilder &b, Location loc, Value word, Value ok,
+                     RuntimeCheck check, ArrayRef<Value> args);
+
+/// On the host: when `cond` holds, fills `bufs` (null ones skipped) with
+/// zeros and waits.
+void emitZeroFill(OpBuilder &b, Location loc, Value cond, ArrayRef<Value> bufs);
+
 /// The host function that replaces `fn` (same name once `fn` is gone, set
 /// by replaceWithHostFunction): memref arguments (`fn`'s inputs, then
 /// `results` as out-parameters), no results, `fn`'s attributes, and the
@@ -215,23 +242,12 @@ private:
   /// merge kernel, free.
   void emitSplitLaunches(Value smem, Value &token);
 
-  /// The device-side error word of a launch whose kernel checks data only
-  /// it reads (the regions' reads of mod_inputs, page table entries, ragged
-  /// offsets): i64 [6] in device memory,
-  /// [0] the number of failed checks, [1] the first one's RuntimeCheck
-  /// index, [2..5] its operands. The host zeroes it before the launches,
-  /// copies it back after them and records the check in the calling
-  /// thread's error record (the same messages and statuses as the CPU's).
+  /// Whether the launch needs an error word (ErrorWord): its kernel checks
+  /// data only it reads (the regions' reads of mod_inputs, page table
+  /// entries, ragged offsets).
   bool usesErrorWord() {
     return !op.getModInputs().empty() || op.isPaged() || op.isRagged();
   }
-  /// Allocates and zeroes the word in the stream-ordered chain `token`.
-  void beginErrorWord(Value &token);
-  /// Copies the word back to `hostErr` and frees it, in the chain.
-  void endErrorWord(Value &token);
-  /// After the chain's wait: records the word's check in `errors` and
-  /// zeroes the outputs when one failed.
-  void reportErrorWord(Value errors);
   /// How the kernel reads the mod_inputs: the buffers, checks recorded in
   /// the error word (the first failure of a launch wins).
   ModInputAccess kernelModInputAccess();
@@ -293,8 +309,8 @@ private:
   /// Ragged batches: the offsets and the number of sequences.
   Value cuQBuf, cuKBuf, numSeqs;
   SmallVector<Value> modInputBufs;
-  /// The error word (device) and the host buffer it is copied back to.
-  Value errWord, hostErr;
+  /// The launch's error word.
+  ErrorWord errorWord;
   Value batch, hq, hkv, nq, nk, groups;
 };
 

@@ -139,7 +139,7 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     token =
         gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   if (usesErrorWord())
-    beginErrorWord(token);
+    errorWord = ErrorWord::begin(b, loc, token);
   if (cuQBuf) {
     // Rows outside every sequence: out = 0, lse = -inf (the kernel writes
     // the sequences' rows over them).
@@ -172,11 +172,12 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     emitSplitLaunches(smem, token);
   }
   if (usesErrorWord())
-    endErrorWord(token);
+    errorWord.end(b, loc, token);
   if (token)
     gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+  // The outputs after a failed check hold zeros, as on the CPU.
   if (usesErrorWord())
-    reportErrorWord(errors);
+    emitZeroFill(b, loc, errorWord.report(b, loc, errors), {out, lse});
 }
 
 void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
@@ -222,49 +223,57 @@ void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
 
 static constexpr int64_t kErrorWordSlots = 6;
 
-void KernelEmitter::beginErrorWord(Value &token) {
+ErrorWord ErrorWord::begin(OpBuilder &b, Location loc, Value &token) {
+  IRArith a{b, loc};
   auto i64 = b.getI64Type();
   auto type = MemRefType::get({kErrorWordSlots}, i64);
-  hostErr = memref::AllocaOp::create(b, loc, type);
+  ErrorWord word;
+  word.host = memref::AllocaOp::create(b, loc, type);
   Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
   for (int64_t i = 0; i < kErrorWordSlots; ++i)
-    memref::StoreOp::create(b, loc, zero, hostErr, ValueRange{ci(i)});
+    memref::StoreOp::create(b, loc, zero, word.host, ValueRange{a.c(i)});
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
   auto alloc = gpu::AllocOp::create(b, loc, type, tokenType, ValueRange{token},
                                     ValueRange{}, ValueRange{}, UnitAttr());
-  errWord = alloc.getMemref();
-  token =
-      gpu::MemcpyOp::create(b, loc, tokenType,
-                            ValueRange{alloc.getAsyncToken()}, errWord, hostErr)
-          .getAsyncToken();
+  word.device = alloc.getMemref();
+  token = gpu::MemcpyOp::create(b, loc, tokenType,
+                                ValueRange{alloc.getAsyncToken()}, word.device,
+                                word.host)
+              .getAsyncToken();
+  return word;
 }
 
-void KernelEmitter::endErrorWord(Value &token) {
+void ErrorWord::end(OpBuilder &b, Location loc, Value &token) const {
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, hostErr,
-                                errWord)
+  token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, host,
+                                device)
               .getAsyncToken();
-  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, errWord)
+  token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, device)
               .getAsyncToken();
 }
 
-void KernelEmitter::reportErrorWord(Value errors) {
+Value ErrorWord::report(OpBuilder &b, Location loc, Value errors) const {
+  IRArith a{b, loc};
   auto load = [&](int64_t i) -> Value {
-    return memref::LoadOp::create(b, loc, hostErr, ValueRange{ci(i)});
+    return memref::LoadOp::create(b, loc, host, ValueRange{a.c(i)});
   };
   Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
   Value bad =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, load(0), zero);
   emitRecordedCheckInto(b, loc, errors, bad, load(1),
                         {load(2), load(3), load(4), load(5)});
-  // The outputs after a failed check hold zeros, as on the CPU.
-  auto ifBad = scf::IfOp::create(b, loc, bad, /*withElse=*/false);
+  return bad;
+}
+
+void gpu_codegen::detail::emitZeroFill(OpBuilder &b, Location loc, Value cond,
+                                       ArrayRef<Value> bufs) {
+  auto ifBad = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifBad.getThenRegion().front());
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
   Value token =
       gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  for (Value buf : {out, lse}) {
+  for (Value buf : bufs) {
     if (!buf)
       continue;
     Type elt = cast<MemRefType>(buf.getType()).getElementType();
@@ -279,8 +288,10 @@ void KernelEmitter::reportErrorWord(Value errors) {
 /// Records `check` with `args` in the error word `word` unless `ok` holds:
 /// the thread that raises the count from 0 writes the check and its
 /// operands (the first failure of the launch wins).
-static void emitDeviceCheck(OpBuilder &b, Location loc, Value word, Value ok,
-                            RuntimeCheck check, ArrayRef<Value> args) {
+void gpu_codegen::detail::emitDeviceCheck(OpBuilder &b, Location loc,
+                                          Value word, Value ok,
+                                          RuntimeCheck check,
+                                          ArrayRef<Value> args) {
   IRArith a{b, loc};
   auto i64 = b.getI64Type();
   auto ifBad = scf::IfOp::create(b, loc, a.negate(ok), /*withElse=*/false);
@@ -393,7 +404,7 @@ ModInputAccess KernelEmitter::kernelModInputAccess() {
                    ValueRange idx) -> Value {
     return memref::LoadOp::create(b, loc, m, idx);
   };
-  Value word = errWord;
+  Value word = errorWord.device;
   access.report = [word](OpBuilder &b, Location loc, Value ok,
                          RuntimeCheck check, ArrayRef<Value> args) {
     emitDeviceCheck(b, loc, word, ok, check, args);
@@ -502,9 +513,14 @@ LogicalResult gpu_codegen::checkGpuKernelOptions(Operation *op,
 
 LogicalResult gpu_codegen::checkGpuSupported(func::FuncOp fn, AttentionOp op,
                                              const GpuKernelOptions &opts) {
-  auto fail = [&](const Twine &msg) { return gpuError(op, msg); };
   if (failed(checkGpuFunctionShape(fn, op)))
     return failure();
+  return checkGpuOpSupported(op, opts);
+}
+
+LogicalResult gpu_codegen::checkGpuOpSupported(AttentionOp op,
+                                               const GpuKernelOptions &opts) {
+  auto fail = [&](const Twine &msg) { return gpuError(op, msg); };
   Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
   // (The verifier makes q, k, v and out share one element type.)
   if (!elem.isF16() && !elem.isBF16() && !elem.isF32())

@@ -34,8 +34,21 @@ struct ConvertAttnToGpuPass
     opts.splits = splits;
     SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
     bool bad = false;
+    // Functions of several ops (serving steps) are built as a whole.
+    SmallVector<func::FuncOp> steps;
+    llvm::SmallPtrSet<Operation *, 4> stepFns;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (!gpu_codegen::isGpuStepFunction(fn))
+        return;
+      if (failed(gpu_codegen::checkGpuStepSupported(fn, opts)))
+        bad = true;
+      steps.push_back(fn);
+      stepFns.insert(fn);
+    });
     getOperation().walk([&](AttentionOp op) {
       auto fn = op->getParentOfType<func::FuncOp>();
+      if (fn && stepFns.contains(fn))
+        return;
       if (!fn) {
         op.emitOpError("cannot be lowered to the GPU outside a func.func");
         bad = true;
@@ -62,6 +75,11 @@ struct ConvertAttnToGpuPass
     for (auto [fn, op] : projected)
       if (failed(gpu_codegen::buildGpuProjectedFunction(fn, op, opts)))
         return signalPassFailure();
+    for (func::FuncOp fn : steps) {
+      fn.walk([](AttentionOp op) { canonicalizeModRegions(op); });
+      if (failed(gpu_codegen::buildGpuStepFunction(fn, opts)))
+        return signalPassFailure();
+    }
     for (auto [fn, op] : work) {
       // The regions in the canonical form the tile classification reads
       // (the CPU forms classify the same form).

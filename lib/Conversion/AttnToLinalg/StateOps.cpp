@@ -29,35 +29,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Checks the sizes of kv_cache_append's operands that the types leave
-/// dynamic: positions and the page table have one entry (row) per batch
-/// entry, the cache has the update's heads and head dimension (and, dense,
-/// its batch).
-static void checkAppendSizes(OpBuilder &b, KvCacheAppendOp op) {
-  Location loc = op.getLoc();
-  bool bhnd = op.getLayout() == Layout::bhnd;
-  int64_t hDim = bhnd ? 1 : 2;
-  Value cache = op.getCache(), update = op.getUpdate();
-  auto check = [&](int64_t logical, Value x, int64_t dx, Value y, int64_t dy) {
-    auto tx = cast<RankedTensorType>(x.getType());
-    auto ty = cast<RankedTensorType>(y.getType());
-    if (!tx.isDynamicDim(dx) && !ty.isDynamicDim(dy))
-      return;
-    Value vx = tensor::DimOp::create(b, loc, x, dx);
-    Value vy = tensor::DimOp::create(b, loc, y, dy);
-    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
-    emitRuntimeCheck(b, loc, op, eq, RuntimeCheck::AppendSizes,
-                     {arith::ConstantIndexOp::create(b, loc, logical), vx, vy});
-  };
-  check(0, update, 0, op.getPositions(), 0);
-  if (Value table = op.getPageTable())
-    check(0, update, 0, table, 0);
-  else
-    check(0, update, 0, cache, 0);
-  check(1, update, hDim, cache, hDim);
-  check(3, update, 3, cache, 3);
-}
-
 /// The number of batch entries an append writes: `batch`, or 0 after a
 /// failed run-time check (of this op or an earlier one).
 static Value buildWriteCount(OpBuilder &b, Location loc, Operation *op,
@@ -104,7 +75,7 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
   // then the entries the writes go to within the pool. After a failed
   // check nothing is written (the cache is returned as it was).
   getErrorContext(b, op);
-  checkAppendSizes(b, op);
+  emitAppendSizeChecks(b, loc, op);
   scf::ForOp::create(
       b, loc, zero, batch, one, ValueRange{},
       [&](OpBuilder &ob, Location ol, Value bi, ValueRange) {
@@ -199,7 +170,7 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
     // Every write is checked before the first; after a failed check nothing
     // is written (the cache is returned as it was).
     getErrorContext(b, op);
-    checkAppendSizes(b, op);
+    emitAppendSizeChecks(b, loc, op);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     scf::ForOp::create(
         b, loc, zero, batch, arith::ConstantIndexOp::create(b, loc, 1),

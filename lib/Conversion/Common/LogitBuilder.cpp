@@ -55,6 +55,39 @@ LogitContext mlir::attn::buildLogitContext(OpBuilder &b, Location loc,
   return ctx;
 }
 
+void mlir::attn::emitAppendSizeChecks(OpBuilder &b, Location loc,
+                                      KvCacheAppendOp op, Value errors,
+                                      OperandDimReader readDim) {
+  bool bhnd = op.getLayout() == Layout::bhnd;
+  int64_t hDim = bhnd ? 1 : 2;
+  Value cache = op.getCache(), update = op.getUpdate();
+  auto dim = [&](Value v, int64_t d) -> Value {
+    if (readDim)
+      return readDim(v, d);
+    return tensor::DimOp::create(b, loc, v, d);
+  };
+  auto check = [&](int64_t logical, Value x, int64_t dx, Value y, int64_t dy) {
+    if (!cast<ShapedType>(x.getType()).isDynamicDim(dx) &&
+        !cast<ShapedType>(y.getType()).isDynamicDim(dy))
+      return;
+    Value vx = dim(x, dx), vy = dim(y, dy);
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, vy);
+    SmallVector<Value> args = {arith::ConstantIndexOp::create(b, loc, logical),
+                               vx, vy};
+    if (errors)
+      emitRuntimeCheckInto(b, loc, errors, eq, RuntimeCheck::AppendSizes, args);
+    else
+      emitRuntimeCheck(b, loc, op, eq, RuntimeCheck::AppendSizes, args);
+  };
+  check(0, update, 0, op.getPositions(), 0);
+  if (Value table = op.getPageTable())
+    check(0, update, 0, table, 0);
+  else
+    check(0, update, 0, cache, 0);
+  check(1, update, hDim, cache, hDim);
+  check(3, update, 3, cache, 3);
+}
+
 void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
                                         AttentionOp op, Value errors,
                                         OperandDimReader readDim) {

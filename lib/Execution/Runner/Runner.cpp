@@ -53,27 +53,53 @@ std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
   return gpuComputeKind(inputKind);
 }
 
-llvm::Expected<DenseResultRule> DenseResultRule::of(Operation *op) {
-  DenseResultRule rule;
-  BlockArgument q, v;
-  if (auto attention = dyn_cast_or_null<AttentionOp>(op)) {
-    q = dyn_cast<BlockArgument>(attention.getQuery());
-    v = dyn_cast<BlockArgument>(attention.getValue());
-    rule.lse = attention->getNumResults() > 1;
-    rule.bnhd = attention.getLayout() == Layout::bnhd;
-  } else if (auto projected = dyn_cast_or_null<ProjectedAttentionOp>(op)) {
-    q = dyn_cast<BlockArgument>(projected.getXq());
-    v = dyn_cast<BlockArgument>(projected.getWo());
-    rule.projected = true;
-  } else {
-    return runnerError("result shapes: not an attn.attention");
+/// The argument `v` has the shape of: itself, the cache of the
+/// attn.kv_cache_append it is the result of, or the first non-constant
+/// operand of the elementwise op it is the result of.
+static std::optional<unsigned> shapeArgument(Value v) {
+  while (v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getArgNumber();
+    Operation *def = v.getDefiningOp();
+    if (auto append = dyn_cast<KvCacheAppendOp>(def)) {
+      v = append.getCache();
+      continue;
+    }
+    if (!def || !def->hasTrait<OpTrait::Elementwise>())
+      return std::nullopt;
+    Value next;
+    for (Value operand : def->getOperands())
+      if (!next && !operand.getDefiningOp<arith::ConstantOp>())
+        next = operand;
+    v = next;
   }
-  if (!q || !v)
-    return runnerError("result shapes: q and v (x and wo) must be arguments "
-                       "of the entry function");
-  rule.qArg = q.getArgNumber();
-  rule.vArg = v.getArgNumber();
-  for (Value r : op->getResults()) {
+  return std::nullopt;
+}
+
+llvm::Expected<DenseResultRule> DenseResultRule::of(func::FuncOp fn) {
+  DenseResultRule rule;
+  Operation *attention = nullptr;
+  fn.walk([&](Operation *op) {
+    if (isa<AttentionOp, ProjectedAttentionOp>(op) && !attention)
+      attention = op;
+  });
+  std::optional<unsigned> q, v;
+  if (auto att = dyn_cast_or_null<AttentionOp>(attention)) {
+    q = shapeArgument(att.getQuery());
+    v = shapeArgument(att.getValue());
+    rule.bnhd = att.getLayout() == Layout::bnhd;
+  } else if (auto projected =
+                 dyn_cast_or_null<ProjectedAttentionOp>(attention)) {
+    q = shapeArgument(projected.getXq());
+    v = shapeArgument(projected.getWo());
+    rule.projected = true;
+  }
+  if (attention && (!q || !v))
+    return runnerError("result shapes: q and v (x and wo) must come from "
+                       "arguments of the entry function");
+  rule.qArg = q.value_or(0);
+  rule.vArg = v.value_or(0);
+  for (Value r : fn.front().getTerminator()->getOperands()) {
     auto type = cast<RankedTensorType>(r.getType());
     ElementKind kind;
     if (!getElementKind(type.getElementType(), kind))
@@ -81,6 +107,17 @@ llvm::Expected<DenseResultRule> DenseResultRule::of(Operation *op) {
                          "type");
     rule.kinds.push_back(kind);
     rule.staticShapes.emplace_back(type.getShape());
+    if (attention && r.getDefiningOp() == attention) {
+      rule.sources.push_back(cast<OpResult>(r).getResultNumber() == 0 ? kOut
+                                                                       : kLse);
+    } else if (auto arg = shapeArgument(r);
+               arg && !isa<BlockArgument>(r)) {
+      rule.sources.push_back(*arg);
+    } else {
+      return runnerError("result shapes: each result of the entry function "
+                         "must be a result of its attn ops (or of an "
+                         "elementwise op on an argument)");
+    }
   }
   return rule;
 }
@@ -88,21 +125,32 @@ llvm::Expected<DenseResultRule> DenseResultRule::of(Operation *op) {
 llvm::Expected<std::vector<std::vector<int64_t>>>
 DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
   size_t qRank = projected ? 3 : 4, vRank = projected ? 2 : 4;
-  if (qArg >= inputs.size() || vArg >= inputs.size() ||
-      inputs[qArg]->shape.size() != qRank ||
-      inputs[vArg]->shape.size() != vRank)
+  bool attention = llvm::any_of(sources, [](int64_t s) { return s < 0; });
+  if (attention && (qArg >= inputs.size() || vArg >= inputs.size() ||
+                    inputs[qArg]->shape.size() != qRank ||
+                    inputs[vArg]->shape.size() != vRank))
     return runnerError(projected
                            ? "result shapes: x and wo must be rank-3 and "
                              "rank-2 inputs"
                            : "result shapes: q and v must be rank-4 inputs");
-  const std::vector<int64_t> &q = inputs[qArg]->shape;
-  std::vector<std::vector<int64_t>> result = {
-      projected
-          ? std::vector<int64_t>{q[0], q[1], inputs[vArg]->shape[1]}
-          : std::vector<int64_t>{q[0], q[1], q[2], inputs[vArg]->shape[3]}};
-  if (lse)
-    result.push_back(bnhd ? std::vector<int64_t>{q[0], q[2], q[1]}
-                          : std::vector<int64_t>{q[0], q[1], q[2]});
+  std::vector<std::vector<int64_t>> result;
+  for (int64_t source : sources) {
+    if (source >= 0) {
+      if (static_cast<size_t>(source) >= inputs.size())
+        return runnerError("result shapes: too few inputs");
+      result.push_back(inputs[source]->shape);
+      continue;
+    }
+    const std::vector<int64_t> &q = inputs[qArg]->shape;
+    if (source == kOut)
+      result.push_back(
+          projected
+              ? std::vector<int64_t>{q[0], q[1], inputs[vArg]->shape[1]}
+              : std::vector<int64_t>{q[0], q[1], q[2], inputs[vArg]->shape[3]});
+    else
+      result.push_back(bnhd ? std::vector<int64_t>{q[0], q[2], q[1]}
+                            : std::vector<int64_t>{q[0], q[1], q[2]});
+  }
   for (size_t i = 0; i < result.size() && i < staticShapes.size(); ++i)
     for (size_t d = 0; d < result[i].size(); ++d)
       if (d >= staticShapes[i].size() ||
@@ -115,33 +163,12 @@ DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
 }
 
 llvm::Expected<std::vector<std::vector<int64_t>>>
-mlir::attn::denseAttentionResultShapes(
-    Operation *op, llvm::ArrayRef<const HostTensor *> inputs) {
-  auto rule = DenseResultRule::of(op);
+mlir::attn::gpuResultShapes(func::FuncOp fn,
+                            llvm::ArrayRef<const HostTensor *> inputs) {
+  auto rule = DenseResultRule::of(fn);
   if (!rule)
     return rule.takeError();
   return rule->shapes(inputs);
-}
-
-llvm::Expected<Operation *> mlir::attn::directAttentionEntry(func::FuncOp fn) {
-  Operation *attention = nullptr;
-  fn.walk([&](Operation *op) {
-    if (!isa<AttentionOp, ProjectedAttentionOp>(op))
-      return WalkResult::advance();
-    attention = op;
-    return WalkResult::interrupt();
-  });
-  if (!attention)
-    return runnerError("the GPU needs a function with an attn.attention or "
-                       "attn.projected_attention op");
-  auto fnResults = fn.front().getTerminator()->getOperands();
-  bool direct = fnResults.size() == attention->getNumResults();
-  for (size_t i = 0; direct && i < fnResults.size(); ++i)
-    direct = fnResults[i] == attention->getResult(i);
-  if (!direct)
-    return runnerError("the entry function must return the attn op's "
-                       "results, in order");
-  return attention;
 }
 
 namespace {
@@ -225,10 +252,7 @@ Runner::create(ModuleOp module, llvm::StringRef entry,
   }
   case RunDevice::Gpu:
   case RunDevice::GpuEmulator: {
-    auto attention = directAttentionEntry(fn);
-    if (!attention)
-      return attention.takeError();
-    auto rule = DenseResultRule::of(*attention);
+    auto rule = DenseResultRule::of(fn);
     if (!rule)
       return rule.takeError();
     runner = options.device == RunDevice::Gpu
