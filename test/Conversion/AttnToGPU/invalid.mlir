@@ -10,13 +10,78 @@ func.func @head_dim(%q: tensor<1x1x16x40xf16>, %k: tensor<1x1x16x40xf16>,
 
 // -----
 
-func.func @not_alone(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
-                     %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
-  %q2 = arith.addf %q, %q : tensor<1x1x16x64xf16>
-  // expected-error @+1 {{cannot be lowered to the GPU: the function must consist of this op alone, returning its results in order}}
-  %o = attn.attention q(%q2 : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+// A function of several ops (a serving step) takes kv_cache_append,
+// elementwise arith ops and one attention; nothing else.
+func.func @two_attentions(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+                          %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16>
+  // expected-error @+1 {{cannot be lowered to the GPU: a function of several ops takes one attn.attention}}
+  %o2 = attn.attention q(%o : tensor<1x1x16x64xf16>) k(%k : tensor<1x1x16x64xf16>)
+      v(%v : tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16>
+  return %o2 : tensor<1x1x16x64xf16>
+}
+
+// -----
+
+func.func @other_op(%q: tensor<1x1x16x64xf16>, %k: tensor<1x1x16x64xf16>,
+                    %v: tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: a function of several ops may hold attn.kv_cache_append, one attn.attention and elementwise arith ops on tensors}}
+  %k2 = tensor.empty() : tensor<1x1x16x64xf16>
+  %o = attn.attention q(%q : tensor<1x1x16x64xf16>) k(%k2 : tensor<1x1x16x64xf16>)
       v(%v : tensor<1x1x16x64xf16>) -> tensor<1x1x16x64xf16>
   return %o : tensor<1x1x16x64xf16>
+}
+
+// -----
+
+func.func @dense_constant(%c: tensor<2x1x4x16xf16>, %u: tensor<2x1x1x16xf16>,
+                          %p: tensor<2xi32>) -> tensor<2x1x4x16xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: a tensor constant in a function of several ops must be a splat operand of elementwise ops}}
+  %at = arith.constant dense<[1, 2]> : tensor<2xi32>
+  %p2 = arith.addi %p, %at : tensor<2xi32>
+  %c2 = attn.kv_cache_append cache(%c : tensor<2x1x4x16xf16>)
+      update(%u : tensor<2x1x1x16xf16>) at(%p2 : tensor<2xi32>)
+      -> tensor<2x1x4x16xf16>
+  return %c2 : tensor<2x1x4x16xf16>
+}
+
+// -----
+
+func.func @returns_argument(%c: tensor<2x1x4x16xf16>, %u: tensor<2x1x1x16xf16>,
+                            %p: tensor<2xi32>)
+    -> (tensor<2x1x4x16xf16>, tensor<2xi32>) {
+  %c2 = attn.kv_cache_append cache(%c : tensor<2x1x4x16xf16>)
+      update(%u : tensor<2x1x1x16xf16>) at(%p : tensor<2xi32>)
+      -> tensor<2x1x4x16xf16>
+  // expected-error @+1 {{cannot be lowered to the GPU: a function of several ops must return results of its ops (not arguments or constants)}}
+  return %c2, %p : tensor<2x1x4x16xf16>, tensor<2xi32>
+}
+
+// -----
+
+func.func @returns_twice(%c: tensor<2x1x4x16xf16>, %u: tensor<2x1x1x16xf16>,
+                         %p: tensor<2xi32>)
+    -> (tensor<2x1x4x16xf16>, tensor<2x1x4x16xf16>) {
+  %c2 = attn.kv_cache_append cache(%c : tensor<2x1x4x16xf16>)
+      update(%u : tensor<2x1x1x16xf16>) at(%p : tensor<2xi32>)
+      -> tensor<2x1x4x16xf16>
+  // expected-error @+1 {{cannot be lowered to the GPU: a function of several ops must return each value once}}
+  return %c2, %c2 : tensor<2x1x4x16xf16>, tensor<2x1x4x16xf16>
+}
+
+// -----
+
+func.func @step_head_dim(%q: tensor<1x1x1x40xf16>, %c: tensor<1x1x16x40xf16>,
+                         %u: tensor<1x1x1x40xf16>, %p: tensor<1xi32>)
+    -> tensor<1x1x1x40xf16> {
+  %c2 = attn.kv_cache_append cache(%c : tensor<1x1x16x40xf16>)
+      update(%u : tensor<1x1x1x40xf16>) at(%p : tensor<1xi32>)
+      -> tensor<1x1x16x40xf16>
+  // expected-error @+1 {{cannot be lowered to the GPU: head dimensions must be static multiples of 16 up to 256 (got Dqk = 40, Dv = 40)}}
+  %o = attn.attention q(%q : tensor<1x1x1x40xf16>) k(%c2 : tensor<1x1x16x40xf16>)
+      v(%c2 : tensor<1x1x16x40xf16>) -> tensor<1x1x1x40xf16>
+  return %o : tensor<1x1x1x40xf16>
 }
 
 // -----
