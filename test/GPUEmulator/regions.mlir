@@ -40,6 +40,16 @@
 // DOC: out: f32 [1, 8, 128, 64] {{.*}} [ok
 // DOC2: emulate: {{.*}} 6144 mma.sync
 // DOC2: out: f32 [1, 8, 128, 64] {{.*}} [ok
+// The tile map of a mask that reads a tensor per head (a key limit per
+// query head: 32, 32, 128, 128) is made per K/V head: K/V head 0 (query
+// heads 0 and 1) skips key tile 1 (keys 64-127) in both row tiles, K/V head
+// 1 computes both key tiles: 6 (row tile, key tile) pairs of 256 mma.sync
+// (a map over all heads would have run 8).
+// RUN: %python %S/../Execution/Inputs/write_npy.py %t.lim.npy i4 4 32,32,128,128
+// RUN: attn-run %s --device=gpu-emulate --entry=per_head_limit --verify \
+// RUN:   --input mod_input0=%t.lim.npy | FileCheck %s --check-prefix=LIM
+// LIM: emulate: {{.*}} 1536 mma.sync
+// LIM: out: f16 [1, 4, 64, 64] {{.*}} [ok
 // A score_mod that reads a table (T5's relative position bias).
 // RUN: attn-run %attn_src_root/examples/variants/relative_position_bias.mlir \
 // RUN:   --device=gpu-emulate --verify | FileCheck %s --check-prefix=REL
@@ -125,3 +135,20 @@ func.func @per_head_decode(%q: tensor<2x4x1x64xf16>, %k: tensor<2x2x256x64xf16>,
   return %out, %lse : tensor<2x4x1x64xf16>, tensor<2x4x1xf32>
 }
 
+
+// Each query head reads keys below its own limit.
+func.func @per_head_limit(%q: tensor<1x4x64x64xf16>, %k: tensor<1x2x128x64xf16>,
+                          %v: tensor<1x2x128x64xf16>, %lim: tensor<4xi32>)
+    -> tensor<1x4x64x64xf16> {
+  %o = attn.attention q(%q : tensor<1x4x64x64xf16>)
+      k(%k : tensor<1x2x128x64xf16>) v(%v : tensor<1x2x128x64xf16>)
+      mod_inputs(%lim : tensor<4xi32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %l: tensor<4xi32>):
+        %x = tensor.extract %l[%h] : tensor<4xi32>
+        %xi = arith.index_cast %x : i32 to index
+        %ok = arith.cmpi slt, %j, %xi : index
+        attn.yield %ok : i1
+      } -> tensor<1x4x64x64xf16>
+  return %o : tensor<1x4x64x64xf16>
+}

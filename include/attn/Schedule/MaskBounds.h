@@ -57,12 +57,10 @@ template <typename A> struct TileBox {
   V bLo, bHi, hLo, hHi, iLo, iHi, jLo, jHi;
 };
 
-/// The largest box of a mod_inputs tensor whose values the CPU forms and
-/// the tile map summarize per tile (a larger box is unknown: the per-element
-/// mask decides). The GPU kernel, whose summaries every thread computes,
-/// summarizes boxes of up to kGpuMaxSummaryElements (docs/GPU.md).
+/// The largest box of a mod_inputs tensor whose values the CPU forms, the
+/// GPU's tile map kernel and `--tile-map` summarize per tile (a larger box
+/// is unknown: the per-element mask decides).
 inline constexpr int64_t kMaxSummaryElements = int64_t(1) << 14;
-inline constexpr int64_t kGpuMaxSummaryElements = 512;
 
 /// Batch entries, heads, query rows and keys of an op with a mask_mod are
 /// below this bound (the verifier checks static sizes, the generated code

@@ -39,6 +39,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -104,6 +105,57 @@ void KernelEmitter::emitTileCopy(
         b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
         b.getUnitAttr()));
   }
+}
+
+std::pair<Value, Value> KernelEmitter::rowTileQueries(Value rt) {
+  Value row0 = a.mul(rt, ci(tq));
+  Value rowEnd = a.min(a.add(row0, ci(tq)), a.mul(nq, groups));
+  return {divu(row0, groups), divu(a.sub(rowEnd, ci(1)), groups)};
+}
+
+MaskBounds<IRArith>::Truth
+KernelEmitter::classifyKeyTile(Value bb, Value hLo, Value hHi, Value q0,
+                               Value qLast, Value t,
+                               const ModInputAccess &access,
+                               int64_t maxElements) {
+  Value k0 = a.mul(t, ci(tk));
+  TileBox<IRArith> box{bb, bb, hLo, hHi, q0, qLast, k0, a.add(k0, ci(tk - 1))};
+  auto tensors = [&](unsigned input, ArrayRef<std::pair<Value, Value>> box)
+      -> std::optional<std::pair<Value, Value>> {
+    return buildTensorRange(b, loc, access, input, box, maxElements);
+  };
+  MaskBounds<IRArith> bounds(*op.getMaskModBlock(), a, tensors);
+  return bounds.classify(box);
+}
+
+void KernelEmitter::emitTileMapKernel(gpu::LaunchOp launch) {
+  Value rt = launch.getBlockIds().x;
+  Value hIdx = launch.getBlockIds().y;
+  Value bb = launch.getBlockIds().z;
+  Value tid = launch.getThreadIds().x;
+  ModInputAccess access = kernelModInputAccess();
+  auto [q0, qLast] = rowTileQueries(rt);
+  Value hLo = maskIgnoresHead() ? ci(0) : a.mul(hIdx, groups);
+  Value hHi = maskIgnoresHead() ? a.sub(hq, ci(1))
+                                : a.sub(a.add(hLo, groups), ci(1));
+  auto loop = scf::ForOp::create(b, loc, tid, numKeyTiles, ci(kLanes * warps));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  MaskBounds<IRArith>::Truth cls =
+      classifyKeyTile(bb, hLo, hHi, q0, qLast, t, access, kMaxSummaryElements);
+  auto i8 = b.getI8Type();
+  Value byte = arith::OrIOp::create(
+      b, loc, arith::ExtUIOp::create(b, loc, i8, cls.mayTrue),
+      arith::ShLIOp::create(b, loc,
+                            arith::ExtUIOp::create(b, loc, i8, cls.mayFalse),
+                            arith::ConstantIntOp::create(b, loc, i8, 1)));
+  Value at = a.add(
+      a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles),
+                  rt),
+            numKeyTiles),
+      t);
+  memref::StoreOp::create(b, loc, byte, tileMap, ValueRange{at});
 }
 
 void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
@@ -215,9 +267,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         bb, kvLen, modAccess,
         a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0))));
   Value row0 = a.mul(rt, ci(tq));
-  Value rowEnd = a.min(a.add(row0, ci(tq)), a.mul(nq, groups));
-  Value q0 = divu(row0, groups);
-  Value qLast = divu(a.sub(rowEnd, ci(1)), groups);
+  // (Not a structured binding: lambdas below capture them.)
+  Value q0, qLast;
+  std::tie(q0, qLast) = rowTileQueries(rt);
   Value qCount = a.add(a.sub(qLast, q0), ci(1));
   ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
   TileRules<IRArith> rules(spec, a);
@@ -244,23 +296,32 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       tokens);
   // A mask_mod region classified over key tile `t` by the shared MaskBounds
   // rules (as the CPU forms do; the same for every thread of the block): may
-  // it allow a pair of the tile, may it deny one? Reads of integer
-  // mod_inputs are bounded by the smallest and largest value of the box the
-  // tile reads, which every thread computes (boxes of up to
-  // kGpuMaxSummaryElements elements; larger ones are unknown).
+  // it allow a pair of the tile, may it deny one? A region that reads
+  // integer mod_inputs is classified by the tile map kernel before this one
+  // (one byte per tile); others here, by every thread (no tensor reads).
   Block *maskMod = op.getMaskModBlock();
-  auto classifyTile = [&](Value t) {
-    Value k0 = a.mul(t, ci(tk));
-    Value h0 = a.mul(hk, groups);
-    TileBox<IRArith> box{bb, bb,    h0, a.sub(a.add(h0, groups), ci(1)),
-                         q0, qLast, k0, a.add(k0, ci(tk - 1))};
-    auto tensors = [&](unsigned input, ArrayRef<std::pair<Value, Value>> box)
-        -> std::optional<std::pair<Value, Value>> {
-      return buildTensorRange(b, loc, modAccess, input, box,
-                              kGpuMaxSummaryElements);
+  auto classifyTile = [&](Value t) -> MaskBounds<IRArith>::Truth {
+    if (!tileMap) {
+      Value h0 = a.mul(hk, groups);
+      return classifyKeyTile(bb, h0, a.sub(a.add(h0, groups), ci(1)), q0,
+                             qLast, t, modAccess, 0);
+    }
+    Value hIdx = maskIgnoresHead() ? ci(0) : hk;
+    Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
+    Value at = a.add(
+        a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles),
+                    rt),
+              numKeyTiles),
+        tt);
+    Value byte = memref::LoadOp::create(b, loc, tileMap, ValueRange{at});
+    auto bit = [&](int64_t i) -> Value {
+      Value m = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1 << i);
+      Value zero = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0);
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                   arith::AndIOp::create(b, loc, byte, m),
+                                   zero);
     };
-    MaskBounds<IRArith> bounds(*maskMod, a, tensors);
-    return bounds.classify(box);
+    return {bit(0), bit(1)};
   };
   // Key tile `t` is read (loaded and computed) when it is in range and the
   // mask_mod region may allow a pair of it; a tile it denies entirely is

@@ -17,6 +17,7 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/ModInputs.h"
+#include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -248,6 +249,34 @@ private:
   bool usesErrorWord() {
     return !op.getModInputs().empty() || op.isPaged() || op.isRagged();
   }
+  /// The tile map of a mask_mod region that reads mod_inputs: a kernel run
+  /// once per call, before the attention, classifies every (row tile, key
+  /// tile) pair of every batch entry (and K/V head, unless the region
+  /// ignores the head index: then one map serves every head) by the shared
+  /// MaskBounds rules, with the CPU's summary limit (kMaxSummaryElements);
+  /// the attention kernel reads one byte per key tile (bit 0: the region
+  /// may allow a pair, bit 1: it may deny one). Masks without tensor reads
+  /// are classified in the attention kernel (a few integer ops per tile).
+  bool usesTileMap() {
+    return op.getMaskModBlock() && !op.getModInputs().empty() &&
+           !op.isRagged();
+  }
+  bool maskIgnoresHead() {
+    return op.getMaskModBlock()->getArgument(1).use_empty();
+  }
+  /// Key tile `t` for the queries [q0, qLast] and heads [hLo, hHi] of batch
+  /// entry `bb`, classified by MaskBounds over the mask_mod region, with
+  /// boxes of mod_inputs of up to `maxElements` summarized.
+  MaskBounds<IRArith>::Truth classifyKeyTile(Value bb, Value hLo, Value hHi,
+                                             Value q0, Value qLast, Value t,
+                                             const ModInputAccess &access,
+                                             int64_t maxElements);
+  /// The queries [q0, qLast] of row tile `rt` (rows are (query, head of
+  /// the group) pairs, query-major).
+  std::pair<Value, Value> rowTileQueries(Value rt);
+  /// The tile map kernel: block (row tile, head or 0, batch entry), its
+  /// threads over the key tiles.
+  void emitTileMapKernel(gpu::LaunchOp launch);
   /// How the kernel reads the mod_inputs: the buffers, checks recorded in
   /// the error word (the first failure of a launch wins).
   ModInputAccess kernelModInputAccess();
@@ -311,6 +340,8 @@ private:
   SmallVector<Value> modInputBufs;
   /// The launch's error word.
   ErrorWord errorWord;
+  /// The tile map (usesTileMap): i8 [B][heads][row tiles][key tiles].
+  Value tileMap, tileMapHeads, numRowTiles, numKeyTiles;
   Value batch, hq, hkv, nq, nk, groups;
 };
 

@@ -156,6 +156,29 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
               .getAsyncToken();
     }
   }
+  if (usesTileMap()) {
+    // The tile map, once per call, before the attention kernels.
+    numRowTiles = gx;
+    numKeyTiles = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
+    tileMapHeads = maskIgnoresHead() ? ci(1) : hkv;
+    Value size =
+        a.mul(a.mul(a.mul(batch, tileMapHeads), numRowTiles), numKeyTiles);
+    auto alloc = gpu::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        tokenType, ValueRange{token}, ValueRange{size}, ValueRange{},
+        UnitAttr());
+    tileMap = alloc.getMemref();
+    OpBuilder::InsertionGuard g(b);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, numRowTiles, tileMapHeads, batch, ci(kLanes * warps), ci(1),
+        ci(1), Value(), tokenType, ValueRange{alloc.getAsyncToken()},
+        TypeRange{}, TypeRange{}, Value(), Value(), Value(), kernelModule(),
+        kernelName("tile_map"));
+    token = launch.getAsyncToken();
+    b.setInsertionPointToStart(&launch.getBody().front());
+    emitTileMapKernel(launch);
+    gpu::TerminatorOp::create(b, loc);
+  }
   if (!splitMode) {
     OpBuilder::InsertionGuard g(b);
     auto launch = gpu::LaunchOp::create(
@@ -171,6 +194,9 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   } else {
     emitSplitLaunches(smem, token);
   }
+  if (tileMap)
+    token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, tileMap)
+                .getAsyncToken();
   if (usesErrorWord())
     errorWord.end(b, loc, token);
   if (token)

@@ -12,12 +12,21 @@
 // CHECK: %[[HOST:.*]] = memref.alloca() : memref<6xi64>
 // CHECK: %[[WORD:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<6xi64>
 // CHECK: %[[T2:.*]] = gpu.memcpy async [%[[T1]]] %[[WORD]], %[[HOST]]
-// CHECK: %[[T3:.*]] = gpu.launch async [%[[T2]]]
-// Per-tile summaries of the ids (the smallest and largest of the box).
+// The tile map, once per call: one byte per (row tile, key tile) pair from
+// the per-tile summaries of the ids (the smallest and largest of the box);
+// the mask ignores the head, so one map serves both heads.
+// CHECK: %[[MAP:.*]], %[[TM:.*]] = gpu.alloc async [%[[T2]]] (%{{.*}}) : memref<?xi8>
+// CHECK: %[[TT:.*]] = gpu.launch async [%[[TM]]] blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}, {{.*}} function(@documents_tile_map)
 // CHECK: scf.for
 // CHECK: memref.load %[[DOC]]
 // CHECK: arith.minsi
 // CHECK: arith.maxsi
+// CHECK: memref.store %{{.*}}, %[[MAP]][%{{.*}}] : memref<?xi8>
+// CHECK: gpu.terminator
+// The attention kernel reads a tile's byte, and the ids per element.
+// CHECK: %[[T3:.*]] = gpu.launch async [%[[TT]]] {{.*}} function(@documents_attention)
+// CHECK: memref.load %[[MAP]]
+// CHECK: memref.load %[[DOC]]
 // A read out of bounds: the first thread to count it writes the check and
 // its operands.
 // CHECK: %[[OLD:.*]] = memref.atomic_rmw addi %{{.*}}, %[[WORD]][%{{.*}}] : (i64, memref<6xi64>) -> i64
@@ -27,7 +36,8 @@
 // CHECK-NOT: cf.assert
 // CHECK-NOT: llvm.trap
 // CHECK: gpu.terminator
-// CHECK: %[[T4:.*]] = gpu.memcpy async [%[[T3]]] %[[HOST]], %[[WORD]]
+// CHECK: %[[TF:.*]] = gpu.dealloc async [%[[T3]]] %[[MAP]]
+// CHECK: %[[T4:.*]] = gpu.memcpy async [%[[TF]]] %[[HOST]], %[[WORD]]
 // CHECK: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[WORD]]
 // CHECK: gpu.wait [%[[T5]]]
 // CHECK: %[[N:.*]] = memref.load %[[HOST]][%{{.*}}] : memref<6xi64>
