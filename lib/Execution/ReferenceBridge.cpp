@@ -344,7 +344,7 @@ struct Bound {
   llvm::ArrayRef<const HostTensor *> args;
   std::vector<std::unique_ptr<::attn::ref::Tensor>> keep;
   std::vector<int64_t> kvLen, cuQ, cuK;
-  std::vector<double> slopes;
+  std::vector<double> slopes, sink;
   /// The integers of an index tensor operand.
   llvm::Error ints(Value v, std::vector<int64_t> &out) {
     auto t = lookup(v);
@@ -419,6 +419,14 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
     for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
       bound.slopes.push_back((*t)->get(i));
     in.alibiSlopes = &bound.slopes;
+  }
+  if (Value s = op.getSink()) {
+    auto t = bound.lookup(s);
+    if (!t)
+      return t.takeError();
+    for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
+      bound.sink.push_back((*t)->get(i));
+    in.sink = &bound.sink;
   }
   auto mask = bound.tensor(op.getMask());
   if (!mask)

@@ -146,6 +146,7 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
     if (o.getBias())
       assign(o.getBias(), "bias", broadcast(o.getBias()));
     assign(o.getAlibiSlopes(), "alibi", {"Hq"});
+    assign(o.getSink(), "sink", {"Hq"});
     for (auto [k, v] : llvm::enumerate(o.getModInputs()))
       assign(v, "mod_input" + std::to_string(k),
              modInputDimNames(firstBlock(o.getScoreMod()),
@@ -590,6 +591,14 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
     // The usual geometric slopes 2^(-8 (h+1) / Hq).
     for (int64_t i = 0; i < n; ++i)
       t.set(i, std::pow(2.0, -8.0 * (i + 1) / static_cast<double>(n)));
+    return;
+  }
+  if (role.name == "sink") {
+    // Sink logits comparable to the random logits and above them, so that
+    // the sink takes a visible share of the denominator.
+    std::uniform_real_distribution<double> d(-1.0, 3.0);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, d(rng));
     return;
   }
   if (t.kind == ElementKind::I1) {

@@ -129,7 +129,7 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
   return AttentionOp::create(
       builder, loc, outType, lseType, q, k, v, config.pageTable,
       config.cuSeqlensQ, config.cuSeqlensK, config.kvLen, config.mask,
-      config.bias, config.alibiSlopes, config.modInputs,
+      config.bias, config.alibiSlopes, config.sink, config.modInputs,
       LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
       attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale,
       attrs.softcap, attrs.norm);
@@ -157,7 +157,7 @@ ProjectedAttentionOp mlir::attn::buildProjectedAttention(
   return ProjectedAttentionOp::create(
       builder, loc, resultType, xq, xkv, wq, wk, wv, wo, modifiers.kvLen,
       modifiers.mask, modifiers.bias, modifiers.alibiSlopes,
-      modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
+      modifiers.sink, modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
       builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.align,
       attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
       attrs.norm);

@@ -210,6 +210,18 @@ static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
                 "query head (Hq = "
              << fmtSize(sizes.numQueryHeads) << "); got " << type;
   }
+  if (Value sink = op.getSink()) {
+    auto type = cast<RankedTensorType>(sink.getType());
+    if (type.getRank() != 1 ||
+        !compatible(type.getDimSize(0), sizes.numQueryHeads))
+      return op.emitOpError()
+             << "sink must be a rank-1 tensor with one logit per query head "
+                "(Hq = "
+             << fmtSize(sizes.numQueryHeads) << "); got " << type;
+    if (op.getNormalization() != Normalization::softmax)
+      return op.emitOpError()
+             << "sink joins the softmax's denominator; norm(sigmoid) has none";
+  }
   if (auto left = op.getWindowLeftAttr(); left && left.getInt() < 0)
     return op.emitOpError()
            << "window_left must be non-negative; got " << left.getInt();

@@ -24,8 +24,8 @@ namespace {
 /// directives bind them.
 struct ModifierSlots {
   using Operand = std::optional<OpAsmParser::UnresolvedOperand>;
-  Operand &kvLen, &mask, &bias, &alibi;
-  Type &kvLenType, &maskType, &biasType, &alibiType;
+  Operand &kvLen, &mask, &bias, &alibi, &sink;
+  Type &kvLenType, &maskType, &biasType, &alibiType, &sinkType;
   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs;
   SmallVectorImpl<Type> &modInputTypes;
   CausalAlignAttr &causal, &align;
@@ -42,9 +42,9 @@ struct ModifierSlots {
 
 static constexpr StringLiteral kModifierNames[] = {
     "page_table",  "ragged",       "layout",     "kv_len",  "mask",
-    "bias",        "alibi",        "mod_inputs", "causal",  "align",
-    "window_left", "window_right", "scale",      "softcap", "norm",
-    "score_mod",   "mask_mod"};
+    "bias",        "alibi",        "sink",       "mod_inputs", "causal",
+    "align",       "window_left",  "window_right", "scale", "softcap",
+    "norm",        "score_mod",    "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -131,6 +131,8 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
       r = operand(s.bias, s.biasType);
     } else if (kw == "alibi") {
       r = operand(s.alibi, s.alibiType);
+    } else if (kw == "sink") {
+      r = operand(s.sink, s.sinkType);
     } else if (kw == "mod_inputs") {
       r = failure(p.parseLParen() || p.parseOperandList(s.modInputs) ||
                   p.parseColonTypeList(s.modInputTypes) || p.parseRParen());
@@ -170,7 +172,7 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
 
 static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
                               Value mask, Value bias, Value alibi,
-                              OperandRange modInputs, CausalAlignAttr causal,
+                              Value sink, OperandRange modInputs, CausalAlignAttr causal,
                               CausalAlignAttr align, IntegerAttr windowLeft,
                               IntegerAttr windowRight, FloatAttr scale,
                               FloatAttr softcap, NormalizationAttr norm,
@@ -181,7 +183,8 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
   for (auto [kw, v] : {std::pair<StringRef, Value>{"kv_len", kvLen},
                        {"mask", mask},
                        {"bias", bias},
-                       {"alibi", alibi}})
+                       {"alibi", alibi},
+                       {"sink", sink}})
     if (v)
       p << " " << kw << "(" << v << " : " << v.getType() << ")";
   if (!modInputs.empty()) {
@@ -217,13 +220,13 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
 
 #define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
   ModifierSlots {                                                              \
-    kvLen, mask, bias, alibi, kvLenType, maskType, biasType, alibiType,        \
-        modInputs, modInputTypes, causal, align, windowLeft, windowRight,      \
+    kvLen, mask, bias, alibi, sink, kvLenType, maskType, biasType, alibiType,  \
+        sinkType, modInputs, modInputTypes, causal, align, windowLeft, windowRight,      \
         scale, softcap, norm, scoreMod, maskMod, LAYOUT                        \
   }
 #define ATTN_MODIFIER_PRINT_ARGS                                               \
-  kvLen, mask, bias, alibi, modInputs, causal, align, windowLeft, windowRight, \
-      scale, softcap, norm, scoreMod, maskMod
+  kvLen, mask, bias, alibi, sink, modInputs, causal, align, windowLeft,       \
+      windowRight, scale, softcap, norm, scoreMod, maskMod
 
 ParseResult mlir::attn::parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,

@@ -28,6 +28,7 @@ namespace attn {
       std::optional<OpAsmParser::UnresolvedOperand> &mask, Type &maskType,     \
       std::optional<OpAsmParser::UnresolvedOperand> &bias, Type &biasType,     \
       std::optional<OpAsmParser::UnresolvedOperand> &alibi, Type &alibiType,   \
+      std::optional<OpAsmParser::UnresolvedOperand> &sink, Type &sinkType,     \
       SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs,              \
       SmallVectorImpl<Type> &modInputTypes, CausalAlignAttr &causal,           \
       CausalAlignAttr &align, IntegerAttr &windowLeft,                         \
@@ -35,7 +36,7 @@ namespace attn {
       NormalizationAttr &norm, Region &scoreMod, Region &maskMod
 #define ATTN_MODIFIER_PRINT_PARAMS                                             \
   Value kvLen, Type, Value mask, Type, Value bias, Type, Value alibi, Type,    \
-      OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
+      Value sink, Type, OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
       CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
       FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
       Region &scoreMod, Region &maskMod

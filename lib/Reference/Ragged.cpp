@@ -106,6 +106,7 @@ std::string attn::ref::raggedAttention(const Spec &spec, const Inputs &in,
     sub.k = &ks;
     sub.v = &vs;
     sub.alibiSlopes = in.alibiSlopes;
+    sub.sink = in.sink;
     if (pairs) {
       int64_t p = countAllowedPairs(spec, sub);
       if (p < 0)

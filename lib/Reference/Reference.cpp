@@ -202,6 +202,11 @@ std::string prepare(const Spec &spec, const Inputs &in, Problem &p) {
     if (std::string err = makeBroadcast("bias", *in.bias, d, p.biasBc);
         !err.empty())
       return err;
+  if (in.sink && static_cast<int64_t>(in.sink->size()) != d.hq)
+    return "sink has " + std::to_string(in.sink->size()) +
+           " entries; expected Hq = " + std::to_string(d.hq);
+  if (in.sink && spec.norm == Norm::Sigmoid)
+    return "sink needs softmax normalization";
   if (in.alibiSlopes && static_cast<int64_t>(in.alibiSlopes->size()) != d.hq)
     return "alibiSlopes has " + std::to_string(in.alibiSlopes->size()) +
            " entries, Hq is " + std::to_string(d.hq);
@@ -364,7 +369,11 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
           }
           lse = kNaN;
         } else {
-          double m = -kInf;
+          // The sink's logit joins the max and the denominator (with no
+          // value): it is the softmax over the logits and the sink, with
+          // the sink's column dropped.
+          const double sink = in.sink ? (*in.sink)[h] : -kInf;
+          double m = sink;
           for (int64_t j = 0; j < d.nk; ++j)
             if (allowed[j])
               m = std::max(m, logits[j]);
@@ -372,7 +381,7 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
             // No allowed key (or only -inf logits): out = 0, lse = -inf.
             lse = -kInf;
           } else {
-            double sum = 0.0;
+            double sum = sink == -kInf ? 0.0 : std::exp(sink - m);
             for (int64_t j = 0; j < d.nk; ++j) {
               if (!allowed[j] || logits[j] == -kInf)
                 continue;

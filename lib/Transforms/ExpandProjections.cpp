@@ -140,7 +140,8 @@ struct ExpandProjectedAttention
     auto attention = AttentionOp::create(
         rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*page_table=*/Value(),
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getKvLen(),
-        op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getModInputs(),
+        op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getSink(),
+        op.getModInputs(),
         LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
         op.getWindowRightAttr(), op.getScaleAttr(), op.getSoftcapAttr(),

@@ -153,6 +153,15 @@ func.func @dyn(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
       -> tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
   return %o, %l : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
 }
+func.func @sink_dyn(%q: tensor<1x?x4x8xf32>, %k: tensor<1x2x6x8xf32>,
+                    %v: tensor<1x2x6x8xf32>, %s: tensor<?xf32>)
+    -> (tensor<1x?x4x8xf32>, tensor<1x?x4xf32>) {
+  %o, %l = attn.attention q(%q : tensor<1x?x4x8xf32>)
+      k(%k : tensor<1x2x6x8xf32>) v(%v : tensor<1x2x6x8xf32>)
+      sink(%s : tensor<?xf32>) causal(top_left)
+      -> tensor<1x?x4x8xf32>, tensor<1x?x4xf32>
+  return %o, %l : tensor<1x?x4x8xf32>, tensor<1x?x4xf32>
+}
 func.func @static_lse(%q: tensor<?x2x4x8xf32>, %k: tensor<?x2x6x8xf32>,
                       %v: tensor<?x2x6x8xf32>)
     -> (tensor<?x2x4x8xf32>, tensor<2x2x4xf32>) {
@@ -288,6 +297,18 @@ std::vector<JitCase> jitCases() {
   add("AlibiSlopes", s, ATTN_STATUS_SHAPE_MISMATCH,
       "attn: alibi slopes do not have one entry per query head (3 slopes, 4 "
       "query heads)");
+  // Attention sinks: one logit per query head (4 here).
+  auto sinkArgs = [](int64_t logits) {
+    return [logits] {
+      return std::vector<HostTensor>{
+          randomF32({1, 4, 4, 8}, 11), randomF32({1, 2, 6, 8}, 12),
+          randomF32({1, 2, 6, 8}, 13), randomF32({logits}, 14)};
+    };
+  };
+  cases.push_back({"SinkLength", "sink_dyn", sinkArgs(3), sinkArgs(4),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: sink does not have one logit per query head (3 "
+                   "logits, 4 query heads)"});
   cases.push_back({"ResultDim", "static_out", [] { return staticOutArgs(3); },
                    [] { return staticOutArgs(2); }, ATTN_STATUS_SHAPE_MISMATCH,
                    "attn: the result type's dimension 0 is 2, the inputs give "
@@ -390,8 +411,9 @@ class JitChecks : public ::testing::TestWithParam<const char *> {};
 TEST_P(JitChecks, BadThenGood) {
   Spec spec(kDynamicSpec);
   ASSERT_TRUE(spec.module);
-  for (const char *fnName : {"dyn", "static_out", "static_lse", "paged_dyn",
-                             "ragged_dyn", "append_dyn", "combine_dyn"}) {
+  for (const char *fnName :
+       {"dyn", "static_out", "static_lse", "paged_dyn", "ragged_dyn",
+        "append_dyn", "combine_dyn", "sink_dyn"}) {
     JitOptions opts;
     opts.form = *parseAttentionForm(GetParam());
     opts.optLevel = 1; // correctness only: compile time matters here

@@ -27,6 +27,7 @@ defvar Attn_ModifierOperands = (ins
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_SlopeTensor>:$alibi_slopes,
+  Optional<Attn_SlopeTensor>:$sink,
   Variadic<AnyRankedTensor>:$mod_inputs
 );
 defvar Attn_ModifierAttrs = (ins
@@ -47,7 +48,8 @@ defvar Attn_ModifierRegions = (region MaxSizedRegion<1>:$score_mod,
 // uses the order of the list below.
 defvar Attn_ModifierDirectiveArgs = [{
     $kv_len, type($kv_len), $mask, type($mask), $bias, type($bias),
-    $alibi_slopes, type($alibi_slopes), $mod_inputs, type($mod_inputs),
+    $alibi_slopes, type($alibi_slopes), $sink, type($sink), $mod_inputs,
+    type($mod_inputs),
     $causal, $align, $window_left, $window_right, $scale, $softcap,
     $normalization, $score_mod, $mask_mod
 }];

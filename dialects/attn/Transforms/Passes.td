@@ -45,6 +45,45 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
   ];
 }
 
+def AttnExpandSinks : Pass<"attn-expand-sinks"> {
+  let summary = "Apply attention sinks to out and lse after the attention";
+  let description = [{
+    An attention sink (`sink(%s : tensor<Hq x f32>)`) is a logit per query
+    head that joins the softmax's denominator and contributes no value.
+    Since the attention over the keys alone gives `out` and `lse`, the sink
+    is one more log-sum-exp merge (the split-KV merge with a state of no
+    value):
+
+    ```
+    lse' = log(e^lse + e^sink) = max(lse, sink) + log1p(e^-|lse - sink|)
+    out' = out * e^(lse - lse')        (0 where lse = -inf)
+    ```
+
+    This pass rewrites `attn.attention` with a sink into the op without it
+    (with an `lse` result) and two `linalg.generic`s computing `lse'` and
+    `out'` in f32 (out' rounded to out's type), for the CPU forms; the GPU
+    kernels apply the sink in their epilogue and merge instead. Rows of a
+    ragged batch outside every sequence keep `lse = -inf`.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x128x64xf32>)
+        k(%k : tensor<1x8x128x64xf32>) v(%v : tensor<1x8x128x64xf32>)
+        sink(%s : tensor<8xf32>) causal(top_left) -> tensor<1x8x128x64xf32>
+    ```
+
+    becomes an `attn.attention ... -> tensor<1x8x128x64xf32>,
+    tensor<1x8x128xf32>` followed by the two generics.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def AttnApproximateMath : Pass<"attn-approximate-math"> {
   let summary = "Replace f32 exp, log and tanh with polynomial approximations";
   let description = [{

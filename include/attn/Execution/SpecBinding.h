@@ -35,7 +35,7 @@ namespace mlir {
 namespace attn {
 
 /// The role an entry argument plays for the attn op that reads it (`q`, `k`,
-/// `v`, `kv_len`, `mask`, `bias`, `alibi`, `x`, `kv_source`, `wq`, `wk`, `wv`,
+/// `v`, `kv_len`, `mask`, `bias`, `alibi`, `sink`, `x`, `kv_source`, `wq`, `wk`, `wv`,
 /// `wo`, `mod_input0`, `mod_input1`, ... for the op's mod_inputs in order;
 /// empty when the op does not read it directly), and the logical size name of
 /// each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D; empty when the

@@ -61,6 +61,9 @@ struct AttentionModifiers {
   Value bias;
   /// `tensor<Hqxf32>` ALiBi slopes.
   Value alibiSlopes;
+  /// Attention sinks: one f32 logit per query head that joins the softmax's
+  /// denominator and contributes no value (docs/Semantics.md).
+  Value sink;
   /// Tensors the score_mod / mask_mod regions read (the regions themselves
   /// are added to the built op's regions by the caller).
   SmallVector<Value> modInputs;

@@ -293,6 +293,11 @@ struct Inputs {
   const Tensor *bias = nullptr;
   /// [Hq]; s -= slope[h] * |j - p(i)|. Optional.
   const std::vector<double> *alibiSlopes = nullptr;
+  /// [Hq] attention sinks (optional): a logit per query head that joins
+  /// the softmax's denominator and has no value: out = sum_j e^{s_j} v_j /
+  /// (e^{sink[h]} + sum_j e^{s_j}), lse = log(e^{sink[h]} + sum_j e^{s_j});
+  /// a row without allowed keys gets out 0, lse sink[h].
+  const std::vector<double> *sink = nullptr;
   /// The user's regions (optional): the logit after bias/ALiBi is replaced
   /// by scoreMod(b, h, i, j, s, modInputs...); a key is allowed only where
   /// maskMod(b, h, i, j, modInputs...) is true.

@@ -90,8 +90,8 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
                    vType = headsOf(xkvType, hkv, dv),
                    zType = headsOf(xqType, hq, dv);
   SmallVector<Value> modifiers;
-  for (Value v :
-       {pop.getKvLen(), pop.getMask(), pop.getBias(), pop.getAlibiSlopes()})
+  for (Value v : {pop.getKvLen(), pop.getMask(), pop.getBias(),
+                  pop.getAlibiSlopes(), pop.getSink()})
     if (v)
       modifiers.push_back(v);
   llvm::append_range(modifiers, pop.getModInputs());
@@ -115,7 +115,7 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
       sblock->getArgument(1), sblock->getArgument(2), /*page_table=*/Value(),
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       mapped(pop.getKvLen()), mapped(pop.getMask()), mapped(pop.getBias()),
-      mapped(pop.getAlibiSlopes()), modInputs,
+      mapped(pop.getAlibiSlopes()), mapped(pop.getSink()), modInputs,
       LayoutAttr::get(ctx, Layout::bnhd), pop.getCausalAttr(),
       pop.getAlignAttr(), pop.getWindowLeftAttr(), pop.getWindowRightAttr(),
       pop.getScaleAttr(), pop.getSoftcapAttr(), pop.getNormalizationAttr());

@@ -214,6 +214,8 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
   }
   if (Value slopes = op.getAlibiSlopes())
     checkEq(slopes, 0, q, qd(1), RuntimeCheck::AlibiSlopes);
+  if (Value sink = op.getSink())
+    checkEq(sink, 0, q, qd(1), RuntimeCheck::SinkLength);
   // The per-tile classification of a mask_mod bounds its arithmetic with
   // indices below kIndexBound (2^40); static sizes are checked by the
   // verifier.

@@ -140,7 +140,7 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
               auto inner = AttentionOp::create(
                   lb, ll, outType, lseType, qs, ks, vs, Value(), Value(),
                   Value(), Value(), Value(), Value(), op.getAlibiSlopes(),
-                  ValueRange{}, op.getLayoutAttr(), op.getCausalAttr(),
+                  op.getSink(), ValueRange{}, op.getLayoutAttr(), op.getCausalAttr(),
                   op.getAlignAttr(), op.getWindowLeftAttr(),
                   op.getWindowRightAttr(), op.getScaleAttr(),
                   op.getSoftcapAttr(), op.getNormalizationAttr());
