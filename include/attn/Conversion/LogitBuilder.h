@@ -150,6 +150,17 @@ Value buildMergeOutputStep(OpBuilder &b, Location loc, Value out, Value ms,
 /// out = acc / l, and exactly 0 for a row without any key (l = 0).
 Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value l);
 
+/// Attention sinks: the final state (m, l) of a row (l = sum_j e^(s_j - m),
+/// m = -inf and l = 0 for a row without keys) with the sink's logit added
+/// to the denominator, as one more merge of a part with no value:
+/// M = max(m, sink), l' = l e^(m - M) + e^(sink - M); the unnormalized
+/// output is rescaled by `accScale` = e^(m - M) (0 for m = -inf).
+struct SinkMerge {
+  Value m, l, accScale;
+};
+SinkMerge buildSinkMerge(OpBuilder &b, Location loc, Value m, Value l,
+                         Value sink);
+
 /// lse = m + log l, and exactly -inf for a row without any key (l = 0).
 Value buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l);
 

@@ -672,11 +672,23 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Value l = loop.getResult(2 + r);
     l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
     l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
+    // Attention sinks: the row's sink logit joins the denominator.
+    Value accScale;
+    if (sinkBuf) {
+      Value h = a.min(rowH[r], a.sub(hq, ci(1)));
+      Value sink = memref::LoadOp::create(b, loc, sinkBuf, ValueRange{h});
+      SinkMerge merged = buildSinkMerge(b, loc, m, l, sink);
+      m = merged.m;
+      l = merged.l;
+      accScale = merged.accScale;
+    }
     SmallVector<Value> vals;
     for (int64_t nd = 0; nd < nOut; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
         Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
                                               ArrayRef<int64_t>{r, c});
+        if (accScale)
+          acc = arith::MulFOp::create(b, loc, acc, accScale);
         Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
         if (outElem != f32)
           val = arith::TruncFOp::create(b, loc, outElem, val);

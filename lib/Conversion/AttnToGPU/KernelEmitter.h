@@ -332,7 +332,7 @@ private:
   IRArith a;
 
   // Host values visible in the kernel.
-  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, out, lse;
+  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, sinkBuf, out, lse;
   /// Paged K/V: the page table, the page size S and the pool's page count.
   Value ptBuf, pageSize, poolPages;
   /// Ragged batches: the offsets and the number of sequences.

@@ -41,6 +41,7 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   maskBuf = bufferOf(op.getMask());
   biasBuf = bufferOf(op.getBias());
   alibiBuf = bufferOf(op.getAlibiSlopes());
+  sinkBuf = bufferOf(op.getSink());
   cuQBuf = bufferOf(op.getCuSeqlensQ());
   cuKBuf = bufferOf(op.getCuSeqlensK());
   for (Value input : op.getModInputs())
@@ -467,6 +468,12 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
                              b, loc, maxLoop.getRegionIterArgs()[0], ms)});
   }
   Value bigM = maxLoop.getResult(0);
+  // Attention sinks: the sink's logit joins M and L as a part with no value.
+  Value sink;
+  if (sinkBuf) {
+    sink = memref::LoadOp::create(b, loc, sinkBuf, ValueRange{h});
+    bigM = arith::MaximumFOp::create(b, loc, bigM, sink);
+  }
   // The shared merge (LogitBuilder.h): L = sum_s w_s l_s, then out = sum_s
   // (w_s l_s / L) (acc_s / l_s); sigmoid: out = sum_s acc_s.
   auto splitLoop = [&](ValueRange init,
@@ -485,6 +492,8 @@ void KernelEmitter::emitMerge(gpu::LaunchOp launch) {
                   return buildMergeRowSum(b, loc, sum, load(a.add(mBase, r)),
                                           load(a.add(lBase, r)), bigM);
                 });
+  if (sink)
+    bigL = buildMergeRowSum(b, loc, bigL, sink, cf(1.0), bigM);
   Value val = splitLoop(ValueRange{cf(0.0)}, [&](Value r, Value acc) {
     Value accS = load(a.add(a.mul(r, ci(dv)), col));
     if (sigmoid)

@@ -495,6 +495,17 @@ Value mlir::attn::buildNormalizedOutput(OpBuilder &b, Location loc, Value acc,
   return arith::SelectOp::create(b, loc, empty, zero, div);
 }
 
+SinkMerge mlir::attn::buildSinkMerge(OpBuilder &b, Location loc, Value m,
+                                     Value l, Value sink) {
+  SinkMerge r;
+  r.m = arith::MaximumFOp::create(b, loc, m, sink);
+  r.accScale = buildMergeWeight(b, loc, m, r.m);
+  r.l = arith::AddFOp::create(b, loc,
+                              arith::MulFOp::create(b, loc, l, r.accScale),
+                              buildMergeWeight(b, loc, sink, r.m));
+  return r;
+}
+
 Value mlir::attn::buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l) {
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
                                       f32Const(b, loc, 0.0));

@@ -359,6 +359,32 @@ func.func @alibi_heads(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
 
 // -----
 
+// One sink logit per query head (Hq = 8).
+func.func @sink_heads(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                      %v: tensor<2x2x4x64xf32>, %s: tensor<2xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{sink must be a rank-1 tensor with one logit per query head (Hq = 8); got 'tensor<2xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) sink(%s : tensor<2xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// A sink joins the softmax's denominator: sigmoid has none.
+func.func @sink_sigmoid(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                        %v: tensor<2x2x4x64xf32>, %s: tensor<8xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{sink joins the softmax's denominator; norm(sigmoid) has none}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) sink(%s : tensor<8xf32>) norm(sigmoid)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
 func.func @alibi_rank(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
                       %v: tensor<2x2x4x64xf32>, %s: tensor<2x8xf32>)
     -> tensor<2x8x4x64xf32> {
@@ -860,7 +886,7 @@ func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
 // Generic form: the layout enum is checked when the properties are built.
 func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
-  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -869,7 +895,7 @@ func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> 
 // Generic form: two optional results are one too many.
 func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
   return %0#0 : tensor<1x2x8x16xf32>
 }
 
@@ -878,7 +904,7 @@ func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // Generic form: the segment sizes must match the operands.
 func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -946,7 +972,7 @@ func.func @modifier_twice(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // A misspelt modifier is named, with the ones that exist.
 func.func @modifier_unknown(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, kv_len, mask, bias, alibi, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
+  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, kv_len, mask, bias, alibi, sink, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) casual(top_left) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>

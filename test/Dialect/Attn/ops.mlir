@@ -257,6 +257,21 @@ func.func @alibi(%q: tensor<1x8x16x32xf32>, %k: tensor<1x8x16x32xf32>,
   return %0 : tensor<1x8x16x32xf32>
 }
 
+// Attention sinks: one logit per query head in the softmax's denominator
+// (any order among the modifiers; printed after alibi).
+// CHECK-LABEL: func.func @sink
+// CHECK-SAME: %[[S:[a-zA-Z0-9_]+]]: tensor<8xf32>
+// CHECK: attn.attention {{.*}} alibi(%[[S]] : tensor<8xf32>) sink(%[[S]] : tensor<8xf32>) causal(top_left) -> tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
+func.func @sink(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>,
+                %v: tensor<1x2x16x32xf32>, %s: tensor<8xf32>)
+    -> (tensor<1x8x16x32xf32>, tensor<1x8x16xf32>) {
+  %0, %1 = attn.attention q(%q : tensor<1x8x16x32xf32>) k(%k : tensor<1x2x16x32xf32>)
+      v(%v : tensor<1x2x16x32xf32>) sink(%s : tensor<8xf32>) causal(top_left)
+      alibi(%s : tensor<8xf32>)
+      -> tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
+  return %0, %1 : tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @causal_top_left
 // CHECK: attn.attention {{.*}} causal(top_left) -> tensor<1x2x8x16xf32>
 func.func @causal_top_left(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x12x16xf32>,
