@@ -1,6 +1,18 @@
-// RUN: attn-run %s --print --reps=0 --form=naive | FileCheck %s
-// RUN: attn-run %s --print --reps=0 --form=fused | FileCheck %s
-// RUN: attn-run %s --print --reps=0 --form=decode --splits=2 | FileCheck %s
+// RUN: attn-run %s --entry=sinks --print --reps=0 --form=naive | FileCheck %s
+// RUN: attn-run %s --entry=sinks --print --reps=0 --form=fused | FileCheck %s
+// RUN: attn-run %s --entry=sinks --print --reps=0 --form=decode --splits=2 | FileCheck %s
+
+// With ragged batches (rows outside every sequence keep out 0 and lse -inf),
+// projections, GQA and dynamic sizes, on random inputs against the f64
+// reference, in every CPU form (test/GPUEmulator/sink.mlir: the GPU's):
+// RUN: %python %S/Inputs/write_npy.py %t.cq.npy i4 4 2,20,30,45
+// RUN: %python %S/Inputs/write_npy.py %t.ck.npy i4 4 0,30,40,70
+// RUN: for f in naive fused decode; do attn-run %s --entry=ragged --form=$f --size Nq=50,Nk=70 --input cu_seqlens_q=%t.cq.npy --input cu_seqlens_k=%t.ck.npy --verify; done | FileCheck %s --check-prefix=RAGGED
+// RAGGED: lse: f32 [1, 4, 50] {{.*}} [ok
+// RUN: for f in naive fused decode; do attn-run %s --entry=projected --form=$f --verify; done | FileCheck %s --check-prefix=PROJ
+// PROJ: result: f32 [2, 16, 64] {{.*}} [ok
+// RUN: for f in naive fused decode; do attn-run %s --entry=dynamic --form=$f --size B=2,Hq=4,Nq=33,Nk=47 --verify; done | FileCheck %s --check-prefix=DYN
+// DYN: lse: f32 [2, 4, 33] {{.*}} [ok
 
 // Attention sinks (gpt-oss): a logit per query head in the softmax's
 // denominator, with no value. D = 1, scale 1, q = 1.
@@ -24,4 +36,37 @@ func.func @sinks() -> (tensor<2x1x1x1xf32>, tensor<2x1x1xf32>) {
       sink(%s : tensor<1xf32>) scale(1.0)
       -> tensor<2x1x1x1xf32>, tensor<2x1x1xf32>
   return %out, %lse : tensor<2x1x1x1xf32>, tensor<2x1x1xf32>
+}
+
+func.func @ragged(%q: tensor<1x4x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+                  %v: tensor<1x2x?x64xf16>, %cq: tensor<4xi32>,
+                  %ck: tensor<4xi32>, %s: tensor<4xf32>)
+    -> (tensor<1x4x?x64xf16>, tensor<1x4x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<1x4x?x64xf16>)
+      k(%k : tensor<1x2x?x64xf16>) v(%v : tensor<1x2x?x64xf16>)
+      ragged(%cq, %ck : tensor<4xi32>, tensor<4xi32>) sink(%s : tensor<4xf32>)
+      causal(bottom_right)
+      -> tensor<1x4x?x64xf16>, tensor<1x4x?xf32>
+  return %o, %l : tensor<1x4x?x64xf16>, tensor<1x4x?xf32>
+}
+
+func.func @projected(%x: tensor<2x16x64xf32>, %wq: tensor<64x64xf32>,
+                     %wk: tensor<64x32xf32>, %wv: tensor<64x32xf32>,
+                     %wo: tensor<64x64xf32>, %s: tensor<4xf32>)
+    -> tensor<2x16x64xf32> {
+  %y = attn.projected_attention x(%x : tensor<2x16x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>) heads(4, 2)
+      sink(%s : tensor<4xf32>) causal(top_left) -> tensor<2x16x64xf32>
+  return %y : tensor<2x16x64xf32>
+}
+
+func.func @dynamic(%q: tensor<?x?x?x32xf32>, %k: tensor<?x2x?x32xf32>,
+                   %v: tensor<?x2x?x32xf32>, %s: tensor<?xf32>)
+    -> (tensor<?x?x?x32xf32>, tensor<?x?x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<?x?x?x32xf32>)
+      k(%k : tensor<?x2x?x32xf32>) v(%v : tensor<?x2x?x32xf32>)
+      sink(%s : tensor<?xf32>) causal(bottom_right) window_left(9)
+      -> tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
+  return %o, %l : tensor<?x?x?x32xf32>, tensor<?x?x?xf32>
 }

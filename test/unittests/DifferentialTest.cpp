@@ -267,6 +267,7 @@ struct Config {
   DType biasType = DType::F32;
   bool biasNegInf = false; // some -inf entries (never a whole row)
   bool alibi = false;
+  bool sink = false; // attention sinks (softmax only)
   std::optional<double> scale, softcap;
   bool sigmoid = false;
   bool lse = false;
@@ -385,6 +386,7 @@ void randomBase(Rng &rng, Config &c) {
     randomBias(rng, c, static_cast<int>(uniformInt(rng, 1, 4)),
                pick(rng, {DType::F32, DType::F16, c.dtype}));
   c.alibi = chance(rng, 0.1);
+  c.sink = chance(rng, 0.1);
   if (chance(rng, 0.2))
     c.scale = pick(rng, {0.1, 0.5, 1.0, 2.0});
   if (chance(rng, 0.1))
@@ -644,6 +646,12 @@ const std::vector<Scenario> &scenarios() {
          c.windowRight.reset();
        }},
       {"alibi", [](Rng &r, Config &c) { c.alibi = true; }},
+      {"sink",
+       [](Rng &r, Config &c) {
+         c.sink = true;
+         c.sigmoid = false;
+         c.lse = chance(r, 0.7);
+       }},
       {"softcap",
        [](Rng &r, Config &c) {
          c.softcap = pick(r, {1.0, 2.5, 10.0});
@@ -682,6 +690,7 @@ const std::vector<Scenario> &scenarios() {
          randomBias(r, c, static_cast<int>(uniformInt(r, 1, 4)),
                     pick(r, {DType::F32, DType::F16}));
          c.alibi = true;
+         c.sink = !c.sigmoid;
          c.causal =
              chance(r, 0.5) ? CausalKind::TopLeft : CausalKind::BottomRight;
          randomWindow(r, c, 2);
@@ -915,6 +924,9 @@ private:
     if (c.alibi)
       addArg("alibi", {{c.Hq, c.projected ? nullptr : "Hq"}}, "f32",
              ElementKind::F32);
+    if (c.sink && !c.sigmoid)
+      addArg("sink", {{c.Hq, c.projected ? nullptr : "Hq"}}, "f32",
+             ElementKind::F32);
     // mod_inputs, in this order.
     if (c.maskMod == MaskModKind::Document)
       addArg("doc", {{c.Nq, "Nq"}}, c.docI64 ? "i64" : "i32",
@@ -1034,6 +1046,8 @@ private:
       s += " " + operand("bias", "bias");
     if (c.alibi)
       s += " " + operand("alibi", "alibi");
+    if (c.sink && !c.sigmoid)
+      s += " " + operand("sink", "sink");
     if (c.causal != CausalKind::None)
       s += c.causal == CausalKind::TopLeft ? " causal(top_left)"
                                            : " causal(bottom_right)";
@@ -1243,6 +1257,9 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
     } else if (a.name == "alibi") {
       for (int64_t h = 0; h < n; ++h)
         t.set(h, std::pow(2.0, -8.0 * (h + 1) / static_cast<double>(n)));
+    } else if (a.name == "sink") {
+      // Logits around and above the random logits' range.
+      fill(-2, 3);
     } else if (a.name == "doc") {
       // Sorted segment ids (1 to 8 documents), as attn-run makes them.
       llvm::StringMap<int64_t> sizes;
@@ -1646,6 +1663,7 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.biasRank && c.biasRank < 4, "bias rank < 4");
     note(c.biasNegInf, "bias with -inf");
     note(c.alibi, "ALiBi");
+    note(c.sink && !c.sigmoid, "attention sink");
     note(c.alibi && c.causal == CausalKind::None, "ALiBi without causal");
     note(c.softcap.has_value(), "soft cap");
     note(c.scale.has_value(), "explicit scale");

@@ -7,7 +7,7 @@
 // A randomized sweep of attn specs lowered by convert-attn-to-gpu and run on
 // the warp-level emulator (every lane's ldmatrix, mma.sync, shuffle and
 // cp.async), compared with the f64 reference: masks (causal in both
-// alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap,
+// alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap, sinks,
 // score_mod and mask_mod regions), sigmoid
 // normalization, tails (sizes that are not multiples of the tiles), GQA group
 // sizes, head dims, dtypes (f16, bf16; f32, which the kernel stages as bf16),
@@ -222,6 +222,13 @@ Case makeCase(uint64_t seed, int index) {
   if (alibi) {
     args += ", %slopes: " + shape({hq}, "f32");
     mods += " alibi(%slopes : " + shape({hq}, "f32") + ")";
+  }
+  // Attention sinks (a generator of their own, so that the other draws
+  // stay those of earlier sweeps): softmax only.
+  std::mt19937_64 sinkRng(seed * 0xD6E8FEB86659FD93ull + index);
+  if (!sigmoid && (sinkRng() % 5 == 0 || (scenario == 6 && index % 20 == 6))) {
+    args += ", %sink: " + shape({hq}, "f32");
+    mods += " sink(%sink : " + shape({hq}, "f32") + ")";
   }
   if (causal)
     mods += bottomRight ? " causal(bottom_right)" : " causal(top_left)";
