@@ -82,8 +82,8 @@ int main(int argc, char **argv) {
   RunnerOptions opts;
   auto dev = parseRunDevice(device);
   if (!dev) {
-    llvm::errs() << "attn-paged-decode-loop: " << llvm::toString(dev.takeError())
-                 << "\n";
+    llvm::errs() << "attn-paged-decode-loop: "
+                 << llvm::toString(dev.takeError()) << "\n";
     return 1;
   }
   opts.device = *dev;
@@ -186,8 +186,8 @@ int main(int argc, char **argv) {
     if (!callErr)
       callErr = (*runner)->fetch(outs);
     if (callErr) {
-      llvm::errs() << "step " << step << ": " << llvm::toString(std::move(callErr))
-                   << "\n";
+      llvm::errs() << "step " << step << ": "
+                   << llvm::toString(std::move(callErr)) << "\n";
       return 1;
     }
     kPool = std::move(outs[1]);
@@ -241,8 +241,8 @@ int main(int argc, char **argv) {
     if (!ok)
       return 1;
   }
-  llvm::outs() << "all " << steps << " steps match the reference (device " << device
-               << ", form " << form
-               << ", max abs err " << llvm::format("%.2e", worst) << ")\n";
+  llvm::outs() << "all " << steps << " steps match the reference (device "
+               << device << ", form " << form << ", max abs err "
+               << llvm::format("%.2e", worst) << ")\n";
   return 0;
 }

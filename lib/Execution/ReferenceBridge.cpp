@@ -412,22 +412,24 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
       bound.kvLen.push_back((*t)->getInt(i));
     in.kvLen = &bound.kvLen;
   }
-  if (Value s = op.getAlibiSlopes()) {
-    auto t = bound.lookup(s);
+  // Per-head f32 vectors (ALiBi slopes, sinks) as doubles.
+  auto perHead = [&](Value v, std::vector<double> &values,
+                     const std::vector<double> *&slot) -> llvm::Error {
+    if (!v)
+      return llvm::Error::success();
+    auto t = bound.lookup(v);
     if (!t)
       return t.takeError();
     for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
-      bound.slopes.push_back((*t)->get(i));
-    in.alibiSlopes = &bound.slopes;
-  }
-  if (Value s = op.getSink()) {
-    auto t = bound.lookup(s);
-    if (!t)
-      return t.takeError();
-    for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
-      bound.sink.push_back((*t)->get(i));
-    in.sink = &bound.sink;
-  }
+      values.push_back((*t)->get(i));
+    slot = &values;
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = perHead(op.getAlibiSlopes(), bound.slopes,
+                                in.alibiSlopes))
+    return err;
+  if (llvm::Error err = perHead(op.getSink(), bound.sink, in.sink))
+    return err;
   auto mask = bound.tensor(op.getMask());
   if (!mask)
     return mask.takeError();

@@ -156,8 +156,8 @@ ProjectedAttentionOp mlir::attn::buildProjectedAttention(
   ModifierAttrs attrs(builder, modifiers);
   return ProjectedAttentionOp::create(
       builder, loc, resultType, xq, xkv, wq, wk, wv, wo, modifiers.kvLen,
-      modifiers.mask, modifiers.bias, modifiers.alibiSlopes,
-      modifiers.sink, modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
+      modifiers.mask, modifiers.bias, modifiers.alibiSlopes, modifiers.sink,
+      modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
       builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.align,
       attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
       attrs.norm);

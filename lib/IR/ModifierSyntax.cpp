@@ -41,10 +41,10 @@ struct ModifierSlots {
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table",  "ragged",       "layout",     "kv_len",  "mask",
-    "bias",        "alibi",        "sink",       "mod_inputs", "causal",
-    "align",       "window_left",  "window_right", "scale", "softcap",
-    "norm",        "score_mod",    "mask_mod"};
+    "page_table", "ragged",      "layout",       "kv_len",     "mask",
+    "bias",       "alibi",       "sink",         "mod_inputs", "causal",
+    "align",      "window_left", "window_right", "scale",      "softcap",
+    "norm",       "score_mod",   "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -171,8 +171,8 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
 }
 
 static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
-                              Value mask, Value bias, Value alibi,
-                              Value sink, OperandRange modInputs, CausalAlignAttr causal,
+                              Value mask, Value bias, Value alibi, Value sink,
+                              OperandRange modInputs, CausalAlignAttr causal,
                               CausalAlignAttr align, IntegerAttr windowLeft,
                               IntegerAttr windowRight, FloatAttr scale,
                               FloatAttr softcap, NormalizationAttr norm,
@@ -221,11 +221,11 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
 #define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
   ModifierSlots {                                                              \
     kvLen, mask, bias, alibi, sink, kvLenType, maskType, biasType, alibiType,  \
-        sinkType, modInputs, modInputTypes, causal, align, windowLeft, windowRight,      \
-        scale, softcap, norm, scoreMod, maskMod, LAYOUT                        \
+        sinkType, modInputs, modInputTypes, causal, align, windowLeft,         \
+        windowRight, scale, softcap, norm, scoreMod, maskMod, LAYOUT           \
   }
 #define ATTN_MODIFIER_PRINT_ARGS                                               \
-  kvLen, mask, bias, alibi, sink, modInputs, causal, align, windowLeft,       \
+  kvLen, mask, bias, alibi, sink, modInputs, causal, align, windowLeft,        \
       windowRight, scale, softcap, norm, scoreMod, maskMod
 
 ParseResult mlir::attn::parseAttentionModifiers(

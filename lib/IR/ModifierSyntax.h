@@ -36,10 +36,10 @@ namespace attn {
       NormalizationAttr &norm, Region &scoreMod, Region &maskMod
 #define ATTN_MODIFIER_PRINT_PARAMS                                             \
   Value kvLen, Type, Value mask, Type, Value bias, Type, Value alibi, Type,    \
-      Value sink, Type, OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
-      CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
-      FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
-      Region &scoreMod, Region &maskMod
+      Value sink, Type, OperandRange modInputs, TypeRange,                     \
+      CausalAlignAttr causal, CausalAlignAttr align, IntegerAttr windowLeft,   \
+      IntegerAttr windowRight, FloatAttr scale, FloatAttr softcap,             \
+      NormalizationAttr norm, Region &scoreMod, Region &maskMod
 
 /// attn.attention's modifiers also take `page_table(...)` and
 /// `ragged(...)`, anywhere among the others.

@@ -141,8 +141,7 @@ struct ExpandProjectedAttention
         rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*page_table=*/Value(),
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getKvLen(),
         op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getSink(),
-        op.getModInputs(),
-        LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
+        op.getModInputs(), LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
         op.getWindowRightAttr(), op.getScaleAttr(), op.getSoftcapAttr(),
         op.getNormalizationAttr());

@@ -64,8 +64,7 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
     SmallVector<Type> types = {op.getOut().getType(), lseType};
     auto plain = AttentionOp::create(b, loc, types, inner->getOperands(),
                                      inner->getAttrs());
-    for (auto [from, to] :
-         llvm::zip(inner->getRegions(), plain->getRegions()))
+    for (auto [from, to] : llvm::zip(inner->getRegions(), plain->getRegions()))
       to.takeBody(from);
     b.eraseOp(inner);
     Value out = plain.getOut(), lse = plain.getLse();
@@ -84,8 +83,8 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, len, hq);
       emitRuntimeCheck(b, loc, plain, eq, RuntimeCheck::SinkLength, {len, hq});
     }
-    SmallVector<Value> results = buildGuardedOrZeros(
-        b, loc, op, [&](OpBuilder &, Location) {
+    SmallVector<Value> results =
+        buildGuardedOrZeros(b, loc, op, [&](OpBuilder &, Location) {
           return mergeSink(b, loc, op, out, lse, lseType);
         });
     b.replaceOp(op, results);
@@ -130,22 +129,21 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
           Value hi = arith::MaximumFOp::create(nb, nl, l, s);
           Value lo = arith::MinimumFOp::create(nb, nl, l, s);
           // hi = -inf (no key and a -inf sink): lo - hi is NaN; e^-inf = 0.
-          Value ninf = arith::ConstantOp::create(nb, nl,
-                                                 nb.getF32FloatAttr(-inf));
+          Value ninf =
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(-inf));
           Value hiInf = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                               hi, ninf);
           Value diff = arith::SubFOp::create(nb, nl, lo, hi);
           diff = arith::SelectOp::create(nb, nl, hiInf, ninf, diff);
           Value r = arith::AddFOp::create(
               nb, nl, hi,
-              math::Log1pOp::create(nb, nl,
-                                    math::ExpOp::create(nb, nl, diff)));
+              math::Log1pOp::create(nb, nl, math::ExpOp::create(nb, nl, diff)));
           if (rowLo) {
             Value row = linalg::IndexOp::create(nb, nl, 2);
             Value inRows = arith::AndIOp::create(
                 nb, nl,
-                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle,
-                                      rowLo, row),
+                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, rowLo,
+                                      row),
                 arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, row,
                                       rowHi));
             r = arith::SelectOp::create(nb, nl, inRows, r, l);
@@ -173,8 +171,8 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
           Value o = args[0];
           if (o.getType() != f32)
             o = arith::ExtFOp::create(nb, nl, f32, o);
-          Value ninf = arith::ConstantOp::create(nb, nl,
-                                                 nb.getF32FloatAttr(-inf));
+          Value ninf =
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(-inf));
           Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                              args[1], ninf);
           Value w = math::ExpOp::create(

@@ -1202,13 +1202,11 @@ func.func @gpu_step(%q: tensor<2x4x1x64xf16>, %kn: tensor<2x2x1x64xf16>,
 /// table[0, 2], sequence 1 (16 tokens) at row 0 of page table[1, 1].
 std::vector<HostTensor> stepArgs(std::vector<int64_t> table,
                                  std::vector<int64_t> lens) {
-  return {randomF16({2, 4, 1, 64}, 90),
-          randomF16({2, 2, 1, 64}, 91),
-          randomF16({2, 2, 1, 64}, 92),
-          randomF16({6, 2, 16, 64}, 93),
-          randomF16({6, 2, 16, 64}, 94),
-          ints(ElementKind::I32, {2, 3}, table),
-          ints(ElementKind::I32, {2}, lens)};
+  return {
+      randomF16({2, 4, 1, 64}, 90),     randomF16({2, 2, 1, 64}, 91),
+      randomF16({2, 2, 1, 64}, 92),     randomF16({6, 2, 16, 64}, 93),
+      randomF16({6, 2, 16, 64}, 94),    ints(ElementKind::I32, {2, 3}, table),
+      ints(ElementKind::I32, {2}, lens)};
 }
 
 /// The pool `pool` after appending `update` ([2, 2, 1, 64]) at the positions
@@ -1250,11 +1248,13 @@ TEST(GpuEmulatorChecks, AppendStepThenGood) {
     std::vector<int64_t> table, lens;
     const char *message;
   } bad[] = {
-      {goodTable, {40, 48},
+      {goodTable,
+       {40, 48},
        "attn: kv_cache_append writes past the page table (positions[b] + "
        "Nnew > max_pages * S): positions[1] = 48 with 1 new rows, the table "
        "holds 48"},
-      {{4, 1, 6, 5, 2, -1}, {40, 16},
+      {{4, 1, 6, 5, 2, -1},
+       {40, 16},
        "attn: kv_cache_append: a page_table entry lies outside the page "
        "pool: page_table[0, 2] = 6, the pool has 6 pages"},
   };
@@ -1307,7 +1307,8 @@ TEST(GpuEmulatorChecks, AppendStepInPlace) {
   Spec spec(kGpuStepSpec);
   ASSERT_TRUE(spec.module);
   auto lowered = EmulatedSpec::lower(*spec.module, "gpu_step", {});
-  ASSERT_TRUE(static_cast<bool>(lowered)) << llvm::toString(lowered.takeError());
+  ASSERT_TRUE(static_cast<bool>(lowered))
+      << llvm::toString(lowered.takeError());
   std::vector<HostTensor> args = stepArgs({4, 1, 0, 5, 2, -1}, {40, 16});
   HostTensor kWant = stepAppended(args[3], args[1], args[5], args[6]);
   HostTensor vWant = stepAppended(args[4], args[2], args[5], args[6]);

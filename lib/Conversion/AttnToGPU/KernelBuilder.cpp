@@ -113,11 +113,9 @@ std::pair<Value, Value> KernelEmitter::rowTileQueries(Value rt) {
   return {divu(row0, groups), divu(a.sub(rowEnd, ci(1)), groups)};
 }
 
-MaskBounds<IRArith>::Truth
-KernelEmitter::classifyKeyTile(Value bb, Value hLo, Value hHi, Value q0,
-                               Value qLast, Value t,
-                               const ModInputAccess &access,
-                               int64_t maxElements) {
+MaskBounds<IRArith>::Truth KernelEmitter::classifyKeyTile(
+    Value bb, Value hLo, Value hHi, Value q0, Value qLast, Value t,
+    const ModInputAccess &access, int64_t maxElements) {
   Value k0 = a.mul(t, ci(tk));
   TileBox<IRArith> box{bb, bb, hLo, hHi, q0, qLast, k0, a.add(k0, ci(tk - 1))};
   auto tensors = [&](unsigned input, ArrayRef<std::pair<Value, Value>> box)
@@ -136,8 +134,8 @@ void KernelEmitter::emitTileMapKernel(gpu::LaunchOp launch) {
   ModInputAccess access = kernelModInputAccess();
   auto [q0, qLast] = rowTileQueries(rt);
   Value hLo = maskIgnoresHead() ? ci(0) : a.mul(hIdx, groups);
-  Value hHi = maskIgnoresHead() ? a.sub(hq, ci(1))
-                                : a.sub(a.add(hLo, groups), ci(1));
+  Value hHi =
+      maskIgnoresHead() ? a.sub(hq, ci(1)) : a.sub(a.add(hLo, groups), ci(1));
   auto loop = scf::ForOp::create(b, loc, tid, numKeyTiles, ci(kLanes * warps));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -151,8 +149,7 @@ void KernelEmitter::emitTileMapKernel(gpu::LaunchOp launch) {
                             arith::ExtUIOp::create(b, loc, i8, cls.mayFalse),
                             arith::ConstantIntOp::create(b, loc, i8, 1)));
   Value at = a.add(
-      a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles),
-                  rt),
+      a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles), rt),
             numKeyTiles),
       t);
   memref::StoreOp::create(b, loc, byte, tileMap, ValueRange{at});
@@ -303,15 +300,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto classifyTile = [&](Value t) -> MaskBounds<IRArith>::Truth {
     if (!tileMap) {
       Value h0 = a.mul(hk, groups);
-      return classifyKeyTile(bb, h0, a.sub(a.add(h0, groups), ci(1)), q0,
-                             qLast, t, modAccess, 0);
+      return classifyKeyTile(bb, h0, a.sub(a.add(h0, groups), ci(1)), q0, qLast,
+                             t, modAccess, 0);
     }
     Value hIdx = maskIgnoresHead() ? ci(0) : hk;
     Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
     Value at = a.add(
-        a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles),
-                    rt),
-              numKeyTiles),
+        a.mul(
+            a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles), rt),
+            numKeyTiles),
         tt);
     Value byte = memref::LoadOp::create(b, loc, tileMap, ValueRange{at});
     auto bit = [&](int64_t i) -> Value {

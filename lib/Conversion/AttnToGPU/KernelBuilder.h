@@ -45,8 +45,7 @@ LogicalResult checkGpuSupported(func::FuncOp fn, AttentionOp op,
                                 const GpuKernelOptions &opts);
 /// What checkGpuSupported checks of the op itself (element types, head
 /// dimensions, options), wherever it stands in its function.
-LogicalResult checkGpuOpSupported(AttentionOp op,
-                                  const GpuKernelOptions &opts);
+LogicalResult checkGpuOpSupported(AttentionOp op, const GpuKernelOptions &opts);
 
 /// Replaces `fn` (checked by checkGpuSupported) by its GPU form: same name,
 /// memref arguments (inputs, then the results as out-parameters), no

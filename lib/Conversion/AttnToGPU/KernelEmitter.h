@@ -258,8 +258,7 @@ private:
   /// may allow a pair, bit 1: it may deny one). Masks without tensor reads
   /// are classified in the attention kernel (a few integer ops per tile).
   bool usesTileMap() {
-    return op.getMaskModBlock() && !op.getModInputs().empty() &&
-           !op.isRagged();
+    return op.getMaskModBlock() && !op.getModInputs().empty() && !op.isRagged();
   }
   bool maskIgnoresHead() {
     return op.getMaskModBlock()->getArgument(1).use_empty();

@@ -196,8 +196,9 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     emitSplitLaunches(smem, token);
   }
   if (tileMap)
-    token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, tileMap)
-                .getAsyncToken();
+    token =
+        gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, tileMap)
+            .getAsyncToken();
   if (usesErrorWord())
     errorWord.end(b, loc, token);
   if (token)
@@ -272,9 +273,9 @@ ErrorWord ErrorWord::begin(OpBuilder &b, Location loc, Value &token) {
 
 void ErrorWord::end(OpBuilder &b, Location loc, Value &token) const {
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, host,
-                                device)
-              .getAsyncToken();
+  token =
+      gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, host, device)
+          .getAsyncToken();
   token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, device)
               .getAsyncToken();
 }

@@ -93,10 +93,11 @@ LogicalResult gpu_codegen::checkGpuStepSupported(func::FuncOp fn,
     if (isa<KvCacheAppendOp>(op) || isTensorElementwise(&op))
       continue;
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-      bool ok = !isa<ShapedType>(cst.getType()) ||
-                (splatConstant(cst) && llvm::all_of(cst->getUsers(), [](auto *u) {
-                   return isTensorElementwise(u);
-                 }));
+      bool ok =
+          !isa<ShapedType>(cst.getType()) ||
+          (splatConstant(cst) && llvm::all_of(cst->getUsers(), [](auto *u) {
+             return isTensorElementwise(u);
+           }));
       if (!ok)
         return gpuError(&op, "a tensor constant in a function of several ops "
                              "must be a splat operand of elementwise ops");
@@ -144,7 +145,8 @@ private:
   Value resultBuffer(Value result, function_ref<Value(int64_t)> dims);
   /// Out-parameters of dynamic sizes: checked against the sizes the inputs
   /// give (`want(d)`), with the message of the attention's output checks.
-  void checkOutputDims(Value result, Value buf, function_ref<Value(int64_t)> want);
+  void checkOutputDims(Value result, Value buf,
+                       function_ref<Value(int64_t)> want);
 
   void emitAppend(KvCacheAppendOp op);
   void emitElementwise(Operation *op);
@@ -215,8 +217,7 @@ void StepBuilder::launch(Value blocks, StringRef what, Value &token,
   auto op = gpu::LaunchOp::create(
       b, loc, blocks, ci(1), ci(1), ci(kStepThreads), ci(1), ci(1), Value(),
       tokenType, ValueRange{token}, TypeRange{}, TypeRange{}, Value(), Value(),
-      Value(),
-      FlatSymbolRefAttr::get(ctx, (fn.getName() + "_kernels").str()),
+      Value(), FlatSymbolRefAttr::get(ctx, (fn.getName() + "_kernels").str()),
       FlatSymbolRefAttr::get(ctx, name));
   token = op.getAsyncToken();
   b.setInsertionPointToStart(&op.getBody().front());
@@ -322,9 +323,9 @@ void StepBuilder::emitAppend(KvCacheAppendOp op) {
         // The page table slots the rows go to, read only where the
         // positions are in the table.
         Value first = a.select(okPos, divu(p, pageSize), ci(0));
-        Value last = a.select(
-            a.both(okPos, a.slt(ci(0), rows)),
-            a.add(divu(a.sub(end, ci(1)), pageSize), ci(1)), first);
+        Value last =
+            a.select(a.both(okPos, a.slt(ci(0), rows)),
+                     a.add(divu(a.sub(end, ci(1)), pageSize), ci(1)), first);
         auto slots =
             scf::ForOp::create(b, loc, first, last, ci(1), ValueRange{ok});
         OpBuilder::InsertionGuard g3(b);
@@ -340,16 +341,16 @@ void StepBuilder::emitAppend(KvCacheAppendOp op) {
       }
       scf::YieldOp::create(b, loc, ValueRange{ok});
     }
-    auto ifWrite = scf::IfOp::create(
-        b, loc, a.both(verdict.getResult(0), a.slt(h, heads)),
-        /*withElse=*/false);
+    auto ifWrite =
+        scf::IfOp::create(b, loc, a.both(verdict.getResult(0), a.slt(h, heads)),
+                          /*withElse=*/false);
     b.setInsertionPointToStart(&ifWrite.getThenRegion().front());
     auto perEntry = scf::ForOp::create(b, loc, ci(0), batch, ci(1));
     b.setInsertionPointToStart(perEntry.getBody());
     Value bi = perEntry.getInductionVar();
     Value p = position(bi);
-    auto elems = scf::ForOp::create(b, loc, tid, a.mul(rows, width),
-                                    ci(kStepThreads));
+    auto elems =
+        scf::ForOp::create(b, loc, tid, a.mul(rows, width), ci(kStepThreads));
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(elems.getBody());

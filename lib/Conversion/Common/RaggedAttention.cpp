@@ -140,8 +140,8 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
               auto inner = AttentionOp::create(
                   lb, ll, outType, lseType, qs, ks, vs, Value(), Value(),
                   Value(), Value(), Value(), Value(), op.getAlibiSlopes(),
-                  op.getSink(), ValueRange{}, op.getLayoutAttr(), op.getCausalAttr(),
-                  op.getAlignAttr(), op.getWindowLeftAttr(),
+                  op.getSink(), ValueRange{}, op.getLayoutAttr(),
+                  op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
                   op.getWindowRightAttr(), op.getScaleAttr(),
                   op.getSoftcapAttr(), op.getNormalizationAttr());
               SmallVector<Value> results;

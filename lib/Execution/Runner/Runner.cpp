@@ -109,9 +109,8 @@ llvm::Expected<DenseResultRule> DenseResultRule::of(func::FuncOp fn) {
     rule.staticShapes.emplace_back(type.getShape());
     if (attention && r.getDefiningOp() == attention) {
       rule.sources.push_back(cast<OpResult>(r).getResultNumber() == 0 ? kOut
-                                                                       : kLse);
-    } else if (auto arg = shapeArgument(r);
-               arg && !isa<BlockArgument>(r)) {
+                                                                      : kLse);
+    } else if (auto arg = shapeArgument(r); arg && !isa<BlockArgument>(r)) {
       rule.sources.push_back(*arg);
     } else {
       return runnerError("result shapes: each result of the entry function "
