@@ -425,8 +425,8 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
     slot = &values;
     return llvm::Error::success();
   };
-  if (llvm::Error err = perHead(op.getAlibiSlopes(), bound.slopes,
-                                in.alibiSlopes))
+  if (llvm::Error err =
+          perHead(op.getAlibiSlopes(), bound.slopes, in.alibiSlopes))
     return err;
   if (llvm::Error err = perHead(op.getSink(), bound.sink, in.sink))
     return err;
