@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A serving-style decode loop: JIT-compiles paged_decode_step.mlir (append
-// one token per sequence to the paged cache, then attend) and runs it step
-// after step, the way a serving engine drives a model layer:
+// A serving-style decode loop: compiles paged_decode_step.mlir (append one
+// token per sequence to the paged cache, then attend) for a device (the CPU,
+// the GPU or the GPU emulator, through the Runner) and runs it step after
+// step, the way a serving engine drives a model layer:
 //
 //   - the page pool starts shuffled: sequences get their pages from a free
 //     list in random order, and a new page only when a sequence's length
@@ -17,14 +18,14 @@
 //     reference run on the dense history of each sequence (every K and V row
 //     appended so far, kept here in plain arrays).
 //
-//   attn-paged-decode-loop SPEC [--form=naive|fused|decode] [--steps=N]
+//   attn-paged-decode-loop SPEC [--device=cpu|gpu|gpu-emulate]
+//                          [--form=naive|fused|decode] [--steps=N]
 //
 // Prints one line per step; exits 1 at the first step that does not match.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/HostTensor.h"
-#include "attn/Execution/Jit.h"
 #include "attn/Execution/Runner.h"
 #include "attn/IR/AttnDialect.h"
 #include "attn/Reference/Reference.h"
