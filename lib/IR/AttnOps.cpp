@@ -201,27 +201,25 @@ static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
       return failure();
     refineSizes(sizes, type);
   }
-  if (Value slopes = op.getAlibiSlopes()) {
-    auto type = cast<RankedTensorType>(slopes.getType());
+  // Per-query-head f32 vectors: ALiBi slopes and sink logits.
+  for (auto [value, what] :
+       {std::pair<Value, StringRef>{op.getAlibiSlopes(),
+                                    "alibi slopes must be a rank-1 tensor with "
+                                    "one slope per query head"},
+        {op.getSink(), "sink must be a rank-1 tensor with one logit per query "
+                       "head"}}) {
+    if (!value)
+      continue;
+    auto type = cast<RankedTensorType>(value.getType());
     if (type.getRank() != 1 ||
         !compatible(type.getDimSize(0), sizes.numQueryHeads))
       return op.emitOpError()
-             << "alibi slopes must be a rank-1 tensor with one slope per "
-                "query head (Hq = "
-             << fmtSize(sizes.numQueryHeads) << "); got " << type;
+             << what << " (Hq = " << fmtSize(sizes.numQueryHeads) << "); got "
+             << type;
   }
-  if (Value sink = op.getSink()) {
-    auto type = cast<RankedTensorType>(sink.getType());
-    if (type.getRank() != 1 ||
-        !compatible(type.getDimSize(0), sizes.numQueryHeads))
-      return op.emitOpError()
-             << "sink must be a rank-1 tensor with one logit per query head "
-                "(Hq = "
-             << fmtSize(sizes.numQueryHeads) << "); got " << type;
-    if (op.getNormalization() != Normalization::softmax)
-      return op.emitOpError()
-             << "sink joins the softmax's denominator; norm(sigmoid) has none";
-  }
+  if (op.getSink() && op.getNormalization() != Normalization::softmax)
+    return op.emitOpError()
+           << "sink joins the softmax's denominator; norm(sigmoid) has none";
   if (auto left = op.getWindowLeftAttr(); left && left.getInt() < 0)
     return op.emitOpError()
            << "window_left must be non-negative; got " << left.getInt();

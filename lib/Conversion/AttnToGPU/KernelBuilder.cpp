@@ -148,10 +148,7 @@ void KernelEmitter::emitTileMapKernel(gpu::LaunchOp launch) {
       arith::ShLIOp::create(b, loc,
                             arith::ExtUIOp::create(b, loc, i8, cls.mayFalse),
                             arith::ConstantIntOp::create(b, loc, i8, 1)));
-  Value at = a.add(
-      a.mul(a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles), rt),
-            numKeyTiles),
-      t);
+  Value at = tileMapIndex(bb, hIdx, rt, t);
   memref::StoreOp::create(b, loc, byte, tileMap, ValueRange{at});
 }
 
@@ -305,11 +302,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     }
     Value hIdx = maskIgnoresHead() ? ci(0) : hk;
     Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
-    Value at = a.add(
-        a.mul(
-            a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles), rt),
-            numKeyTiles),
-        tt);
+    Value at = tileMapIndex(bb, hIdx, rt, tt);
     Value byte = memref::LoadOp::create(b, loc, tileMap, ValueRange{at});
     auto bit = [&](int64_t i) -> Value {
       Value m = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1 << i);

@@ -276,6 +276,13 @@ private:
   /// The tile map kernel: block (row tile, head or 0, batch entry), its
   /// threads over the key tiles.
   void emitTileMapKernel(gpu::LaunchOp launch);
+  /// The tile map's byte of key tile `t` of row tile `rt`, batch entry `bb`
+  /// and map head `hIdx` (0 when one map serves every head).
+  Value tileMapIndex(Value bb, Value hIdx, Value rt, Value t) {
+    Value row =
+        a.add(a.mul(a.add(a.mul(bb, tileMapHeads), hIdx), numRowTiles), rt);
+    return a.add(a.mul(row, numKeyTiles), t);
+  }
   /// How the kernel reads the mod_inputs: the buffers, checks recorded in
   /// the error word (the first failure of a launch wins).
   ModInputAccess kernelModInputAccess();

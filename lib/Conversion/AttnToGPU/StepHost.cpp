@@ -439,17 +439,15 @@ void StepBuilder::emitElementwise(Operation *op) {
 void StepBuilder::emitAttention(AttentionOp op) {
   // Work after a failed check of an earlier op is skipped (its outputs are
   // zeroed at the end), as on the CPU.
-  auto valueDims = [&](Value like, int64_t d) { return dim(like, d); };
   Value q = bufferOf(op.getQuery()), v = bufferOf(op.getValue());
   bool bnhd = op.getLayout() == Layout::bnhd;
-  Value out = resultBuffer(op.getOut(), [&](int64_t d) {
-    return d == 3 ? valueDims(v, 3) : valueDims(q, d);
-  });
+  Value out = resultBuffer(
+      op.getOut(), [&](int64_t d) { return d == 3 ? dim(v, 3) : dim(q, d); });
   Value lse;
   if (op.getLse()) {
     lse = resultBuffer(op.getLse(), [&](int64_t d) {
       int64_t qd[3] = {0, bnhd ? 2 : 1, bnhd ? 1 : 2};
-      return valueDims(q, qd[d]);
+      return dim(q, qd[d]);
     });
   }
   attentionOutputs.push_back(out);
