@@ -492,10 +492,12 @@ llvm::Error mlir::attn::runReference(Operation *op,
     if (attn.isRagged()) {
       if (llvm::Error err = bound.ints(attn.getCuSeqlensQ(), bound.cuQ))
         return err;
-      if (llvm::Error err = bound.ints(attn.getCuSeqlensK(), bound.cuK))
-        return err;
       in.cuSeqlensQ = &bound.cuQ;
-      in.cuSeqlensK = &bound.cuK;
+      if (Value cuK = attn.getCuSeqlensK()) {
+        if (llvm::Error err = bound.ints(cuK, bound.cuK))
+          return err;
+        in.cuSeqlensK = &bound.cuK;
+      }
     }
     if (llvm::Error err = bindModifiers(attn, bound, in))
       return err;

@@ -141,6 +141,10 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
   };
   auto modifiers = [&](auto o) {
     assign(o.getKvLen(), "kv_len", {"B"});
+    // A ragged batch's kv_len has an entry per sequence (Seqs).
+    if constexpr (std::is_same_v<decltype(o), AttentionOp>)
+      if (o.isRagged())
+        assign(o.getKvLen(), "kv_len", {"Seqs"});
     if (o.getMask())
       assign(o.getMask(), "mask", broadcast(o.getMask()));
     if (o.getBias())
@@ -165,7 +169,8 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
       // Page pools [Pages, Hkv, PageSize, D] and the [B, MaxPages] table.
       assign(a.getKey(), "k", order({"Pages", "Hkv", "PageSize", "Dqk"}));
       assign(a.getValue(), "v", order({"Pages", "Hkv", "PageSize", "Dv"}));
-      assign(a.getPageTable(), "page_table", {"B", "MaxPages"});
+      assign(a.getPageTable(), "page_table",
+             {a.isRagged() ? "Seqs" : "B", "MaxPages"});
     } else {
       assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
       assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
@@ -357,6 +362,11 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
 
   // Paged K/V: Nk = MaxPages * PageSize; a table wide enough for Nk keys; a
   // pool with a page for every table entry unless stated.
+  // Ragged batches: Seqs sequences, Seqs + 1 offsets.
+  if (!known.count("Seqs") && known.count("Seqs1"))
+    known["Seqs"] = known.lookup("Seqs1") - 1;
+  if (!known.count("Seqs1") && known.count("Seqs"))
+    known["Seqs1"] = known.lookup("Seqs") + 1;
   if (auto a = dyn_cast_or_null<AttentionOp>(spec.attnOp); a && a.isPaged()) {
     if (known.count("PageSize") && known.lookup("PageSize") > 0) {
       int64_t ps = known.lookup("PageSize");
@@ -365,8 +375,10 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
       if (known.count("MaxPages"))
         known["Nk"] = known.lookup("MaxPages") * ps;
     }
-    if (!known.count("Pages") && known.count("B") && known.count("MaxPages"))
-      known["Pages"] = known.lookup("B") * known.lookup("MaxPages");
+    StringRef rowsName = a.isRagged() ? "Seqs" : "B";
+    if (!known.count("Pages") && known.count(rowsName) &&
+        known.count("MaxPages"))
+      known["Pages"] = known.lookup(rowsName) * known.lookup("MaxPages");
   }
 
   // A projected self-attention reads its keys from x: Nk is Nq (mask, bias
@@ -621,7 +633,8 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
 
 void mlir::attn::randomPaging(HostTensor &table, HostTensor &kvLen,
                               bool tableGiven, bool kvLenGiven, int64_t pages,
-                              int64_t pageSize, std::mt19937_64 &rng) {
+                              int64_t pageSize, std::mt19937_64 &rng,
+                              llvm::ArrayRef<int64_t> newTokens) {
   if (tableGiven && kvLenGiven)
     return;
   int64_t batch = table.shape[0], maxPages = table.shape[1];
@@ -653,7 +666,15 @@ void mlir::attn::randomPaging(HostTensor &table, HostTensor &kvLen,
       lens[b] = std::clamp<int64_t>(kvLen.getInt(b), 0, nk);
       continue;
     }
-    switch (kind(rng)) {
+    int k = kind(rng);
+    if (b < static_cast<int64_t>(newTokens.size()) && k != 0 &&
+        newTokens[b] <= nk) {
+      // Chunked prefill: the new tokens and some cached ones.
+      std::uniform_int_distribution<int64_t> cached(0, nk - newTokens[b]);
+      lens[b] = newTokens[b] + (k == 1 ? 0 : cached(rng));
+      continue;
+    }
+    switch (k) {
     case 0:
       lens[b] = 0;
       break;
@@ -710,6 +731,20 @@ void mlir::attn::randomOffsets(HostTensor &cu, int64_t tokens,
     cu.set(i, static_cast<double>(cuts[i]));
 }
 
+void mlir::attn::randomRaggedKvLen(HostTensor &kvLen, const HostTensor &cuK,
+                                   std::mt19937_64 &rng) {
+  std::uniform_int_distribution<int> kind(0, 9);
+  for (int64_t s = 0; s < kvLen.numElements(); ++s) {
+    int64_t nk = s + 1 < cuK.numElements()
+                     ? std::max<int64_t>(cuK.getInt(s + 1) - cuK.getInt(s), 0)
+                     : 0;
+    std::uniform_int_distribution<int64_t> some(0, nk);
+    int k = kind(rng);
+    int64_t len = k < 5 ? nk : k < 8 ? some(rng) : k == 8 ? 0 : nk + 3;
+    kvLen.set(s, static_cast<double>(len));
+  }
+}
+
 void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
                                   uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -729,12 +764,21 @@ void mlir::attn::fillRandomInputs(const SpecInfo &spec, SpecBinding &binding,
                   rng);
   }
   int t = spec.findArg("page_table"), k = spec.findArg("k"),
-      l = spec.findArg("kv_len");
+      l = spec.findArg("kv_len"), cq = spec.findArg("cu_seqlens_q"),
+      ck = spec.findArg("cu_seqlens_k");
   if (t >= 0 && k >= 0 && l >= 0) {
     auto a = cast<AttentionOp>(spec.attnOp);
     int64_t pages = binding.shapes[k][0];
     int64_t pageSize = binding.shapes[k][a.getPhysicalDim(2)];
+    // A paged ragged batch: each sequence's new tokens (query rows).
+    std::vector<int64_t> newTokens;
+    if (cq >= 0)
+      for (int64_t s = 0; s + 1 < binding.args[cq].numElements(); ++s)
+        newTokens.push_back(std::max<int64_t>(
+            binding.args[cq].getInt(s + 1) - binding.args[cq].getInt(s), 0));
     randomPaging(binding.args[t], binding.args[l], binding.loaded[t],
-                 binding.loaded[l], pages, pageSize, rng);
+                 binding.loaded[l], pages, pageSize, rng, newTokens);
+  } else if (l >= 0 && ck >= 0 && !binding.loaded[l]) {
+    randomRaggedKvLen(binding.args[l], binding.args[ck], rng);
   }
 }

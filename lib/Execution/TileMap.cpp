@@ -209,15 +209,24 @@ double mlir::attn::structuralFlops(AttentionOp op,
   double pairs = 0;
   // Ragged batches: every sequence is its own problem.
   if (op.isRagged()) {
+    // Keys: the packed offsets', or (paged) kv_len's through the table.
     Value cq = op.getCuSeqlensQ(), ck = op.getCuSeqlensK();
-    if (!isa<BlockArgument>(cq) || !isa<BlockArgument>(ck))
+    if (!isa<BlockArgument>(cq) || (ck && !isa<BlockArgument>(ck)))
       return 0;
     const HostTensor &tq = args[cast<BlockArgument>(cq).getArgNumber()];
-    const HostTensor &tk = args[cast<BlockArgument>(ck).getArgNumber()];
-    for (int64_t s = 0; s + 1 < tq.numElements() && s + 1 < tk.numElements();
-         ++s)
-      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s),
-                                     tk.getInt(s + 1) - tk.getInt(s));
+    const HostTensor *tk =
+        ck ? &args[cast<BlockArgument>(ck).getArgNumber()] : nullptr;
+    for (int64_t s = 0; s + 1 < tq.numElements(); ++s) {
+      int64_t seqKeys = nk;
+      if (tk) {
+        if (s + 1 >= tk->numElements())
+          break;
+        seqKeys = tk->getInt(s + 1) - tk->getInt(s);
+      }
+      if (kvLen && s < kvLen->numElements())
+        seqKeys = std::clamp<int64_t>(kvLen->getInt(s), 0, seqKeys);
+      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s), seqKeys);
+    }
     return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
   }
   for (int64_t b = 0; b < batch; ++b) {

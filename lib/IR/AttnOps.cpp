@@ -182,7 +182,11 @@ static void refineSizes(ProblemSizes &sizes, RankedTensorType type) {
 template <typename OpTy>
 static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
   Operation *raw = op.getOperation();
-  if (Value kvLen = op.getKvLen()) {
+  bool ragged = false;
+  if constexpr (std::is_same_v<OpTy, AttentionOp>)
+    ragged = op.isRagged();
+  // (A ragged batch's kv_len has an entry per sequence: verifyRagged.)
+  if (Value kvLen = op.getKvLen(); kvLen && !ragged) {
     auto type = cast<RankedTensorType>(kvLen.getType());
     if (type.getRank() != 1 || !compatible(type.getDimSize(0), sizes.batch))
       return op.emitOpError()
@@ -356,32 +360,44 @@ std::optional<double> AttentionOp::getEffectiveScale() {
 
 LogicalResult AttentionOp::verifyRagged() {
   Value cuQ = getCuSeqlensQ(), cuK = getCuSeqlensK();
-  if (!cuQ || !cuK)
-    return emitOpError() << "ragged batches need both cu_seqlens_q and "
-                            "cu_seqlens_k";
+  if (!cuQ)
+    return emitOpError() << "ragged batches need cu_seqlens_q";
+  if (isPaged() && cuK)
+    return emitOpError() << "a paged ragged batch reads each sequence's keys "
+                            "through its page_table row and kv_len; write "
+                            "ragged(%cu_q : ...) without cu_seqlens_k";
+  if (!isPaged() && !cuK)
+    return emitOpError() << "ragged batches need cu_seqlens_k (or a "
+                            "page_table and kv_len for the keys)";
   auto tq = cast<RankedTensorType>(cuQ.getType());
-  auto tk = cast<RankedTensorType>(cuK.getType());
+  auto tk = cuK ? cast<RankedTensorType>(cuK.getType()) : tq;
   if (tq.getRank() != 1 || tk.getRank() != 1 ||
       !compatible(tq.getDimSize(0), tk.getDimSize(0)) ||
-      tq.getDimSize(0) == 0 || tk.getDimSize(0) == 0)
-    return emitOpError() << "ragged offsets must be two rank-1 tensors of "
-                            "B + 1 offsets each; got "
-                         << tq << " and " << tk;
-  StringRef other = isPaged()                 ? "page_table"
-                    : getKvLen()              ? "kv_len"
-                    : getMask()               ? "mask"
-                    : getBias()               ? "bias"
-                    : getScoreModBlock()      ? "score_mod"
-                    : getMaskModBlock()       ? "mask_mod"
-                    : !getModInputs().empty() ? "mod_inputs"
-                                              : "";
-  if (!other.empty())
-    return emitOpError() << "ragged batches do not take " << other
-                         << " (the sequences' lengths come from the offsets)";
+      tq.getDimSize(0) == 0 || tk.getDimSize(0) == 0) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "ragged offsets must be rank-1 tensors of "
+                                 "B + 1 offsets each; got "
+                              << tq;
+    if (cuK)
+      diag << " and " << tk;
+    return diag;
+  }
+  // kv_len and the page table have one entry or row per sequence.
+  int64_t seqs = getNumSequences();
+  if (Value kvLen = getKvLen()) {
+    auto type = cast<RankedTensorType>(kvLen.getType());
+    if (type.getRank() != 1 || !compatible(type.getDimSize(0), seqs))
+      return emitOpError() << "kv_len of a ragged batch must have one length "
+                              "per sequence (B = "
+                           << fmtSize(seqs) << ", one less than the offsets); "
+                           << "got " << type;
+  }
   for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQuery()},
                          {"k", getKey()},
                          {"v", getValue()},
                          {"out", getOut()}}) {
+    if (isPaged() && (name == "k" || name == "v"))
+      continue;
     int64_t b = logicalShape(v.getType(), getLayout())[0];
     if (b != kDyn && b != 1)
       return emitOpError() << "ragged batches pack every sequence into one "
@@ -391,14 +407,25 @@ LogicalResult AttentionOp::verifyRagged() {
   return success();
 }
 
+int64_t AttentionOp::getNumSequences() {
+  if (!isRagged())
+    return getBatch();
+  int64_t n = cast<RankedTensorType>(getCuSeqlensQ().getType()).getDimSize(0);
+  return n == kDyn ? kDyn : n - 1;
+}
+
 LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
                                         ArrayRef<int64_t> v) {
   auto pt = cast<RankedTensorType>(getPageTable().getType());
-  int64_t batch = logicalShape(getQuery().getType(), getLayout())[0];
+  // A ragged batch has a row per sequence.
+  int64_t batch = isRagged()
+                      ? getNumSequences()
+                      : logicalShape(getQuery().getType(), getLayout())[0];
   if (pt.getRank() != 2 || !compatible(pt.getDimSize(0), batch))
     return emitOpError() << "page_table must be [B, max_pages] with one row "
-                            "of page indices per batch entry (B = "
-                         << fmtSize(batch) << "); got " << pt;
+                            "of page indices per "
+                         << (isRagged() ? "sequence" : "batch entry")
+                         << " (B = " << fmtSize(batch) << "); got " << pt;
   if (!getKvLen())
     return emitOpError() << "page_table needs kv_len: the number of valid "
                             "tokens of each sequence";
@@ -467,8 +494,11 @@ LogicalResult AttentionOp::verify() {
   auto pt = paged ? cast<RankedTensorType>(getPageTable().getType())
                   : RankedTensorType();
   int64_t ptBatch = pt && pt.getRank() == 2 ? pt.getDimSize(0) : kDyn;
-  int64_t batch = paged ? firstStatic({q[0], o[0], lseDim(0), ptBatch})
-                        : firstStatic({q[0], k[0], v[0], o[0], lseDim(0)});
+  // (A ragged batch is one batch entry; its page table has a row per
+  // sequence.)
+  int64_t batch = isRagged() ? 1
+                  : paged    ? firstStatic({q[0], o[0], lseDim(0), ptBatch})
+                             : firstStatic({q[0], k[0], v[0], o[0], lseDim(0)});
   int64_t numQueryHeads = firstStatic({q[1], o[1], lseDim(1)});
   int64_t queryLen = firstStatic({q[2], o[2], lseDim(2)});
 

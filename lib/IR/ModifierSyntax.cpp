@@ -106,12 +106,24 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
     if (kw == "page_table") {
       r = operand(*s.pageTable, *s.pageTableType);
     } else if (kw == "ragged") {
+      // `ragged(%cu_q, %cu_k : tq, tk)`, or `ragged(%cu_q : tq)` over a
+      // paged cache (the keys come from the page table and kv_len).
       OpAsmParser::UnresolvedOperand q, k;
-      r = failure(p.parseLParen() || p.parseOperand(q) || p.parseComma() ||
-                  p.parseOperand(k) || p.parseColonType(*s.cuQType) ||
-                  p.parseComma() || p.parseType(*s.cuKType) || p.parseRParen());
+      bool withK = false;
+      r = failure(p.parseLParen() || p.parseOperand(q));
+      if (succeeded(r) && succeeded(p.parseOptionalComma())) {
+        withK = true;
+        r = p.parseOperand(k);
+      }
+      if (succeeded(r))
+        r = p.parseColonType(*s.cuQType);
+      if (succeeded(r) && withK)
+        r = failure(p.parseComma() || p.parseType(*s.cuKType));
+      if (succeeded(r))
+        r = p.parseRParen();
       *s.cuQ = q;
-      *s.cuK = k;
+      if (withK)
+        *s.cuK = k;
     } else if (kw == "layout") {
       StringRef name;
       SMLoc at = p.getCurrentLocation();
@@ -254,9 +266,11 @@ void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
   // Printed first, where the op's canonical form has always had them.
   if (pageTable)
     p << " page_table(" << pageTable << " : " << pageTableType << ")";
-  if (cuQ)
+  if (cuQ && cuK)
     p << " ragged(" << cuQ << ", " << cuK << " : " << cuQType << ", " << cuKType
       << ")";
+  else if (cuQ)
+    p << " ragged(" << cuQ << " : " << cuQType << ")";
   printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
 }
 void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,

@@ -270,7 +270,7 @@ std::string maskModAllows(const Inputs &in, int64_t b, int64_t h, int64_t i,
   allowed = true;
   if (!in.maskMod)
     return "";
-  const int64_t idx[4] = {b, h, i, j};
+  const int64_t idx[4] = {b + in.regionBatchOffset, h, i, j};
   double r;
   if (std::string err =
           evaluateRegion(*in.maskMod, "mask_mod", idx, 0.0, in.modInputs, r);
@@ -345,7 +345,7 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
             s -=
                 (*in.alibiSlopes)[h] * static_cast<double>(std::llabs(j - pos));
           if (in.scoreMod) {
-            const int64_t idx[4] = {b, h, i, j};
+            const int64_t idx[4] = {b + in.regionBatchOffset, h, i, j};
             if (std::string err = evaluateRegion(*in.scoreMod, "score_mod", idx,
                                                  s, in.modInputs, s);
                 !err.empty())
@@ -445,7 +445,8 @@ int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
 
 double attn::ref::attentionFlops(const Spec &spec, const Inputs &in,
                                  bool countMaskContent) {
-  if (in.pageTable) {
+  // (A paged ragged batch is counted per sequence by countAllowedPairs.)
+  if (in.pageTable && !in.cuSeqlensQ) {
     Tensor k, v;
     if (!densePagedKv(spec, in, k, v).empty())
       return -1.0;

@@ -156,13 +156,32 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `cu_k[b] .. cu_k[b+1]`, so every sequence has its own `Nq` and `Nk`. Each
     sequence is attended as its own problem: causal, windows and ALiBi on its
     own diagonal (`bottom_right` for chunked prefill). Rows outside every
-    sequence give `out = 0`, `lse = -inf`.
+    sequence give `out = 0`, `lse = -inf`. A ragged batch takes every
+    other modifier: `kv_len` has one entry per sequence (the keys of
+    sequence `b` it reads, FlashAttention's `seqused_k`); `mask` and `bias`
+    are indexed by packed rows (`[1, Hq, Tq, Tk]`); the regions see the
+    sequence as `b` and its own `i`, `j`.
 
     ```mlir
     %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
         k(%k : tensor<1x2x?x64xf32>) v(%v : tensor<1x2x?x64xf32>)
         ragged(%cq, %ck : tensor<9xi32>, tensor<9xi32>) causal(bottom_right)
         -> tensor<1x8x?x64xf32>
+    ```
+
+    Chunked prefill over a paged cache: `ragged(%cu_q : tensor<?xi32>)` (no
+    key offsets) with `page_table` (one row per sequence) and `kv_len` (one
+    entry per sequence, the new tokens included): sequence `b`'s new queries
+    read the first `kv_len[b]` tokens of its pages, on the bottom-right
+    diagonal `p(i) = i + kv_len[b] - Nq_b` under `causal(bottom_right)`; a
+    mask or bias is `[1, Hq, Tq, max_pages * S]`.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf16>)
+        k(%kp : tensor<256x2x16x64xf16>) v(%vp : tensor<256x2x16x64xf16>)
+        ragged(%cq : tensor<5xi32>) page_table(%pt : tensor<4x64xi32>)
+        kv_len(%len : tensor<4xi32>) causal(bottom_right)
+        -> tensor<1x8x?x64xf16>
     ```
 
     Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
@@ -216,6 +235,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     int64_t getNumPages();
     /// Ragged batches: sequences packed along N with per-sequence offsets.
     bool isRagged() { return static_cast<bool>(getCuSeqlensQ()); }
+    /// The number of sequences: B, or a ragged batch's offsets less one
+    /// (kDynamic when they are dynamic).
+    int64_t getNumSequences();
     ::mlir::LogicalResult verifyRagged();
     ::mlir::LogicalResult verifyPaging(::llvm::ArrayRef<int64_t> k,
                                        ::llvm::ArrayRef<int64_t> v);

@@ -117,10 +117,18 @@ struct SpecBinding {
 /// last pages) trimmed so that every sequence's pages fit in the pool,
 /// distinct pages in shuffled order, -1 in the entries past a sequence's
 /// last page (never read). A given table keeps its entries (lengths read only
-/// its leading valid ones); given lengths are kept.
+/// its leading valid ones); given lengths are kept. `newTokens` (a paged
+/// ragged batch: each sequence's query rows) makes most lengths at least
+/// the sequence's new tokens, as in chunked prefill.
 void randomPaging(HostTensor &table, HostTensor &kvLen, bool tableGiven,
                   bool kvLenGiven, int64_t pages, int64_t pageSize,
-                  std::mt19937_64 &rng);
+                  std::mt19937_64 &rng, llvm::ArrayRef<int64_t> newTokens = {});
+
+/// A ragged batch's kv_len over packed keys: per sequence mostly its whole
+/// length (`cuK[s + 1] - cuK[s]`), sometimes fewer keys, none, or more than
+/// it has (which reads all of them).
+void randomRaggedKvLen(HostTensor &kvLen, const HostTensor &cuK,
+                       std::mt19937_64 &rng);
 
 /// Ragged batches: B + 1 random non-decreasing offsets into `tokens` packed
 /// tokens (some sequences empty; usually from 0 to `tokens`).

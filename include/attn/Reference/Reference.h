@@ -280,11 +280,15 @@ struct Inputs {
   /// j < kvLen[b] of batch entry b is row j % S of page pageTable[b, j / S];
   /// Nk = maxPages * S. Entries past a sequence's last page are not read.
   const Tensor *pageTable = nullptr;
-  /// Ragged batches (optional, both or neither): [B + 1] non-decreasing
-  /// offsets. q, k, v (batch size 1) pack the sequences along N: sequence b
-  /// has query rows cuSeqlensQ[b] .. cuSeqlensQ[b+1] and keys cuSeqlensK[b]
-  /// .. cuSeqlensK[b+1], and is attended as its own problem (its own Nq, Nk
-  /// and diagonal). Rows outside every sequence: out 0, lse -inf.
+  /// Ragged batches (optional): [B + 1] non-decreasing offsets. q, k, v
+  /// (batch size 1) pack the sequences along N: sequence b has query rows
+  /// cuSeqlensQ[b] .. cuSeqlensQ[b+1] and keys cuSeqlensK[b] ..
+  /// cuSeqlensK[b+1], and is attended as its own problem (its own Nq, Nk
+  /// and diagonal). Rows outside every sequence: out 0, lse -inf. With a
+  /// page table there is no cuSeqlensK: sequence b reads kvLen[b] keys
+  /// through pageTable row b. kvLen has one entry per sequence; mask and
+  /// bias are indexed by packed rows [1, Hq, Tq, Tk] (paged: Nk = maxPages
+  /// * S); the regions get the sequence as b and its own i and j.
   const std::vector<int64_t> *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
   /// Rank <= 4, broadcastable (numpy rules, trailing-aligned) to the logical
   /// [B, Hq, Nq, Nk]; nonzero = may read. Optional.
@@ -304,6 +308,9 @@ struct Inputs {
   const RegionProgram *scoreMod = nullptr, *maskMod = nullptr;
   /// The tensors the regions read (integers stored exactly as doubles).
   std::vector<const Tensor *> modInputs;
+  /// Added to the batch index the regions see (a ragged batch's sequence
+  /// attended as a B = 1 problem of its own).
+  int64_t regionBatchOffset = 0;
 };
 
 struct Outputs {

@@ -124,9 +124,23 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
     return arith::MulIOp::create(b, loc, dim(op.getPageTable(), 1),
                                  dim(k, qd(2)));
   };
+  // A ragged batch's kv_len and page table have an entry or row per
+  // sequence: one less than its offsets.
+  Value cuQ = op.getCuSeqlensQ();
+  auto checkSequences = [&](Value x, RuntimeCheck c) {
+    if (!typeOf(x).isDynamicDim(0) && !typeOf(cuQ).isDynamicDim(0))
+      return;
+    Value vx = dim(x, 0);
+    Value seqs = arith::SubIOp::create(b, loc, dim(cuQ, 0), cst(1));
+    check(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vx, seqs), c,
+          {vx, seqs});
+  };
   if (paged) {
     checkEq(k, qd(0), v, qd(0), RuntimeCheck::PagePoolsKV);
-    checkEq(op.getPageTable(), 0, q, qd(0), RuntimeCheck::PageTableRows);
+    if (cuQ)
+      checkSequences(op.getPageTable(), RuntimeCheck::RaggedPageTableRows);
+    else
+      checkEq(op.getPageTable(), 0, q, qd(0), RuntimeCheck::PageTableRows);
   } else {
     checkEq(q, qd(0), k, qd(0), RuntimeCheck::BatchQK);
     checkEq(q, qd(0), v, qd(0), RuntimeCheck::BatchQV);
@@ -180,8 +194,12 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
             {cst(t == op.getMask() ? 0 : 1), cst(d), got, expected});
     }
   }
-  if (Value kvLen = op.getKvLen())
-    checkEq(kvLen, 0, q, qd(0), RuntimeCheck::KvLenEntries);
+  if (Value kvLen = op.getKvLen()) {
+    if (cuQ)
+      checkSequences(kvLen, RuntimeCheck::RaggedKvLenEntries);
+    else
+      checkEq(kvLen, 0, q, qd(0), RuntimeCheck::KvLenEntries);
+  }
   // A static result size must match the dynamic input size it comes from.
   auto checkResult = [&](int64_t resultDim, Value src, int64_t srcDim,
                          RuntimeCheck c, int64_t shown) {

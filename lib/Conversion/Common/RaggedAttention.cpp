@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/RaggedAttention.h"
+#include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -64,32 +65,104 @@ static Value filledLike(OpBuilder &b, Location loc, Value like,
   return linalg::FillOp::create(b, loc, c, e).getResult(0);
 }
 
+/// Dimension `d` of `t` ([lo, lo + n) when `slice`, else whole) as a slice.
+static Value sliceDims(OpBuilder &b, Location loc, Value t,
+                       ArrayRef<std::tuple<int64_t, Value, Value>> dims) {
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sz = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> st(rank, b.getIndexAttr(1));
+  SmallVector<int64_t> shape(type.getShape());
+  for (auto [d, lo, n] : dims) {
+    off[d] = lo;
+    sz[d] = n;
+    shape[d] = ShapedType::kDynamic;
+  }
+  auto sliced = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, sliced, t, off, sz, st);
+}
+
+/// The part of a mask or bias (broadcast to [1, Hq, Tq, Nk]) one sequence
+/// reads: rows [q0, q0 + nq), and keys [k0, k0 + nk) unless `allKeys`;
+/// dimensions of static size 1 stay whole (broadcast).
+static Value sliceMaskOrBias(OpBuilder &b, Location loc, Value t, Value q0,
+                             Value nq, Value k0, Value nk, bool allKeys) {
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t rank = type.getRank();
+  SmallVector<std::tuple<int64_t, Value, Value>> dims;
+  if (rank >= 2 && type.getDimSize(rank - 2) != 1)
+    dims.push_back({rank - 2, q0, nq});
+  if (rank >= 1 && type.getDimSize(rank - 1) != 1 && !allKeys)
+    dims.push_back({rank - 1, k0, nk});
+  if (dims.empty())
+    return t;
+  return sliceDims(b, loc, t, dims);
+}
+
+/// Copies `op`'s score_mod and mask_mod regions into `inner` (a sequence's
+/// dense op). The regions see the sequence as their batch index: when they
+/// read it, `seqInput` (a tensor<1xi64> holding it, the last of `inner`'s
+/// mod_inputs) replaces their first argument.
+static void cloneRegions(PatternRewriter &rewriter, AttentionOp op,
+                         AttentionOp inner, Value seqInput) {
+  for (auto [from, to] : llvm::zip(op->getRegions(), inner->getRegions())) {
+    if (from.empty())
+      continue;
+    rewriter.cloneRegionBefore(from, to, to.end());
+    if (!seqInput)
+      continue;
+    Block &block = to.front();
+    Location loc = op.getLoc();
+    BlockArgument extra = block.addArgument(seqInput.getType(), loc);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&block);
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value e = tensor::ExtractOp::create(rewriter, loc, extra, ValueRange{c0});
+    Value seq =
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), e);
+    rewriter.replaceAllUsesWith(block.getArgument(0), seq);
+  }
+}
+
+/// Whether a region of `op` reads its batch index.
+static bool regionsReadBatch(AttentionOp op) {
+  for (Block *block : {op.getScoreModBlock(), op.getMaskModBlock()})
+    if (block && !block->getArgument(0).use_empty())
+      return true;
+  return false;
+}
+
 void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
                                      AttentionOp op) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   int64_t nDim = op.getPhysicalDim(2);
+  bool paged = op.isPaged();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
   Value tq = tensor::DimOp::create(b, loc, q, nDim);
-  Value tk = tensor::DimOp::create(b, loc, k, nDim);
   Value nQ = tensor::DimOp::create(b, loc, cuQ, 0);
-  Value nK = tensor::DimOp::create(b, loc, cuK, 0);
   getErrorContext(b, op);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, p, x, y);
   };
-  emitRuntimeCheck(b, loc, op, cmp(arith::CmpIPredicate::eq, nQ, nK),
-                   RuntimeCheck::RaggedLengths, {nQ, nK});
+  if (cuK) {
+    Value nK = tensor::DimOp::create(b, loc, cuK, 0);
+    emitRuntimeCheck(b, loc, op, cmp(arith::CmpIPredicate::eq, nQ, nK),
+                     RuntimeCheck::RaggedLengths, {nQ, nK});
+  }
   emitRuntimeCheck(b, loc, op,
                    cmp(arith::CmpIPredicate::sge, nQ,
                        arith::ConstantIndexOp::create(b, loc, 1)),
                    RuntimeCheck::RaggedNoSequences, {nQ});
-  Value kRows = tensor::DimOp::create(b, loc, v, nDim);
-  emitRuntimeCheck(b, loc, op, cmp(arith::CmpIPredicate::eq, tk, kRows),
-                   RuntimeCheck::LengthKV, {tk, kRows});
   checkOffsets(b, loc, op, cuQ, tq, RuntimeCheck::RaggedOffsetsQ);
-  checkOffsets(b, loc, op, cuK, tk, RuntimeCheck::RaggedOffsetsK);
+  if (cuK)
+    checkOffsets(b, loc, op, cuK, tensor::DimOp::create(b, loc, k, nDim),
+                 RuntimeCheck::RaggedOffsetsK);
+  // The sizes the types leave open: k against v, masks against the packed
+  // rows, kv_len and the page table against the sequences.
+  emitRuntimeShapeChecks(b, loc, op);
 
   // After a failed check the sequences are not visited (results are zeros).
   SmallVector<Value> replacements = buildGuardedOrZeros(
@@ -117,33 +190,63 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
               Value q0 = offsetAt(lb, ll, cuQ, s);
               Value nq = arith::SubIOp::create(lb, ll,
                                                offsetAt(lb, ll, cuQ, next), q0);
-              Value k0 = offsetAt(lb, ll, cuK, s);
-              Value nk = arith::SubIOp::create(lb, ll,
-                                               offsetAt(lb, ll, cuK, next), k0);
+              // A sequence without queries reads nothing (its page table
+              // row and kv_len entry included).
+              Value any = arith::CmpIOp::create(
+                  lb, ll, arith::CmpIPredicate::sgt, nq, zero);
+              auto visit = scf::IfOp::create(lb, ll, acc.getTypes(), any,
+                                             /*withElseRegion=*/true);
+              OpBuilder::InsertionGuard g(lb);
+              lb.setInsertionPointToStart(&visit.getElseRegion().front());
+              scf::YieldOp::create(lb, ll, acc);
+              lb.setInsertionPointToStart(&visit.getThenRegion().front());
               // Rows [r0, r0 + n) of `t` along N.
               auto rows = [&](Value t, Value r0, Value n) -> Value {
-                SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
-                SmallVector<OpFoldResult> sz = tensor::getMixedSizes(lb, ll, t);
-                off[nDim] = r0;
-                sz[nDim] = n;
-                SmallVector<OpFoldResult> st(4, lb.getIndexAttr(1));
-                auto type = withDynamicN(t.getType(), nDim);
-                return tensor::ExtractSliceOp::create(lb, ll, type, t, off, sz,
-                                                      st);
+                return sliceDims(lb, ll, t, {{nDim, r0, n}});
               };
-              Value qs = rows(q, q0, nq), ks = rows(k, k0, nk),
-                    vs = rows(v, k0, nk);
+              // Entry s of a per-sequence tensor (kv_len, page_table rows).
+              auto entry = [&](Value t) -> Value {
+                return sliceDims(lb, ll, t, {{0, s, one}});
+              };
+              Value qs = rows(q, q0, nq), ks = k, vs = v, k0 = zero, nk;
+              if (!paged) {
+                k0 = offsetAt(lb, ll, cuK, s);
+                nk = arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuK, next),
+                                           k0);
+                ks = rows(k, k0, nk);
+                vs = rows(v, k0, nk);
+              }
+              Value pageTable = paged ? entry(op.getPageTable()) : Value();
+              Value kvLen = op.getKvLen() ? entry(op.getKvLen()) : Value();
+              Value mask, bias;
+              if (op.getMask())
+                mask = sliceMaskOrBias(lb, ll, op.getMask(), q0, nq, k0, nk,
+                                       paged);
+              if (op.getBias())
+                bias = sliceMaskOrBias(lb, ll, op.getBias(), q0, nq, k0, nk,
+                                       paged);
+              SmallVector<Value> modInputs(op.getModInputs());
+              Value seqInput;
+              if (regionsReadBatch(op)) {
+                Value s64 =
+                    arith::IndexCastOp::create(lb, ll, lb.getI64Type(), s);
+                seqInput = tensor::FromElementsOp::create(
+                    lb, ll, RankedTensorType::get({1}, lb.getI64Type()),
+                    ValueRange{s64});
+                modInputs.push_back(seqInput);
+              }
               Type outType = withDynamicN(op.getOut().getType(), nDim);
               Type lseType;
               if (Value lse = op.getLse())
                 lseType = withDynamicN(lse.getType(), 2);
               auto inner = AttentionOp::create(
-                  lb, ll, outType, lseType, qs, ks, vs, Value(), Value(),
-                  Value(), Value(), Value(), Value(), op.getAlibiSlopes(),
-                  op.getSink(), ValueRange{}, op.getLayoutAttr(),
-                  op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
+                  lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(),
+                  Value(), kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(),
+                  modInputs, op.getLayoutAttr(), op.getCausalAttr(),
+                  op.getAlignAttr(), op.getWindowLeftAttr(),
                   op.getWindowRightAttr(), op.getScaleAttr(),
                   op.getSoftcapAttr(), op.getNormalizationAttr());
+              cloneRegions(rewriter, op, inner, seqInput);
               SmallVector<Value> results;
               {
                 SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));
@@ -164,6 +267,8 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
                     lb, ll, lse, acc[1], off, sz, st));
               }
               scf::YieldOp::create(lb, ll, results);
+              lb.setInsertionPointAfter(visit);
+              scf::YieldOp::create(lb, ll, visit.getResults());
             });
         SmallVector<Value> replacements;
         for (auto [r, want] : llvm::zip(loop.getResults(), op->getResults())) {

@@ -41,3 +41,41 @@ func.func @any_order(%q: tensor<1x2x?x8xf32>, %cq: tensor<3xi32>,
       ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+
+// Chunked prefill over a paged cache: query offsets only, keys through the
+// page table (a row per sequence) and kv_len (an entry per sequence).
+// CHECK-LABEL: func.func @chunked_prefill
+// CHECK: page_table(%{{.+}} : tensor<4x64xi32>) ragged(%{{.+}} : tensor<5xi32>) kv_len(%{{.+}} : tensor<4xi32>) causal(bottom_right) -> tensor<1x8x?x64xf16>
+func.func @chunked_prefill(%q: tensor<1x8x?x64xf16>, %kp: tensor<256x2x16x64xf16>,
+                           %vp: tensor<256x2x16x64xf16>, %cq: tensor<5xi32>,
+                           %pt: tensor<4x64xi32>, %len: tensor<4xi32>)
+    -> tensor<1x8x?x64xf16> {
+  %o = attn.attention q(%q : tensor<1x8x?x64xf16>)
+      k(%kp : tensor<256x2x16x64xf16>) v(%vp : tensor<256x2x16x64xf16>)
+      ragged(%cq : tensor<5xi32>) page_table(%pt : tensor<4x64xi32>)
+      kv_len(%len : tensor<4xi32>) causal(bottom_right)
+      -> tensor<1x8x?x64xf16>
+  return %o : tensor<1x8x?x64xf16>
+}
+
+// kv_len per sequence over packed keys, a mask and a bias over packed rows,
+// a mask_mod region.
+// CHECK-LABEL: func.func @packed_modifiers
+// CHECK: ragged(%{{.+}}, %{{.+}} : tensor<3xi32>, tensor<3xi32>) kv_len(%{{.+}} : tensor<2xi32>) mask(%{{.+}} : tensor<1x1x10x12xi1>) bias(%{{.+}} : tensor<10x12xf32>)
+// CHECK: mask_mod
+func.func @packed_modifiers(%q: tensor<1x2x10x8xf32>, %k: tensor<1x2x12x8xf32>,
+                            %cq: tensor<3xi32>, %ck: tensor<3xi32>,
+                            %len: tensor<2xi32>, %m: tensor<1x1x10x12xi1>,
+                            %bias: tensor<10x12xf32>) -> tensor<1x2x10x8xf32> {
+  %o = attn.attention q(%q : tensor<1x2x10x8xf32>)
+      k(%k : tensor<1x2x12x8xf32>) v(%k : tensor<1x2x12x8xf32>)
+      ragged(%cq, %ck : tensor<3xi32>, tensor<3xi32>)
+      kv_len(%len : tensor<2xi32>) mask(%m : tensor<1x1x10x12xi1>)
+      bias(%bias : tensor<10x12xf32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi ne, %b, %j : index
+        attn.yield %t : i1
+      } -> tensor<1x2x10x8xf32>
+  return %o : tensor<1x2x10x8xf32>
+}
