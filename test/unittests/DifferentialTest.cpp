@@ -208,6 +208,7 @@ enum class MaskModKind {
   Document, // ids[i] == ids[j] over random segment ids (mod_inputs)
   PrefixLM, // j < prefix or j <= i
   Dilated,  // i - j in [0, w] and (i - j) % d == 0
+  SeqParity, // (b + j) % 2 == 0 or j + 2 >= i: reads the batch index
 };
 enum class ScoreModKind {
   None,
@@ -296,9 +297,15 @@ struct Config {
   std::vector<int64_t> pagedLens;
 
   // Ragged batches: `cuQ.size() - 1` sequences packed along N of B = 1
-  // tensors (Nq and Nk are the packed token counts).
+  // tensors (Nq and Nk are the packed token counts). With `paged` (chunked
+  // prefill) there are no key offsets: the page table has a row and
+  // `pagedLens` an entry per sequence, and Nk is maxPages * pageSize.
   bool ragged = false, cuI64 = false;
   std::vector<int64_t> cuQ, cuK;
+  /// Rows of the page table and entries of kv_len: B, or the sequences.
+  int64_t seqRows() const {
+    return ragged ? static_cast<int64_t>(cuQ.size()) - 1 : B;
+  }
 };
 
 using Rng = std::mt19937_64;
@@ -492,7 +499,9 @@ std::vector<int64_t> randomCuts(Rng &rng, int64_t seqs, int64_t tokens) {
 }
 
 /// A ragged batch: 1 to 5 sequences of random lengths (some empty), packed.
-void makeRagged(Rng &rng, Config &c) {
+/// `withModifiers`: kv_len per sequence, masks and biases by packed rows and
+/// regions (one reads the sequence as b) as the random base has them.
+void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
   c.ragged = true;
   c.projected = false;
   c.cuI64 = chance(rng, 0.5);
@@ -516,14 +525,81 @@ void makeRagged(Rng &rng, Config &c) {
     c.Nq = std::max<int64_t>(c.Nq, 5);
     c.cuQ = randomCuts(rng, seqs, c.Nq - 2);
   }
-  c.kvLen = c.kvLenEdges = false;
-  c.maskRank = c.biasRank = 0;
-  c.maskEmptyRow = c.biasNegInf = false;
-  c.maskMod = MaskModKind::None;
-  c.scoreMod = ScoreModKind::None;
+  c.kvLenEdges = false;
+  if (withModifiers) {
+    // Even repetitions: kv_len and a mask_mod reading the sequence; odd
+    // ones: a mask or bias and a score_mod (random others on top).
+    bool even = c.rep % 2 == 0;
+    c.kvLen = even || chance(rng, 0.5);
+    c.kvLenI64 = chance(rng, 0.5);
+    // Document ids index by i and j, which a ragged batch's sequences
+    // restart: the parity mask reads the sequence instead.
+    if (even || c.maskMod == MaskModKind::Document)
+      c.maskMod = MaskModKind::SeqParity;
+    if (c.maskMod == MaskModKind::PrefixLM)
+      c.prefix = uniformInt(rng, 0, 8);
+    if (!even && !c.maskRank && !c.biasRank)
+      c.maskRank = pick<int>(rng, {2, 4});
+    if (!even && c.scoreMod == ScoreModKind::None) {
+      c.scoreMod = pick(rng, {ScoreModKind::RelativeBias, ScoreModKind::TanhCap});
+      c.maxDist = pick<int64_t>(rng, {1, 4});
+      c.modCap = pick(rng, {2.5, 10.0});
+    }
+  } else {
+    c.kvLen = false;
+    c.maskRank = c.biasRank = 0;
+    c.maskEmptyRow = c.biasNegInf = false;
+    c.maskMod = MaskModKind::None;
+    c.scoreMod = ScoreModKind::None;
+  }
   for (const char *n : {"B", "Nq", "Nk"})
     if (chance(rng, 0.3))
       c.dyn[n] = static_cast<int>(uniformInt(rng, 1, 2));
+}
+
+/// Chunked prefill: a ragged batch of 1 to 4 sequences whose new queries
+/// read their cached pages (the new tokens included) through a page table
+/// row each, bottom-right causal on each sequence's diagonal; lengths with
+/// edge cases (the new tokens only, a page boundary, the whole table).
+void makeChunkedPrefill(Rng &rng, Config &c) {
+  makePaged(rng, c, false);
+  c.ragged = true;
+  c.cuI64 = chance(rng, 0.5);
+  int64_t seqs = pick<int64_t>(rng, {1, 2, 3, 4});
+  c.B = 1;
+  c.Nq = pick<int64_t>(rng, {3, 17, 40, 64});
+  c.cuQ = randomCuts(rng, seqs, c.Nq);
+  c.cuK.clear();
+  c.causal = chance(rng, 0.8) ? CausalKind::BottomRight : CausalKind::None;
+  c.maskMod = MaskModKind::None;
+  c.scoreMod = ScoreModKind::None;
+  c.maskEmptyRow = c.biasNegInf = false;
+  if (chance(rng, 0.7))
+    c.maskRank = c.biasRank = 0;
+  c.pagedLens.assign(seqs, 0);
+  for (int64_t s = 0; s < seqs; ++s) {
+    int64_t fresh = c.cuQ[s + 1] - c.cuQ[s];
+    int64_t len = std::min(c.Nk, fresh + uniformInt(rng, 0, c.Nk));
+    switch (uniformInt(rng, 0, 5)) {
+    case 0:
+      len = std::min(fresh, c.Nk);
+      break;
+    case 1:
+      len = c.Nk;
+      break;
+    case 2:
+      len = (len / c.pageSize) * c.pageSize;
+      break;
+    default:
+      break;
+    }
+    c.pagedLens[s] = len;
+  }
+  c.pages = 0;
+  for (int64_t len : c.pagedLens)
+    c.pages += (len + c.pageSize - 1) / c.pageSize;
+  c.pages = std::max<int64_t>(c.pages + pick<int64_t>(rng, {0, 2}), 1);
+  c.dyn.erase("B");
 }
 
 /// One forced feature per case index: row `i % size` of this table is
@@ -782,6 +858,9 @@ const std::vector<Scenario> &scenarios() {
       {"paged", [](Rng &r, Config &c) { makePaged(r, c, false); }},
       {"paged_decode", [](Rng &r, Config &c) { makePaged(r, c, true); }},
       {"ragged", [](Rng &r, Config &c) { makeRagged(r, c); }},
+      {"ragged_modifiers", [](Rng &r, Config &c) { makeRagged(r, c, true); }},
+      {"chunked_prefill",
+       [](Rng &r, Config &c) { makeChunkedPrefill(r, c); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -913,7 +992,8 @@ private:
 
   void addModifierArgs() {
     if (c.kvLen)
-      addArg("kv_len", {{c.B, "B"}}, c.kvLenI64 ? "i64" : "i32",
+      addArg("kv_len", {{c.seqRows(), c.ragged ? "Seqs" : "B"}},
+             c.kvLenI64 ? "i64" : "i32",
              c.kvLenI64 ? ElementKind::I64 : ElementKind::I32);
     if (c.maskRank)
       addArg("mask", broadcastDims(c.maskRank, c.maskBcast), "i1",
@@ -994,6 +1074,17 @@ private:
       line("%m5 = arith.andi %m1, %m2 : i1");
       line("%m6 = arith.andi %m5, %m4 : i1");
       line("attn.yield %m6 : i1");
+      break;
+    case MaskModKind::SeqParity:
+      cst("mz", 0);
+      cst("m2c", 2);
+      line("%m0 = arith.addi %mb, %mj : index");
+      line("%m1 = arith.remui %m0, %m2c : index");
+      line("%m2 = arith.cmpi eq, %m1, %mz : index");
+      line("%m3 = arith.addi %mj, %m2c : index");
+      line("%m4 = arith.cmpi sge, %m3, %mi : index");
+      line("%m5 = arith.ori %m2, %m4 : i1");
+      line("attn.yield %m5 : i1");
       break;
     case MaskModKind::None:
       break;
@@ -1104,7 +1195,9 @@ private:
       addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), elt,
              kind);
       addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt, kind);
-      addArg("page_table", {{c.B, "B"}, {c.maxPages, "MaxPages"}},
+      addArg("page_table",
+             {{c.seqRows(), c.ragged ? "Seqs" : "B"},
+              {c.maxPages, "MaxPages"}},
              c.pageTableI64 ? "i64" : "i32",
              c.pageTableI64 ? ElementKind::I64 : ElementKind::I32);
     } else {
@@ -1119,7 +1212,8 @@ private:
       ElementKind kind = c.cuI64 ? ElementKind::I64 : ElementKind::I32;
       Dim n{static_cast<int64_t>(c.cuQ.size()), "Seqs1"};
       addArg("cu_seqlens_q", {n}, ty, kind);
-      addArg("cu_seqlens_k", {n}, ty, kind);
+      if (!c.paged)
+        addArg("cu_seqlens_k", {n}, ty, kind);
     }
     addModifierArgs();
     std::vector<std::string> results = {
@@ -1136,7 +1230,9 @@ private:
          operand("v", "v");
     if (c.paged)
       s += " " + operand("page_table", "page_table");
-    if (c.ragged)
+    if (c.ragged && c.paged)
+      s += " ragged(%cu_seqlens_q : " + argType("cu_seqlens_q") + ")";
+    else if (c.ragged)
       s += " ragged(%cu_seqlens_q, %cu_seqlens_k : " + argType("cu_seqlens_q") +
            ", " + argType("cu_seqlens_k") + ")";
     if (c.bnhd)
@@ -1219,12 +1315,23 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), rng);
       size_t next = 0;
-      for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t b = 0; b < c.seqRows(); ++b)
         for (int64_t p = 0; p < c.maxPages; ++p)
           t.set(b * c.maxPages + p,
                 p * c.pageSize < c.pagedLens[b]
                     ? static_cast<double>(order[next++])
                     : (chance(rng, 0.5) ? -1.0 : double(c.pages + 7)));
+    } else if (a.name == "kv_len" && c.ragged) {
+      // Per sequence over its packed keys: mostly all of them, sometimes
+      // fewer, none, or more than it has (all are read).
+      for (int64_t s = 0; s < n; ++s) {
+        int64_t nk = c.cuK[s + 1] - c.cuK[s];
+        int64_t kind = uniformInt(rng, 0, 5);
+        t.set(s, static_cast<double>(kind < 2   ? nk
+                                     : kind < 4 ? uniformInt(rng, 0, nk)
+                                     : kind == 4 ? 0
+                                                 : nk + 2));
+      }
     } else if (a.name == "kv_len") {
       for (int64_t b = 0; b < n; ++b)
         t.set(b, static_cast<double>(uniformInt(rng, 0, c.Nk)));
@@ -1609,7 +1716,8 @@ TEST(SweepCoverage, FeatureMatrix) {
       bool empty = false, outside = false, differ = false;
       for (size_t i = 0; i + 1 < c.cuQ.size(); ++i) {
         empty |= c.cuQ[i] == c.cuQ[i + 1];
-        differ |= c.cuQ[i + 1] - c.cuQ[i] != c.cuK[i + 1] - c.cuK[i];
+        int64_t keys = c.paged ? c.pagedLens[i] : c.cuK[i + 1] - c.cuK[i];
+        differ |= c.cuQ[i + 1] - c.cuQ[i] != keys;
       }
       outside = c.cuQ.front() > 0 || c.cuQ.back() < c.Nq;
       note(true, "ragged batch");
@@ -1620,6 +1728,14 @@ TEST(SweepCoverage, FeatureMatrix) {
            "ragged, Nq != Nk per sequence, bottom-right");
       note(c.bnhd, "ragged, bnhd");
       note(c.lse, "ragged with lse");
+      note(c.paged, "ragged, chunked prefill over a paged cache");
+      note(c.paged && c.causal == CausalKind::BottomRight && differ,
+           "ragged paged, cached keys before the new queries");
+      note(c.kvLen && !c.paged, "ragged with kv_len over packed keys");
+      note(c.maskRank || c.biasRank, "ragged with a mask or bias");
+      note(c.maskMod == MaskModKind::SeqParity,
+           "ragged, a mask_mod reading the sequence index");
+      note(c.scoreMod != ScoreModKind::None, "ragged with a score_mod");
     }
     if (c.paged) {
       bool zero = false, boundary = false, full = false;

@@ -187,6 +187,17 @@ func.func @ragged_dyn(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
       ragged(%cq, %ck : tensor<?xi32>, tensor<?xi32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+func.func @chunked_dyn(%q: tensor<1x2x?x8xf32>, %kp: tensor<4x2x4x8xf32>,
+                       %vp: tensor<4x2x4x8xf32>, %cq: tensor<?xi32>,
+                       %pt: tensor<?x2xi32>, %len: tensor<?xi32>)
+    -> tensor<1x2x?x8xf32> {
+  %o = attn.attention q(%q : tensor<1x2x?x8xf32>)
+      k(%kp : tensor<4x2x4x8xf32>) v(%vp : tensor<4x2x4x8xf32>)
+      ragged(%cq : tensor<?xi32>) page_table(%pt : tensor<?x2xi32>)
+      kv_len(%len : tensor<?xi32>) causal(bottom_right)
+      -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
 func.func @append_dyn(%c: tensor<?x2x?x4xf32>, %u: tensor<?x2x?x4xf32>,
                       %p: tensor<?xi32>) -> tensor<?x2x?x4xf32> {
   %0 = attn.kv_cache_append cache(%c : tensor<?x2x?x4xf32>)
@@ -352,6 +363,27 @@ std::vector<JitCase> jitCases() {
   cases.push_back({"RaggedNoSequences", "ragged_dyn", ragged({}, {}),
                    ragged({0, 5, 10}, {0, 4, 8}), ATTN_STATUS_SHAPE_MISMATCH,
                    "attn: ragged offsets need at least one entry (0)"});
+  // Chunked prefill: 5 packed queries of 2 sequences over pools of 4 pages.
+  auto chunked = [](int64_t lens, int64_t rows) {
+    return [=] {
+      std::vector<int64_t> table = {0, 1, 2, 3}, len = {6, 7};
+      table.resize(rows * 2, -1);
+      len.resize(lens, 1);
+      return std::vector<HostTensor>{
+          randomF32({1, 2, 5, 8}, 41), randomF32({4, 2, 4, 8}, 42),
+          randomF32({4, 2, 4, 8}, 43), ints(ElementKind::I32, {3}, {0, 2, 5}),
+          ints(ElementKind::I32, {rows, 2}, table),
+          ints(ElementKind::I32, {lens}, len)};
+    };
+  };
+  cases.push_back({"RaggedKvLenEntries", "chunked_dyn", chunked(3, 2),
+                   chunked(2, 2), ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: kv_len of a ragged batch does not have one entry "
+                   "per sequence (kv_len: 3, sequences: 2)"});
+  cases.push_back({"RaggedPageTableRows", "chunked_dyn", chunked(2, 1),
+                   chunked(2, 2), ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: page_table of a ragged batch does not have one row "
+                   "per sequence (page_table: 1 rows, sequences: 2)"});
   auto append = [](int64_t positions) {
     return [=] {
       std::vector<int64_t> p = {0, 3};
@@ -413,7 +445,7 @@ TEST_P(JitChecks, BadThenGood) {
   ASSERT_TRUE(spec.module);
   for (const char *fnName :
        {"dyn", "static_out", "static_lse", "paged_dyn", "ragged_dyn",
-        "append_dyn", "combine_dyn", "sink_dyn"}) {
+        "chunked_dyn", "append_dyn", "combine_dyn", "sink_dyn"}) {
     JitOptions opts;
     opts.form = *parseAttentionForm(GetParam());
     opts.optLevel = 1; // correctness only: compile time matters here

@@ -168,7 +168,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // walking the sequences' row tiles in the offsets; the sequence's rows
   // and keys start at qBase and kBase, and nq and nk are its own lengths
   // for the rest of the kernel. A block past the last tile does nothing.
-  Value qBase = ci(0), kBase = ci(0);
+  // `seq` indexes the per-sequence operands (kv_len, page table rows) and
+  // is the regions' batch index: the batch entry, or the ragged sequence.
+  Value qBase = ci(0), kBase = ci(0), seq = bb;
+  // The first block of a sequence (its page table checks).
+  Value firstOfSeq = a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0)));
   Value totalQ = nq, totalK = nk;
   Value savedNq = nq, savedNk = nk;
   llvm::scope_exit restoreSizes([&] {
@@ -201,10 +205,17 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     }
     Value sIdx = walk.getResult(1);
     rt = walk.getResult(2);
+    seq = sIdx;
+    firstOfSeq = a.both(a.eq(rt, ci(0)), a.eq(hk, ci(0)));
     qBase = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
     nq = a.sub(clampedOffset(cuQBuf, a.add(sIdx, ci(1)), qBase, totalQ), qBase);
-    kBase = clampedOffset(cuKBuf, sIdx, ci(0), totalK);
-    nk = a.sub(clampedOffset(cuKBuf, a.add(sIdx, ci(1)), kBase, totalK), kBase);
+    // Paged: every sequence's keys are its own [0, max_pages * S), read
+    // through its page table row.
+    if (cuKBuf) {
+      kBase = clampedOffset(cuKBuf, sIdx, ci(0), totalK);
+      nk = a.sub(clampedOffset(cuKBuf, a.add(sIdx, ci(1)), kBase, totalK),
+                 kBase);
+    }
     auto active = scf::IfOp::create(b, loc, walk.getResult(3),
                                     /*withElse=*/false);
     b.setInsertionPointToStart(&active.getThenRegion().front());
@@ -217,7 +228,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     return cuQBuf ? a.min(a.add(qBase, i), lastQ) : i;
   };
   auto kRow = [&](Value j) {
-    return cuQBuf ? a.min(a.add(kBase, j), lastK) : j;
+    return cuKBuf ? a.min(a.add(kBase, j), lastK) : j;
   };
 
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
@@ -253,13 +264,11 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value kvLen = nk;
   if (kvLenBuf) {
     Value len = memref::LoadOp::create(b, loc, kvLenBuf,
-                                       ValueRange{bcast(kvLenBuf, 0, bb)});
+                                       ValueRange{bcast(kvLenBuf, 0, seq)});
     kvLen = buildClampedKvLen(b, loc, lctx, len);
   }
   if (ptBuf)
-    emitPageTableChecks(
-        bb, kvLen, modAccess,
-        a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0))));
+    emitPageTableChecks(seq, kvLen, modAccess, firstOfSeq);
   Value row0 = a.mul(rt, ci(tq));
   // (Not a structured binding: lambdas below capture them.)
   Value q0, qLast;
@@ -297,8 +306,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto classifyTile = [&](Value t) -> MaskBounds<IRArith>::Truth {
     if (!tileMap) {
       Value h0 = a.mul(hk, groups);
-      return classifyKeyTile(bb, h0, a.sub(a.add(h0, groups), ci(1)), q0, qLast,
-                             t, modAccess, 0);
+      return classifyKeyTile(seq, h0, a.sub(a.add(h0, groups), ci(1)), q0,
+                             qLast, t, modAccess, 0);
     }
     Value hIdx = maskIgnoresHead() ? ci(0) : hk;
     Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
@@ -331,7 +340,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value key = a.add(k0, r);
       Value valid = a.both(inRange, a.slt(key, kvLen));
       if (ptBuf)
-        return pagedRow(bb, hk, a.min(key, nkLast), valid);
+        return pagedRow(seq, hk, a.min(key, nkLast), valid);
       return std::make_pair(phys(bb, hk, kRow(a.min(key, nkLast)), ci(0)),
                             valid);
     };
@@ -477,7 +486,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
             LogitOperands in;
             in.raw = vector::ExtractOp::create(b, loc, s[n],
                                                ArrayRef<int64_t>{r, c});
-            in.b = bb;
+            in.b = seq;
             in.h = rowH[r];
             in.i = rowI[r];
             in.j = j;
@@ -489,9 +498,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
             in.regionI = ic;
             in.regionJ = jc;
             // Masks and biases broadcast by numpy rules: a rank-r tensor
-            // is indexed by the last r of (b, h, i, j).
+            // is indexed by the last r of (b, h, i, j), a ragged batch's by
+            // packed rows (and, paged, key positions).
             auto tensorIdx = [&](Value buf) {
-              Value logical[4] = {bb, hc, ic, jc};
+              Value logical[4] = {bb, hc, qRow(ic), kRow(jc)};
               int64_t rank = cast<MemRefType>(buf.getType()).getRank();
               SmallVector<Value> idx;
               for (int64_t dpos = 0; dpos < rank; ++dpos)

@@ -110,9 +110,11 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     // (each sequence rounds up once); block x finds its (sequence, row tile)
     // in the offsets, blocks past the last tile do nothing.
     Value nQ = memref::DimOp::create(b, loc, cuQBuf, 0);
-    Value nK = memref::DimOp::create(b, loc, cuKBuf, 0);
-    emitRuntimeCheckInto(b, loc, errors, a.eq(nQ, nK),
-                         RuntimeCheck::RaggedLengths, {nQ, nK});
+    if (cuKBuf) {
+      Value nK = memref::DimOp::create(b, loc, cuKBuf, 0);
+      emitRuntimeCheckInto(b, loc, errors, a.eq(nQ, nK),
+                           RuntimeCheck::RaggedLengths, {nQ, nK});
+    }
     emitRuntimeCheckInto(b, loc, errors, a.sle(ci(1), nQ),
                          RuntimeCheck::RaggedNoSequences, {nQ});
     Value failedNow = buildHasFailedIn(b, loc, errors);
@@ -362,6 +364,8 @@ void KernelEmitter::emitRaggedOffsetChecks(const ModInputAccess &report,
     // (Not a structured binding: the lambda below captures `cu`, which
     // C++17 does not allow for bindings; clang 14 refuses it.)
     Value cu = std::get<0>(entry), total = std::get<1>(entry);
+    if (!cu)
+      continue; // a paged ragged batch has no key offsets
     RuntimeCheck check = std::get<2>(entry);
     OpBuilder::InsertionGuard g2(b);
     Value n = memref::DimOp::create(b, loc, cu, 0);

@@ -177,11 +177,27 @@ Case makeCase(uint64_t seed, int index) {
   std::mt19937_64 raggedRng(seed * 0x94D049BB133111EBull + index);
   bool ragged = !paged && !kvLen && !bias && !mask &&
                 (raggedRng() % 5 == 0 || (scenario == 0 && index % 20 == 10));
+  // Ragged batches with the other modifiers (a generator of its own):
+  // chunked prefill (a paged case becomes ragged: a page table row and a
+  // kv_len entry per sequence), or kv_len, masks, biases and regions on
+  // packed rows (a region may read the sequence as b).
+  std::mt19937_64 raggedModsRng(seed * 0xBF58476D1CE4E5B9ull + index);
+  bool chunked = paged && (raggedModsRng() % 3 == 0 ||
+                           (scenario == 3 && index % 20 == 13));
+  bool raggedMods = !paged && !ragged &&
+                    (raggedModsRng() % 8 == 0 ||
+                     (scenario == 5 && index % 20 == 15) ||
+                     (scenario == 1 && index % 20 == 11));
+  ragged = ragged || chunked || raggedMods;
   int64_t seqs = 0;
   if (ragged) {
     seqs = pick<int64_t>(raggedRng, {1, 2, 3, 5});
     b = 1;
   }
+  // kv_len and page table rows: one per batch entry or sequence.
+  int64_t rows = ragged ? seqs : b;
+  if (chunked)
+    pool = seqs * maxPages + 2;
   auto poolShape = [&](int64_t dd) {
     return bnhd ? shape({pool, pageSize, hkv, dd}, t)
                 : shape({pool, hkv, pageSize, dd}, t);
@@ -192,19 +208,23 @@ Case makeCase(uint64_t seed, int index) {
               oT = qkvShape(hq, nq, dv), lT = shape({b, hq, nq}, "f32");
   std::string args = "%q: " + qT + ", %k: " + kT + ", %v: " + vT;
   std::string mods = bnhd ? " layout(bnhd)" : "";
-  if (ragged) {
+  if (ragged && paged) {
+    std::string cuT = shape({seqs + 1}, "i32");
+    args += ", %cq: " + cuT;
+    mods += " ragged(%cq : " + cuT + ")";
+  } else if (ragged) {
     std::string cuT = shape({seqs + 1}, "i32");
     args += ", %cq: " + cuT + ", %ck: " + cuT;
     mods += " ragged(%cq, %ck : " + cuT + ", " + cuT + ")";
   }
   if (paged) {
-    std::string ptT = shape({b, maxPages}, "i32");
+    std::string ptT = shape({rows, maxPages}, "i32");
     args += ", %pt: " + ptT;
     mods += " page_table(%pt : " + ptT + ")";
   }
   if (kvLen) {
-    args += ", %len: " + shape({b}, "i32");
-    mods += " kv_len(%len : " + shape({b}, "i32") + ")";
+    args += ", %len: " + shape({rows}, "i32");
+    mods += " kv_len(%len : " + shape({rows}, "i32") + ")";
   }
   if (bias) {
     std::string bt = pick<std::string>(rng, {"f32", "f16"});
@@ -261,8 +281,10 @@ Case makeCase(uint64_t seed, int index) {
   // inputs; tiles between documents are skipped by their summaries), a
   // relative position bias table per head.
   bool tensorMods = rng() % 2 == 0;
-  if (ragged)
+  if (ragged && !raggedMods && !chunked)
     scoreMod = maskMod = false;
+  if (raggedMods && index % 2 == 1)
+    maskMod = true; // kind 2 reads the sequence as b
   if (scoreMod && tensorMods)
     scoreKind = 3;
   if (maskMod && tensorMods)
