@@ -17,14 +17,16 @@
 // RUN: attn-run %s --entry=chunked --device=gpu-emulate --verify --reps=0 --input cu_seqlens_q=%t.cq.npy --input kv_len=%t.len.npy --input page_table=%t.pt_ok.npy | FileCheck %s --check-prefix=OK
 // OK: vs reference: {{.*}} [ok
 //
-// Three offsets (two sequences) with three lengths, or a table of three rows:
+// Three lengths or a table of three rows for two sequences: attn-run checks
+// the sizes it binds with the verifier (compiled code checks them at run
+// time too: RuntimeChecksTest's RaggedKvLenEntries and RaggedPageTableRows).
 // RUN: %python %S/Inputs/write_npy.py %t.len3.npy i4 3 5,9,1
 // RUN: %python %S/Inputs/write_npy.py %t.pt3.npy i4 3x3 0,1,-1,2,3,-1,4,-1,-1
 // RUN: not attn-run %s --entry=dynamic --form=fused --reps=0 --input cu_seqlens_q=%t.cq.npy --input kv_len=%t.len3.npy --input page_table=%t.pt_ok.npy 2>&1 | FileCheck %s --check-prefix=LEN
-// RUN: not attn-run %s --entry=dynamic --device=gpu-emulate --reps=0 --input cu_seqlens_q=%t.cq.npy --input kv_len=%t.len3.npy --input page_table=%t.pt_ok.npy 2>&1 | FileCheck %s --check-prefix=LEN
-// LEN: attn: kv_len of a ragged batch does not have one entry per sequence (kv_len: 3, sequences: 2)
+// LEN: kv_len of a ragged batch must have one length per sequence (B = 2, one less than the offsets); got 'tensor<3xi32>'
+// LEN: attn-run: error: the given sizes are inconsistent with the spec
 // RUN: not attn-run %s --entry=dynamic --form=naive --reps=0 --input cu_seqlens_q=%t.cq.npy --input kv_len=%t.len.npy --input page_table=%t.pt3.npy 2>&1 | FileCheck %s --check-prefix=ROWS
-// ROWS: attn: page_table of a ragged batch does not have one row per sequence (page_table: 3 rows, sequences: 2)
+// ROWS: page_table must be [B, max_pages] with one row of page indices per sequence (B = 2); got 'tensor<3x3xi32>'
 func.func @chunked(%q: tensor<1x2x6x16xf32>, %kp: tensor<8x1x4x16xf32>,
                    %vp: tensor<8x1x4x16xf32>, %cq: tensor<3xi32>,
                    %pt: tensor<2x3xi32>, %len: tensor<2xi32>)

@@ -21,6 +21,9 @@
 // RUN: attn-run %s --entry=regions --form=decode --verify --reps=1 --seed=13 | FileCheck %s
 // RUN: attn-run %s --entry=dynamic --size Seqs=5,Nq=60,MaxPages=6,Pages=40 --form=fused --verify --reps=1 | FileCheck %s
 // RUN: attn-run %s --entry=dynamic --size Seqs=3,Nq=20,MaxPages=3,Pages=9 --form=naive --verify --reps=1 | FileCheck %s
+// The bundled chunked-prefill example (bf16, 4 sequences over a paged cache):
+// RUN: attn-run %attn_src_root/examples/serving/chunked_prefill.mlir --size Nq=150 --form=fused --verify --reps=1 | FileCheck %s
+// RUN: attn-run %attn_src_root/examples/serving/chunked_prefill.mlir --size Nq=40 --form=decode --verify --reps=1 --seed=3 | FileCheck %s
 // CHECK: vs reference: {{.*}} [ok
 
 // Chunked prefill: 4 sequences' new tokens (packed) attend to their cached

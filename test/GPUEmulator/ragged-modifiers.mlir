@@ -11,6 +11,7 @@
 // RUN: attn-run %s --device=gpu-emulate --entry=paged_mask --verify | FileCheck %s
 // RUN: attn-run %s --device=gpu-emulate --entry=regions --verify --seed=12 | FileCheck %s
 // RUN: attn-run %s --device=gpu-emulate --entry=dynamic --size Seqs=5,Nq=60,MaxPages=6,Pages=40 --verify | FileCheck %s
+// RUN: attn-run %attn_src_root/examples/serving/chunked_prefill.mlir --device=gpu-emulate --size Nq=100 --verify | FileCheck %s
 // CHECK: out: {{.*}} [ok
 
 // Chunked prefill: 4 sequences' new tokens (packed) attend to their cached
