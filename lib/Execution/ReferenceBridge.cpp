@@ -485,6 +485,7 @@ llvm::Error mlir::attn::runReference(Operation *op,
     in.q = *q;
     in.k = *k;
     in.v = *v;
+    in.vFromK = attn.getVFromK();
     auto pageTable = bound.tensor(attn.getPageTable());
     if (!pageTable)
       return pageTable.takeError();

@@ -168,12 +168,15 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
     if (a.isPaged()) {
       // Page pools [Pages, Hkv, PageSize, D] and the [B, MaxPages] table.
       assign(a.getKey(), "k", order({"Pages", "Hkv", "PageSize", "Dqk"}));
-      assign(a.getValue(), "v", order({"Pages", "Hkv", "PageSize", "Dv"}));
+      if (!a.getVFromK())
+        assign(a.getValue(), "v", order({"Pages", "Hkv", "PageSize", "Dv"}));
       assign(a.getPageTable(), "page_table",
              {a.isRagged() ? "Seqs" : "B", "MaxPages"});
     } else {
       assign(a.getKey(), "k", order({"B", "Hkv", "Nk", "Dqk"}));
-      assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
+      // (Latent attention reads V from k: the argument stays k.)
+      if (!a.getVFromK())
+        assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
     }
     if (a.isRagged()) {
       // B + 1 offsets of the sequences packed along N (B = 1 in q, k, v).
@@ -519,9 +522,10 @@ llvm::Error mlir::attn::checkMemory(const SpecInfo &spec,
     };
     ElementKind outKind;
     getElementKind(a.getOut().getType().getElementType(), outKind);
-    int64_t outBytes = bytesOf({size(a.getQuery(), 0), size(a.getQuery(), 1),
-                                size(a.getQuery(), 2), size(a.getValue(), 3)},
-                               elementBytes(outKind));
+    int64_t outBytes = bytesOf(
+        {size(a.getQuery(), 0), size(a.getQuery(), 1), size(a.getQuery(), 2),
+         std::optional<int64_t>(a.getVFromK()).value_or(size(a.getValue(), 3))},
+        elementBytes(outKind));
     if (outBytes > memoryBytes)
       return tooLarge("the output", outBytes);
   }

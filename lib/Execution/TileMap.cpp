@@ -197,7 +197,8 @@ double mlir::attn::structuralFlops(AttentionOp op,
       return 0;
     nk *= shapeOf(pt)[1];
   }
-  int64_t dqk = dim(q, 3), dv = dim(v, 3);
+  int64_t dqk = dim(q, 3),
+          dv = std::optional<int64_t>(op.getVFromK()).value_or(dim(v, 3));
   const HostTensor *kvLen = nullptr;
   if (Value kv = op.getKvLen()) {
     if (!isa<BlockArgument>(kv))

@@ -122,6 +122,14 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
       outType = RankedTensorType::get(shape, o.getElementType());
     }
   }
+  // Latent attention: out has Dv = vFromK columns.
+  if (config.vFromK) {
+    if (auto o = dyn_cast<RankedTensorType>(outType); o && o.getRank() == 4) {
+      SmallVector<int64_t, 4> shape(o.getShape());
+      shape[3] = *config.vFromK;
+      outType = RankedTensorType::get(shape, o.getElementType());
+    }
+  }
   Type lseType;
   if (config.withLse)
     lseType = inferAttentionLseType(q, kb, vb, config.layout);
@@ -130,9 +138,10 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
       builder, loc, outType, lseType, q, k, v, config.pageTable,
       config.cuSeqlensQ, config.cuSeqlensK, config.kvLen, config.mask,
       config.bias, config.alibiSlopes, config.sink, config.modInputs,
-      LayoutAttr::get(builder.getContext(), config.layout), attrs.causal,
-      attrs.align, attrs.windowLeft, attrs.windowRight, attrs.scale,
-      attrs.softcap, attrs.norm);
+      LayoutAttr::get(builder.getContext(), config.layout),
+      config.vFromK ? builder.getI64IntegerAttr(*config.vFromK) : IntegerAttr(),
+      attrs.causal, attrs.align, attrs.windowLeft, attrs.windowRight,
+      attrs.scale, attrs.softcap, attrs.norm);
 }
 
 Type mlir::attn::inferProjectedAttentionType(Value xq, Value xkv, Value wq,

@@ -331,6 +331,8 @@ int64_t AttentionOp::getHeadDimQK() {
   return logicalShape(getQuery().getType(), getLayout())[3];
 }
 int64_t AttentionOp::getHeadDimV() {
+  if (std::optional<int64_t> dv = getVFromK())
+    return *dv;
   return logicalShape(getValue().getType(), getLayout())[3];
 }
 
@@ -472,6 +474,22 @@ LogicalResult AttentionOp::verify() {
   auto k = logicalShape(getKey().getType(), layout);
   auto v = logicalShape(getValue().getType(), layout);
   auto o = logicalShape(getOut().getType(), layout);
+  // Latent attention: V is k's first Dv columns.
+  if (std::optional<int64_t> dv = getVFromK()) {
+    if (getValue() != getKey())
+      return emitOpError() << "v_from_k(" << *dv
+                           << ") reads V from k's first columns: v must be "
+                              "the same value as k";
+    if (k[3] == kDyn)
+      return emitOpError() << "v_from_k needs a static head dimension in k; "
+                              "got "
+                           << getKey().getType();
+    if (*dv < 1 || *dv > k[3])
+      return emitOpError() << "v_from_k(" << *dv
+                           << ") must take between 1 and Dqk = " << k[3]
+                           << " columns of k";
+    v[3] = *dv;
+  }
 
   // A size dynamic in q, k and v may still be stated by out or lse: the
   // modifiers are checked against the first type that states it.

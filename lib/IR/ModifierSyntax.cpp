@@ -37,14 +37,15 @@ struct ModifierSlots {
   /// attn.attention only (null for the other ops).
   Operand *pageTable = nullptr, *cuQ = nullptr, *cuK = nullptr;
   Type *pageTableType = nullptr, *cuQType = nullptr, *cuKType = nullptr;
+  IntegerAttr *vFromK = nullptr;
 };
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table", "ragged",      "layout",       "kv_len",     "mask",
-    "bias",       "alibi",       "sink",         "mod_inputs", "causal",
-    "align",      "window_left", "window_right", "scale",      "softcap",
-    "norm",       "score_mod",   "mask_mod"};
+    "page_table", "ragged", "layout",      "v_from_k",     "kv_len",
+    "mask",       "bias",   "alibi",       "sink",         "mod_inputs",
+    "causal",     "align",  "window_left", "window_right", "scale",
+    "softcap",    "norm",   "score_mod",   "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -52,6 +53,8 @@ static bool takesModifier(const ModifierSlots &s, StringRef name) {
     return s.layout;
   if (name == "page_table" || name == "ragged")
     return s.pageTable;
+  if (name == "v_from_k")
+    return s.vFromK;
   return llvm::is_contained(kModifierNames, name);
 }
 
@@ -135,6 +138,8 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
                << "expected bhnd or bnhd in layout(...); got '" << name << "'";
       *s.layout = LayoutAttr::get(ctx, *l);
       r = p.parseRParen();
+    } else if (kw == "v_from_k") {
+      r = typedAttr(*s.vFromK, b.getI64Type());
     } else if (kw == "kv_len") {
       r = operand(s.kvLen, s.kvLenType);
     } else if (kw == "mask") {
@@ -189,9 +194,11 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
                               IntegerAttr windowRight, FloatAttr scale,
                               FloatAttr softcap, NormalizationAttr norm,
                               Region &scoreMod, Region &maskMod,
-                              LayoutAttr layout) {
+                              LayoutAttr layout, IntegerAttr vFromK) {
   if (layout && layout.getValue() != Layout::bhnd)
     p << " layout(" << stringifyLayout(layout.getValue()) << ")";
+  if (vFromK)
+    p << " v_from_k(" << vFromK.getInt() << ")";
   for (auto [kw, v] : {std::pair<StringRef, Value>{"kv_len", kvLen},
                        {"mask", mask},
                        {"bias", bias},
@@ -244,8 +251,10 @@ ParseResult mlir::attn::parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
     Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
     Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
-    Type &cuKType, LayoutAttr &layout, ATTN_MODIFIER_PARSE_PARAMS) {
+    Type &cuKType, LayoutAttr &layout, IntegerAttr &vFromK,
+    ATTN_MODIFIER_PARSE_PARAMS) {
   ModifierSlots s = ATTN_MODIFIER_PARSE_SLOTS(&layout);
+  s.vFromK = &vFromK;
   s.pageTable = &pageTable;
   s.pageTableType = &pageTableType;
   s.cuQ = &cuQ;
@@ -262,6 +271,7 @@ void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
                                          Value pageTable, Type pageTableType,
                                          Value cuQ, Type cuQType, Value cuK,
                                          Type cuKType, LayoutAttr layout,
+                                         IntegerAttr vFromK,
                                          ATTN_MODIFIER_PRINT_PARAMS) {
   // Printed first, where the op's canonical form has always had them.
   if (pageTable)
@@ -271,9 +281,10 @@ void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
       << ")";
   else if (cuQ)
     p << " ragged(" << cuQ << " : " << cuQType << ")";
-  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout);
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout, vFromK);
 }
 void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,
                                 ATTN_MODIFIER_PRINT_PARAMS) {
-  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, LayoutAttr());
+  printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, LayoutAttr(),
+                    IntegerAttr());
 }

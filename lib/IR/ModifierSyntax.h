@@ -41,18 +41,19 @@ namespace attn {
       IntegerAttr windowRight, FloatAttr scale, FloatAttr softcap,             \
       NormalizationAttr norm, Region &scoreMod, Region &maskMod
 
-/// attn.attention's modifiers also take `page_table(...)` and
-/// `ragged(...)`, anywhere among the others.
+/// attn.attention's modifiers also take `page_table(...)`, `ragged(...)`,
+/// `layout(...)` and `v_from_k(...)`, anywhere among the others.
 ParseResult parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
     Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
     Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
-    Type &cuKType, LayoutAttr &layout, ATTN_MODIFIER_PARSE_PARAMS);
+    Type &cuKType, LayoutAttr &layout, IntegerAttr &vFromK,
+    ATTN_MODIFIER_PARSE_PARAMS);
 ParseResult parseModifiers(OpAsmParser &p, ATTN_MODIFIER_PARSE_PARAMS);
 void printAttentionModifiers(OpAsmPrinter &p, Operation *op, Value pageTable,
                              Type pageTableType, Value cuQ, Type cuQType,
                              Value cuK, Type cuKType, LayoutAttr layout,
-                             ATTN_MODIFIER_PRINT_PARAMS);
+                             IntegerAttr vFromK, ATTN_MODIFIER_PRINT_PARAMS);
 void printModifiers(OpAsmPrinter &p, Operation *op, ATTN_MODIFIER_PRINT_PARAMS);
 
 } // namespace attn

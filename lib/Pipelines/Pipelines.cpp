@@ -76,6 +76,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
   // pre- or post-processing) becomes linalg so that it bufferizes too.
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createAttnExpandProjections());
+  pm.addPass(createAttnExpandLatent());
   pm.addPass(createAttnExpandSinks());
   pm.addPass(createConvertAttnStateOps());
   switch (opts.form) {

@@ -282,8 +282,37 @@ std::string maskModAllows(const Inputs &in, int64_t b, int64_t h, int64_t i,
 
 } // namespace
 
+/// Latent attention: the first `dv` columns of k (any rank-4 layout: D is
+/// the last physical dimension).
+static std::string latentValue(const Inputs &in, Tensor &v) {
+  if (!in.k || in.k->shape.size() != 4)
+    return "latent attention needs a rank-4 k";
+  int64_t d = in.k->shape[3], dv = *in.vFromK;
+  if (dv < 1 || dv > d)
+    return "vFromK = " + std::to_string(dv) + " must lie in [1, " +
+           std::to_string(d) + "]";
+  v.shape = in.k->shape;
+  v.shape[3] = dv;
+  int64_t rows =
+      static_cast<int64_t>(in.k->data.size()) / std::max<int64_t>(d, 1);
+  v.data.resize(static_cast<size_t>(rows * dv));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < dv; ++x)
+      v.data[r * dv + x] = in.k->data[r * d + x];
+  return "";
+}
+
 std::string attn::ref::attention(const Spec &spec, const Inputs &in,
                                  Outputs &result) {
+  if (in.vFromK) {
+    Tensor v;
+    if (std::string err = latentValue(in, v); !err.empty())
+      return err;
+    Inputs explicitV = in;
+    explicitV.v = &v;
+    explicitV.vFromK.reset();
+    return attention(spec, explicitV, result);
+  }
   if (in.cuSeqlensQ || in.cuSeqlensK)
     return raggedAttention(spec, in, result);
   if (in.pageTable) {
@@ -445,6 +474,15 @@ int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
 
 double attn::ref::attentionFlops(const Spec &spec, const Inputs &in,
                                  bool countMaskContent) {
+  if (in.vFromK) {
+    Tensor v;
+    if (!latentValue(in, v).empty())
+      return -1.0;
+    Inputs explicitV = in;
+    explicitV.v = &v;
+    explicitV.vFromK.reset();
+    return attentionFlops(spec, explicitV, countMaskContent);
+  }
   // (A paged ragged batch is counted per sequence by countAllowedPairs.)
   if (in.pageTable && !in.cuSeqlensQ) {
     Tensor k, v;

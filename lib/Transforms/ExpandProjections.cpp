@@ -142,9 +142,9 @@ struct ExpandProjectedAttention
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getKvLen(),
         op.getMask(), op.getBias(), op.getAlibiSlopes(), op.getSink(),
         op.getModInputs(), LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
-        op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
-        op.getWindowRightAttr(), op.getScaleAttr(), op.getSoftcapAttr(),
-        op.getNormalizationAttr());
+        /*v_from_k=*/IntegerAttr(), op.getCausalAttr(), op.getAlignAttr(),
+        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getScaleAttr(),
+        op.getSoftcapAttr(), op.getNormalizationAttr());
     // The user's regions mean the same on the expanded op (b, query head h,
     // row i, key j).
     rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),

@@ -205,9 +205,9 @@ enum class CausalKind { None, TopLeft, BottomRight };
 /// The user's regions the sweep writes (FlexAttention-style variants).
 enum class MaskModKind {
   None,
-  Document, // ids[i] == ids[j] over random segment ids (mod_inputs)
-  PrefixLM, // j < prefix or j <= i
-  Dilated,  // i - j in [0, w] and (i - j) % d == 0
+  Document,  // ids[i] == ids[j] over random segment ids (mod_inputs)
+  PrefixLM,  // j < prefix or j <= i
+  Dilated,   // i - j in [0, w] and (i - j) % d == 0
   SeqParity, // (b + j) % 2 == 0 or j + 2 >= i: reads the batch index
 };
 enum class ScoreModKind {
@@ -302,6 +302,8 @@ struct Config {
   // `pagedLens` an entry per sequence, and Nk is maxPages * pageSize.
   bool ragged = false, cuI64 = false;
   std::vector<int64_t> cuQ, cuK;
+  // Latent attention: no v argument, V is k's first Dv columns (v_from_k).
+  bool latent = false;
   /// Rows of the page table and entries of kv_len: B, or the sequences.
   int64_t seqRows() const {
     return ragged ? static_cast<int64_t>(cuQ.size()) - 1 : B;
@@ -541,7 +543,8 @@ void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
     if (!even && !c.maskRank && !c.biasRank)
       c.maskRank = pick<int>(rng, {2, 4});
     if (!even && c.scoreMod == ScoreModKind::None) {
-      c.scoreMod = pick(rng, {ScoreModKind::RelativeBias, ScoreModKind::TanhCap});
+      c.scoreMod =
+          pick(rng, {ScoreModKind::RelativeBias, ScoreModKind::TanhCap});
       c.maxDist = pick<int64_t>(rng, {1, 4});
       c.modCap = pick(rng, {2.5, 10.0});
     }
@@ -600,6 +603,23 @@ void makeChunkedPrefill(Rng &rng, Config &c) {
     c.pages += (len + c.pageSize - 1) / c.pageSize;
   c.pages = std::max<int64_t>(c.pages + pick<int64_t>(rng, {0, 2}), 1);
   c.dyn.erase("B");
+}
+
+/// Latent attention (DeepSeek's MLA, absorbed): MQA over one latent head
+/// whose first Dv columns are V; dense or paged, decode or prefill.
+void makeLatent(Rng &rng, Config &c) {
+  // Odd repetitions: over a paged cache.
+  if (c.rep % 2 == 1)
+    makePaged(rng, c, chance(rng, 0.5));
+  c.latent = true;
+  c.projected = false;
+  c.Hkv = 1;
+  c.Hq = pick<int64_t>(rng, {1, 4, 8, 16});
+  c.Dqk = pick<int64_t>(rng, {2, 8, 13, 16, 32, 64});
+  c.Dv = c.rep % 2 == 0 ? c.Dqk - 1 : uniformInt(rng, 1, c.Dqk);
+  c.Dv = std::max<int64_t>(c.Dv, 1);
+  for (const char *n : {"Hkv", "Dqk", "Dv"})
+    c.dyn.erase(n);
 }
 
 /// One forced feature per case index: row `i % size` of this table is
@@ -774,7 +794,13 @@ const std::vector<Scenario> &scenarios() {
          c.softcap = 5.0;
          c.lse = !c.sigmoid;
        }},
-      {"projected_self", [](Rng &r, Config &c) { makeProjected(r, c, false); }},
+      {"projected_self",
+       [](Rng &r, Config &c) {
+         makeProjected(r, c, false);
+         // Every element type within the first three repetitions.
+         c.dtype = std::array<DType, 3>{DType::F32, DType::F16,
+                                        DType::BF16}[c.rep % 3];
+       }},
       {"projected_cross", [](Rng &r, Config &c) { makeProjected(r, c, true); }},
       {"projected_dynamic",
        [](Rng &r, Config &c) { makeProjected(r, c, chance(r, 0.5), true); }},
@@ -861,6 +887,7 @@ const std::vector<Scenario> &scenarios() {
       {"ragged_modifiers", [](Rng &r, Config &c) { makeRagged(r, c, true); }},
       {"chunked_prefill",
        [](Rng &r, Config &c) { makeChunkedPrefill(r, c); }},
+      {"latent", [](Rng &r, Config &c) { makeLatent(r, c); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -1194,18 +1221,21 @@ private:
       Dim pages{c.pages, "P"}, rows{c.pageSize, nullptr};
       addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), elt,
              kind);
-      addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt, kind);
+      if (!c.latent)
+        addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt,
+               kind);
       addArg("page_table",
-             {{c.seqRows(), c.ragged ? "Seqs" : "B"},
-              {c.maxPages, "MaxPages"}},
+             {{c.seqRows(), c.ragged ? "Seqs" : "B"}, {c.maxPages, "MaxPages"}},
              c.pageTableI64 ? "i64" : "i32",
              c.pageTableI64 ? ElementKind::I64 : ElementKind::I32);
     } else {
       addArg("k",
              order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
              elt, kind);
-      addArg("v", order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
-             elt, kind);
+      if (!c.latent)
+        addArg("v",
+               order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
+               elt, kind);
     }
     if (c.ragged) {
       std::string ty = c.cuI64 ? "i64" : "i32";
@@ -1227,7 +1257,9 @@ private:
     std::string s = signature(results) + " {\n";
     s += c.lse ? "  %out, %lse = " : "  %out = ";
     s += "attn.attention " + operand("q", "q") + " " + operand("k", "k") + " " +
-         operand("v", "v");
+         (c.latent ? "v(%k : " + argType("k") + ") v_from_k(" +
+                         std::to_string(c.Dv) + ")"
+                   : operand("v", "v"));
     if (c.paged)
       s += " " + operand("page_table", "page_table");
     if (c.ragged && c.paged)
@@ -1327,8 +1359,8 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
       for (int64_t s = 0; s < n; ++s) {
         int64_t nk = c.cuK[s + 1] - c.cuK[s];
         int64_t kind = uniformInt(rng, 0, 5);
-        t.set(s, static_cast<double>(kind < 2   ? nk
-                                     : kind < 4 ? uniformInt(rng, 0, nk)
+        t.set(s, static_cast<double>(kind < 2    ? nk
+                                     : kind < 4  ? uniformInt(rng, 0, nk)
                                      : kind == 4 ? 0
                                                  : nk + 2));
       }
@@ -1736,6 +1768,12 @@ TEST(SweepCoverage, FeatureMatrix) {
       note(c.maskMod == MaskModKind::SeqParity,
            "ragged, a mask_mod reading the sequence index");
       note(c.scoreMod != ScoreModKind::None, "ragged with a score_mod");
+    }
+    if (c.latent) {
+      note(true, "latent attention (v_from_k)");
+      note(c.paged, "latent attention over a paged cache");
+      note(c.Dv == c.Dqk - 1, "latent attention, Dv = Dqk - 1");
+      note(c.Hq > 1, "latent attention, MQA over the latent head");
     }
     if (c.paged) {
       bool zero = false, boundary = false, full = false;

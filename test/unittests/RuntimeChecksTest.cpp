@@ -369,11 +369,12 @@ std::vector<JitCase> jitCases() {
       std::vector<int64_t> table = {0, 1, 2, 3}, len = {6, 7};
       table.resize(rows * 2, -1);
       len.resize(lens, 1);
-      return std::vector<HostTensor>{
-          randomF32({1, 2, 5, 8}, 41), randomF32({4, 2, 4, 8}, 42),
-          randomF32({4, 2, 4, 8}, 43), ints(ElementKind::I32, {3}, {0, 2, 5}),
-          ints(ElementKind::I32, {rows, 2}, table),
-          ints(ElementKind::I32, {lens}, len)};
+      return std::vector<HostTensor>{randomF32({1, 2, 5, 8}, 41),
+                                     randomF32({4, 2, 4, 8}, 42),
+                                     randomF32({4, 2, 4, 8}, 43),
+                                     ints(ElementKind::I32, {3}, {0, 2, 5}),
+                                     ints(ElementKind::I32, {rows, 2}, table),
+                                     ints(ElementKind::I32, {lens}, len)};
     };
   };
   cases.push_back({"RaggedKvLenEntries", "chunked_dyn", chunked(3, 2),

@@ -184,6 +184,18 @@ def Attn_AttentionOp : Attn_Op<"attention",
         -> tensor<1x8x?x64xf16>
     ```
 
+    Latent attention (DeepSeek's MLA, absorbed form): with `v_from_k(Dv)`,
+    V is the first `Dv` columns of K, one cache read twice and never copied:
+    `v[b, g, j, :] = k[b, g, j, 0:Dv]`. `v` must then be the same value as
+    `k`, `Dv` at most `Dqk`, and out has `Dv` columns.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x128x?x576xbf16>)
+        k(%c : tensor<1x1x?x576xbf16>) v(%c : tensor<1x1x?x576xbf16>)
+        v_from_k(512) scale(0.0625) causal(bottom_right)
+        -> tensor<1x128x?x512xbf16>
+    ```
+
     Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
 
     ```mlir
@@ -200,7 +212,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
          Optional<Attn_KvLenTensor>:$cu_seqlens_q,
          Optional<Attn_KvLenTensor>:$cu_seqlens_k),
     Attn_ModifierOperands,
-    (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout),
+    (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout,
+         OptionalAttr<I64Attr>:$v_from_k),
     Attn_ModifierAttrs);
   let results = (outs Attn_FloatTensor:$out,
                       Optional<RankedTensorOf<[F32]>>:$lse);
@@ -213,6 +226,7 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `v` `(` $value `:` type($value) `)`
     custom<AttentionModifiers>($page_table, type($page_table), $cu_seqlens_q,
         type($cu_seqlens_q), $cu_seqlens_k, type($cu_seqlens_k), $layout,
+        $v_from_k,
         }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);

@@ -45,6 +45,38 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
   ];
 }
 
+def AttnExpandLatent : Pass<"attn-expand-latent"> {
+  let summary = "Read the V of latent attention as a slice of K";
+  let description = [{
+    Latent attention (`v_from_k(Dv)` on `attn.attention`, DeepSeek's
+    multi-head latent attention in its absorbed form) reads V as the first
+    `Dv` columns of the one latent cache K. This pass gives the op an
+    explicit `v` operand, a `tensor.extract_slice` of k's first `Dv`
+    columns (a strided view once bufferized: the cache is not copied), and
+    drops the attribute, so that every CPU form lowers it as any op with
+    `Dv < Dqk`. The GPU kernels read V from K's buffer directly instead.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x16x4x64xf32>)
+        k(%c : tensor<1x1x32x64xf32>) v(%c : tensor<1x1x32x64xf32>)
+        v_from_k(48) -> tensor<1x16x4x48xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %v = tensor.extract_slice %c[0, 0, 0, 0] [1, 1, 32, 48] [1, 1, 1, 1]
+        : tensor<1x1x32x64xf32> to tensor<1x1x32x48xf32>
+    %o = attn.attention q(%q : tensor<1x16x4x64xf32>)
+        k(%c : tensor<1x1x32x64xf32>) v(%v : tensor<1x1x32x48xf32>)
+        -> tensor<1x16x4x48xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnExpandSinks : Pass<"attn-expand-sinks"> {
   let summary = "Apply attention sinks to out and lse after the attention";
   let description = [{

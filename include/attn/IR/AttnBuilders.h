@@ -81,6 +81,8 @@ struct AttentionConfig : AttentionModifiers {
   /// Ragged batches: `[B + 1]` query and key offsets of the sequences packed
   /// along N of q, k and v (whose batch size is then 1).
   Value cuSeqlensQ, cuSeqlensK;
+  /// Latent attention: V is the first `vFromK` columns of K (pass k as v).
+  std::optional<int64_t> vFromK;
 };
 
 /// The `out` type of attention over `q`, `k` and `v`: logical

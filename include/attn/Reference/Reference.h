@@ -311,6 +311,9 @@ struct Inputs {
   /// Added to the batch index the regions see (a ragged batch's sequence
   /// attended as a B = 1 problem of its own).
   int64_t regionBatchOffset = 0;
+  /// Latent attention (optional): v is the first vFromK columns of k (`v`
+  /// is then ignored): v[b, g, j, :] = k[b, g, j, 0:vFromK].
+  std::optional<int64_t> vFromK;
 };
 
 struct Outputs {

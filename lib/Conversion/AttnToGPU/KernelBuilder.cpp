@@ -172,7 +172,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // is the regions' batch index: the batch entry, or the ragged sequence.
   Value qBase = ci(0), kBase = ci(0), seq = bb;
   // The first block of a sequence (its page table checks).
-  Value firstOfSeq = a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0)));
+  Value firstOfSeq =
+      a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0)));
   Value totalQ = nq, totalK = nk;
   Value savedNq = nq, savedNk = nk;
   llvm::scope_exit restoreSizes([&] {

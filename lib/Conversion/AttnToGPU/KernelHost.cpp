@@ -96,7 +96,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
                            {ci(which), got, ci(d), want});
     };
     for (int64_t l = 0; l < 4; ++l)
-      checkOut(outBuf, 0, op.getPhysicalDim(l), l == 3 ? dim(v, 3) : dim(q, l));
+      checkOut(outBuf, 0, op.getPhysicalDim(l),
+               l == 3 ? (op.getVFromK() ? ci(dv) : dim(v, 3)) : dim(q, l));
     if (lseBuf)
       for (int64_t l = 0; l < 3; ++l)
         checkOut(lseBuf, 1, l, dim(q, l));

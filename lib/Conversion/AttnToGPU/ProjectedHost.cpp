@@ -116,9 +116,10 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       mapped(pop.getKvLen()), mapped(pop.getMask()), mapped(pop.getBias()),
       mapped(pop.getAlibiSlopes()), mapped(pop.getSink()), modInputs,
-      LayoutAttr::get(ctx, Layout::bnhd), pop.getCausalAttr(),
-      pop.getAlignAttr(), pop.getWindowLeftAttr(), pop.getWindowRightAttr(),
-      pop.getScaleAttr(), pop.getSoftcapAttr(), pop.getNormalizationAttr());
+      LayoutAttr::get(ctx, Layout::bnhd), /*v_from_k=*/IntegerAttr(),
+      pop.getCausalAttr(), pop.getAlignAttr(), pop.getWindowLeftAttr(),
+      pop.getWindowRightAttr(), pop.getScaleAttr(), pop.getSoftcapAttr(),
+      pop.getNormalizationAttr());
   IRMapping regions;
   pop.getScoreMod().cloneInto(&att.getScoreMod(), regions);
   pop.getMaskMod().cloneInto(&att.getMaskMod(), regions);

@@ -441,8 +441,12 @@ void StepBuilder::emitAttention(AttentionOp op) {
   // zeroed at the end), as on the CPU.
   Value q = bufferOf(op.getQuery()), v = bufferOf(op.getValue());
   bool bnhd = op.getLayout() == Layout::bnhd;
-  Value out = resultBuffer(
-      op.getOut(), [&](int64_t d) { return d == 3 ? dim(v, 3) : dim(q, d); });
+  Value out = resultBuffer(op.getOut(), [&](int64_t d) {
+    // (Latent attention: Dv is the attribute's, v is k.)
+    if (d == 3 && op.getVFromK())
+      return Value(arith::ConstantIndexOp::create(b, loc, op.getHeadDimV()));
+    return d == 3 ? dim(v, 3) : dim(q, d);
+  });
   Value lse;
   if (op.getLse()) {
     lse = resultBuffer(op.getLse(), [&](int64_t d) {

@@ -242,8 +242,8 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
               auto inner = AttentionOp::create(
                   lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(),
                   Value(), kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(),
-                  modInputs, op.getLayoutAttr(), op.getCausalAttr(),
-                  op.getAlignAttr(), op.getWindowLeftAttr(),
+                  modInputs, op.getLayoutAttr(), op.getVFromKAttr(),
+                  op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
                   op.getWindowRightAttr(), op.getScaleAttr(),
                   op.getSoftcapAttr(), op.getNormalizationAttr());
               cloneRegions(rewriter, op, inner, seqInput);

@@ -88,6 +88,7 @@ llvm::Expected<DenseResultRule> DenseResultRule::of(func::FuncOp fn) {
     q = shapeArgument(att.getQuery());
     v = shapeArgument(att.getValue());
     rule.bnhd = att.getLayout() == Layout::bnhd;
+    rule.vFromK = att.getVFromK();
   } else if (auto projected =
                  dyn_cast_or_null<ProjectedAttentionOp>(attention)) {
     q = shapeArgument(projected.getXq());
@@ -145,7 +146,8 @@ DenseResultRule::shapes(llvm::ArrayRef<const HostTensor *> inputs) const {
       result.push_back(
           projected
               ? std::vector<int64_t>{q[0], q[1], inputs[vArg]->shape[1]}
-              : std::vector<int64_t>{q[0], q[1], q[2], inputs[vArg]->shape[3]});
+              : std::vector<int64_t>{q[0], q[1], q[2],
+                                     vFromK.value_or(inputs[vArg]->shape[3])});
     else
       result.push_back(bnhd ? std::vector<int64_t>{q[0], q[2], q[1]}
                             : std::vector<int64_t>{q[0], q[1], q[2]});

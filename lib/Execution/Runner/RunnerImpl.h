@@ -27,6 +27,8 @@ struct DenseResultRule {
   /// result is [B, Nq, D] with D wo's columns); the arguments they come from.
   unsigned qArg = 0, vArg = 0;
   bool bnhd = false, projected = false;
+  /// Latent attention: out has this many columns (v is k).
+  std::optional<int64_t> vFromK;
   /// Per result: kOut, kLse, or the number of the argument whose shape it
   /// has.
   static constexpr int64_t kOut = -1, kLse = -2;

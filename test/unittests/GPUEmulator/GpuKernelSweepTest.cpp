@@ -184,10 +184,10 @@ Case makeCase(uint64_t seed, int index) {
   std::mt19937_64 raggedModsRng(seed * 0xBF58476D1CE4E5B9ull + index);
   bool chunked = paged && (raggedModsRng() % 3 == 0 ||
                            (scenario == 3 && index % 20 == 13));
-  bool raggedMods = !paged && !ragged &&
-                    (raggedModsRng() % 8 == 0 ||
-                     (scenario == 5 && index % 20 == 15) ||
-                     (scenario == 1 && index % 20 == 11));
+  bool raggedMods =
+      !paged && !ragged &&
+      (raggedModsRng() % 8 == 0 || (scenario == 5 && index % 20 == 15) ||
+       (scenario == 1 && index % 20 == 11));
   ragged = ragged || chunked || raggedMods;
   int64_t seqs = 0;
   if (ragged) {
@@ -198,6 +198,16 @@ Case makeCase(uint64_t seed, int index) {
   int64_t rows = ragged ? seqs : b;
   if (chunked)
     pool = seqs * maxPages + 2;
+  // Latent attention (a generator of its own): one K/V head whose first dv
+  // columns are V (v_from_k), the kernel reading V from K's buffer.
+  std::mt19937_64 latentRng(seed * 0x369DEA0F31A53F85ull + index);
+  bool latent =
+      d >= 32 && (latentRng() % 8 == 0 || (scenario == 8 && index % 20 == 18));
+  if (latent) {
+    hkv = 1;
+    hq = g;
+    dv = 16 * (1 + static_cast<int64_t>(latentRng() % (d / 16 - 1)));
+  }
   auto poolShape = [&](int64_t dd) {
     return bnhd ? shape({pool, pageSize, hkv, dd}, t)
                 : shape({pool, hkv, pageSize, dd}, t);
@@ -206,8 +216,14 @@ Case makeCase(uint64_t seed, int index) {
               kT = paged ? poolShape(d) : qkvShape(hkv, nk, d),
               vT = paged ? poolShape(dv) : qkvShape(hkv, nk, dv),
               oT = qkvShape(hq, nq, dv), lT = shape({b, hq, nq}, "f32");
-  std::string args = "%q: " + qT + ", %k: " + kT + ", %v: " + vT;
+  std::string args = "%q: " + qT + ", %k: " + kT;
+  if (!latent)
+    args += ", %v: " + vT;
   std::string mods = bnhd ? " layout(bnhd)" : "";
+  if (latent) {
+    vT = kT;
+    mods += " v_from_k(" + std::to_string(dv) + ")";
+  }
   if (ragged && paged) {
     std::string cuT = shape({seqs + 1}, "i32");
     args += ", %cq: " + cuT;
@@ -391,8 +407,9 @@ Case makeCase(uint64_t seed, int index) {
   std::ostringstream os;
   os << "func.func @f(" << args << ") -> (" << results << ") {\n"
      << "  " << (lse ? "%out, %lse" : "%out")
-     << " = attn.attention q(%q : " << qT << ") k(%k : " << kT
-     << ") v(%v : " << vT << ")" << mods << " -> " << results << "\n"
+     << " = attn.attention q(%q : " << qT << ") k(%k : " << kT << ") v("
+     << (latent ? "%k" : "%v") << " : " << vT << ")" << mods << " -> "
+     << results << "\n"
      << "  return " << (lse ? "%out, %lse : " : "%out : ") << results << "\n"
      << "}\n";
   c.spec = os.str();
