@@ -11,6 +11,15 @@
      with per-sequence offsets, causal on each sequence's own diagonal)
      against the same batch padded to the longest sequence with our own
      dense fused form (kv_len per sequence; target: ragged >= 1.5x faster).
+  3. Issue 24's rows: shared-prefix (cascade) decode of 64 sequences over an
+     8192-token shared prefix and 256-token suffixes (the pattern of
+     examples/serving/shared_prefix_decode.mlir) against plain paged decode
+     whose page tables share the prefix's pages (target: >= 3x faster);
+     chunked prefill of 4 sequences' 512 new tokens over 4096 cached ones
+     (ragged + page table + kv_len) against the dense fused form on the
+     same problem (target: >= 0.9x its GFLOP/s); ragged decode of 64
+     sequences (one query each, 512 to 4096 keys, packed) against the dense
+     decode batch with kv_len (target: >= 0.9x its speed).
 
 Every pair computes the same attention: outputs are compared before any time
 is reported (the paged and contiguous decodes on the same keys, the ragged
@@ -57,6 +66,195 @@ def ragged_prefill_spec(B, Hq, Hkv, T, D):
     return attention_func("ragged", q, kv, kv, q,
                           f" ragged(%cq, %ck : {cu}, {cu}) causal(top_left)",
                           f", %cq: {cu}, %ck: {cu}")
+
+
+def cascade_spec(B, Hq, Hkv, NP, P, S, M, D):
+    """Shared-prefix decode as a pattern of ops (bnhd): the batch's queries
+    against the prefix at once, each suffix through its page table,
+    attn.combine. Arguments: q, prefix k, prefix v, suffix pools, table,
+    lengths."""
+    q, qp = t(B, 1, Hq, D), t(1, B, Hq, D)
+    kp, pool = t(1, NP, Hkv, D), t(P, S, Hkv, D)
+    pt, ln = t(B, M, ty="i32"), t(B, ty="i32")
+    q3, o3 = t(B, Hq, D), t(B, Hq, D)
+    lp, lp2, lpt, l3 = t(1, Hq, B), t(Hq, B), t(B, Hq), t(B, Hq, 1)
+    return f"""func.func @cascade(%q: {q}, %kp: {kp}, %vp: {kp}, %ks: {pool},
+    %vs: {pool}, %pt: {pt}, %len: {ln}) -> {q} {{
+  %q2 = tensor.collapse_shape %q [[0, 1], [2], [3]] : {q} into {q3}
+  %qp = tensor.expand_shape %q2 [[0, 1], [2], [3]] output_shape [1, {B}, {Hq}, {D}] : {q3} into {qp}
+  %op, %lp = attn.attention q(%qp : {qp}) k(%kp : {kp}) v(%vp : {kp}) layout(bnhd) -> {qp}, {lp}
+  %op2 = tensor.collapse_shape %op [[0, 1], [2], [3]] : {qp} into {o3}
+  %op3 = tensor.expand_shape %op2 [[0, 1], [2], [3]] output_shape [{B}, 1, {Hq}, {D}] : {o3} into {q}
+  %lp2 = tensor.collapse_shape %lp [[0, 1], [2]] : {lp} into {lp2}
+  %init = tensor.empty() : {lpt}
+  %lpt = linalg.transpose ins(%lp2 : {lp2}) outs(%init : {lpt}) permutation = [1, 0]
+  %lp3 = tensor.expand_shape %lpt [[0], [1, 2]] output_shape [{B}, {Hq}, 1] : {lpt} into {l3}
+  %os, %ls = attn.attention q(%q : {q}) k(%ks : {pool}) v(%vs : {pool}) layout(bnhd)
+      page_table(%pt : {pt}) kv_len(%len : {ln}) -> {q}, {l3}
+  %o, %l = attn.combine a(%op3, %lp3 : {q}, {l3}) b(%os, %ls : {q}, {l3}) layout(bnhd) -> {q}, {l3}
+  return %o : {q}
+}}
+"""
+
+
+def paged_decode_bnhd_spec(B, Hq, Hkv, P, S, M, D):
+    q, pool = t(B, 1, Hq, D), t(P, S, Hkv, D)
+    pt, ln = t(B, M, ty="i32"), t(B, ty="i32")
+    return attention_func("paged", q, pool, pool, q,
+                          f" layout(bnhd) page_table(%pt : {pt}) kv_len(%len : {ln})",
+                          f", %pt: {pt}, %len: {ln}")
+
+
+def chunked_prefill_spec(B, Hq, Hkv, T, P, S, M, D):
+    q, pool = t(1, Hq, T, D), t(P, Hkv, S, D)
+    cu, pt, ln = t(B + 1, ty="i32"), t(B, M, ty="i32"), t(B, ty="i32")
+    return attention_func("chunked", q, pool, pool, q,
+                          f" ragged(%cq : {cu}) page_table(%pt : {pt}) "
+                          f"kv_len(%len : {ln}) causal(bottom_right)",
+                          f", %cq: {cu}, %pt: {pt}, %len: {ln}")
+
+
+def dense_prefill_spec(B, Hq, Hkv, NQ, NK, D):
+    q, kv = t(B, Hq, NQ, D), t(B, Hkv, NK, D)
+    return attention_func("dense", q, kv, kv, q, " causal(bottom_right)")
+
+
+def ragged_decode_spec(B, Hq, Hkv, T, D):
+    q, kv, cq = t(1, Hq, B, D), t(1, Hkv, T, D), t(B + 1, ty="i32")
+    return attention_func("ragged_decode", q, kv, kv, q,
+                          f" ragged(%cq, %ck : {cq}, {cq}) causal(bottom_right)",
+                          f", %cq: {cq}, %ck: {cq}")
+
+
+def issue24_cases(a, work, rng):
+    """The shared-prefix, chunked-prefill and ragged-decode pairs: specs,
+    inputs, and the checks that each pair computes the same attention."""
+    path, write = work.path, work.write
+    cases, checks = {}, []
+    quick = a.quick
+
+    # Shared-prefix decode: 64 sequences, 8192 shared tokens, suffixes of
+    # 256 tokens (the new one included), Hq 32, Hkv 8, D 128, pages of 16.
+    B, Hq, Hkv, D, S = 64, 32, 8, 128, 16
+    NP, NS = (8192, 256) if not quick else (512, 32)
+    MS = NS // S
+    q = rng.uniform(-1, 1, (B, 1, Hq, D)).astype(np.float32)
+    kp = rng.uniform(-1, 1, (1, NP, Hkv, D)).astype(np.float32)
+    vp = rng.uniform(-1, 1, (1, NP, Hkv, D)).astype(np.float32)
+    slen = rng.integers(NS // 2, NS + 1, B).astype(np.int32)
+    ks = rng.uniform(-1, 1, (B * MS, S, Hkv, D)).astype(np.float32)
+    vs = rng.uniform(-1, 1, (B * MS, S, Hkv, D)).astype(np.float32)
+    stable = rng.permutation(B * MS).reshape(B, MS).astype(np.int32)
+    # Plain paged decode: the prefix's pages first in the pool, shared by
+    # every sequence's table, then its own pages.
+    PP = NP // S
+    pool_k = np.concatenate([kp[0].reshape(PP, S, Hkv, D), ks])
+    pool_v = np.concatenate([vp[0].reshape(PP, S, Hkv, D), vs])
+    table = np.concatenate([np.tile(np.arange(PP, dtype=np.int32), (B, 1)),
+                            stable + PP], axis=1)
+    for name, arr in (("q", q), ("kp", kp), ("vp", vp), ("ks", ks), ("vs", vs),
+                      ("pt", stable), ("len", slen), ("pool_k", pool_k),
+                      ("pool_v", pool_v), ("table", table), ("tlen", slen + NP)):
+        np.save(path(f"sp_{name}.npy"), arr)
+    num = lambda **kw: [x for n, f in kw.items()
+                        for x in ("--input", f"{n[1:]}={path(f)}")]
+    cases["shared prefix, plain paged decode"] = (
+        write("sp_plain.mlir", paged_decode_bnhd_spec(B, Hq, Hkv, PP + B * MS, S,
+                                                     PP + MS, D)),
+        ["--form=decode", "--output", "0=" + work.out("shared prefix, plain paged decode")]
+        + work.inputs(q="sp_q.npy", k="sp_pool_k.npy", v="sp_pool_v.npy",
+                      page_table="sp_table.npy", kv_len="sp_tlen.npy"))
+    cases["shared prefix, cascade"] = (
+        write("sp_cascade.mlir", cascade_spec(B, Hq, Hkv, NP, B * MS, S, MS, D)),
+        ["--form=fused", "--output", "0=" + work.out("shared prefix, cascade")]
+        + num(a0="sp_q.npy", a1="sp_kp.npy", a2="sp_vp.npy", a3="sp_ks.npy",
+              a4="sp_vs.npy", a5="sp_pt.npy", a6="sp_len.npy"))
+    checks.append(("shared prefix, cascade vs plain", "shared prefix, cascade",
+                   "shared prefix, plain paged decode", None))
+
+    # Chunked prefill: 4 sequences of 512 new tokens over 4096 cached.
+    CB, CHq, CHkv, CD = 4, 32, 8, 128
+    new, cached = (512, 4096) if not quick else (64, 256)
+    NK = new + cached
+    cq = rng.uniform(-1, 1, (CB, CHq, new, CD)).astype(np.float32)
+    ck = rng.uniform(-1, 1, (CB, CHkv, NK, CD)).astype(np.float32)
+    cv = rng.uniform(-1, 1, (CB, CHkv, NK, CD)).astype(np.float32)
+    CM = NK // S
+    order = rng.permutation(CB * CM).astype(np.int32)
+    ctable = order.reshape(CB, CM)
+    cpk = np.zeros((CB * CM, CHkv, S, CD), np.float32)
+    cpv = np.zeros_like(cpk)
+    for b in range(CB):
+        for p in range(CM):
+            cpk[ctable[b, p]] = ck[b, :, p * S:(p + 1) * S]
+            cpv[ctable[b, p]] = cv[b, :, p * S:(p + 1) * S]
+    packed_q = np.concatenate([cq[b] for b in range(CB)], axis=1)[None]
+    ccu = np.arange(0, (CB + 1) * new, new, dtype=np.int32)
+    for name, arr in (("q", cq), ("k", ck), ("v", cv), ("pq", packed_q), ("pk", cpk),
+                      ("pv", cpv), ("pt", ctable), ("cu", ccu),
+                      ("len", np.full(CB, NK, np.int32))):
+        np.save(path(f"cp_{name}.npy"), arr)
+    cases["chunked prefill, dense fused"] = (
+        write("cp_dense.mlir", dense_prefill_spec(CB, CHq, CHkv, new, NK, CD)),
+        ["--form=fused", "--output", "0=" + work.out("chunked prefill, dense fused")]
+        + work.inputs(q="cp_q.npy", k="cp_k.npy", v="cp_v.npy"))
+    cases["chunked prefill, ragged paged"] = (
+        write("cp_chunked.mlir", chunked_prefill_spec(CB, CHq, CHkv, CB * new, CB * CM,
+                                                      S, CM, CD)),
+        ["--form=fused", "--output", "0=" + work.out("chunked prefill, ragged paged")]
+        + work.inputs(q="cp_pq.npy", k="cp_pk.npy", v="cp_pv.npy",
+                      cu_seqlens_q="cp_cu.npy", page_table="cp_pt.npy",
+                      kv_len="cp_len.npy"))
+    checks.append(("chunked prefill, ragged paged vs dense rows",
+                   "chunked prefill, ragged paged", "chunked prefill, dense fused",
+                   lambda x: np.concatenate([x[b] for b in range(CB)], axis=1)[None]))
+
+    # Ragged decode: 64 sequences of one query over 512 to 4096 keys.
+    RB, RHq, RHkv, RD = 64, 8, 2, 64
+    lo, hi = (512, 4096) if not quick else (64, 512)
+    rlen = rng.integers(lo, hi + 1, RB).astype(np.int32)
+    T = int(rlen.sum())
+    rcu_k = np.concatenate([[0], np.cumsum(rlen)]).astype(np.int32)
+    rcu_q = np.arange(RB + 1, dtype=np.int32)
+    rq = rng.uniform(-1, 1, (1, RHq, RB, RD)).astype(np.float32)
+    rk = rng.uniform(-1, 1, (1, RHkv, T, RD)).astype(np.float32)
+    rv = rng.uniform(-1, 1, (1, RHkv, T, RD)).astype(np.float32)
+    dq = rq[0].transpose(1, 0, 2)[:, :, None, :].copy()
+    dk = np.zeros((RB, RHkv, hi, RD), np.float32)
+    dv = np.zeros_like(dk)
+    for b in range(RB):
+        dk[b, :, :rlen[b]] = rk[0, :, rcu_k[b]:rcu_k[b + 1]]
+        dv[b, :, :rlen[b]] = rv[0, :, rcu_k[b]:rcu_k[b + 1]]
+    for name, arr in (("q", rq), ("k", rk), ("v", rv), ("cq", rcu_q), ("ck", rcu_k),
+                      ("dq", dq), ("dk", dk), ("dv", dv), ("len", rlen)):
+        np.save(path(f"rd_{name}.npy"), arr)
+    cases["ragged decode, dense batch"] = (
+        write("rd_dense.mlir", dense_decode_spec(RB, RHq, RHkv, hi, RD)),
+        ["--form=decode", "--output", "0=" + work.out("ragged decode, dense batch")]
+        + work.inputs(q="rd_dq.npy", k="rd_dk.npy", v="rd_dv.npy", kv_len="rd_len.npy"))
+    cases["ragged decode, packed"] = (
+        write("rd_ragged.mlir", ragged_decode_spec(RB, RHq, RHkv, T, RD)),
+        ["--form=decode", "--output", "0=" + work.out("ragged decode, packed")]
+        + work.inputs(q="rd_q.npy", k="rd_k.npy", v="rd_v.npy", cu_seqlens_q="rd_cq.npy",
+                      cu_seqlens_k="rd_ck.npy"))
+    checks.append(("ragged decode, packed vs dense rows", "ragged decode, packed",
+                   "ragged decode, dense batch",
+                   lambda x: x[:, :, 0, :].transpose(1, 0, 2)[None]))
+    shapes = [
+        f"- shared-prefix decode: B={B} Hq={Hq} Hkv={Hkv} D={D}, prefix {NP} tokens, "
+        f"suffixes of {slen.min()}-{slen.max()} tokens in pages of {S}, bnhd; plain: one "
+        f"page table per sequence listing the prefix's {PP} pages then its own (decode "
+        f"form); cascade: examples/serving/shared_prefix_decode.mlir's pattern (fused "
+        f"form for the prefix)",
+        f"- chunked prefill: {CB} sequences of {new} new tokens over {cached} cached, "
+        f"Hq={CHq} Hkv={CHkv} D={CD}, causal(bottom_right); ragged + page table "
+        f"({CB * CM} pages of {S}) + kv_len against dense [{CB}, {CHq}, {new}, {CD}] "
+        f"queries over [{CB}, {CHkv}, {NK}, {CD}] keys, both fused form",
+        f"- ragged decode: {RB} sequences, one query each, {rlen.min()}-{rlen.max()} keys "
+        f"({T} packed), Hq={RHq} Hkv={RHkv} D={RD}, decode form; dense: [{RB}, {RHkv}, "
+        f"{hi}, {RD}] with kv_len",
+    ]
+    return cases, checks, shapes
 
 
 def main():
@@ -155,6 +353,7 @@ def main():
                                            cu_seqlens_k="pre_cu.npy")),
     }
     cases = dict(decode_cases, **prefill_cases)
+    extra, extra_checks, extra_shapes = issue24_cases(a, work, rng)
 
     threads = harness.threads(a.threads)
     times = {(c, th): [] for c in cases for th in threads}
@@ -166,6 +365,11 @@ def main():
             reps = a.reps if name.startswith("decode") else max(2, a.reps // 4)
             out = harness.run_ok([a.attn_run, spec, f"--reps={reps}"] + args + save, env)
             times[(name, th)].append(harness.attn_time(out))
+        for name, (spec, args) in extra.items():
+            # (Each writes its output every round: the file is the last.)
+            reps = max(2, a.reps // 4)
+            out = harness.run_ok([a.attn_run, spec, f"--reps={reps}"] + args, env)
+            times.setdefault((name, th), []).append(harness.attn_time(out))
         if torch is not None:
             tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
             mask = torch.from_numpy(np.arange(N)[None, None, None, :] <
@@ -184,6 +388,9 @@ def main():
     padded = load("prefill, padded dense")
     rows = np.concatenate([padded[b, :, :plens[b]] for b in range(PB)], axis=1)[None]
     checks.append(("prefill, ragged vs padded rows", load("prefill, ragged"), rows))
+    for label, ours, theirs, arrange in extra_checks:
+        want = load(theirs)
+        checks.append((label, load(ours), arrange(want) if arrange else want))
     say.compare(checks)
     say(f"Times: median over {a.rounds} interleaved rounds of attn-run's median "
         f"of its calls (kernel only: {a.reps} for decode, {max(2, a.reps // 4)} "
@@ -209,7 +416,26 @@ def main():
         sp = med["prefill, padded dense"][0] / med["prefill, ragged"][0]
         say(f"| prefill, ragged | {th} | {ms(med['prefill, ragged'], '.1f')} | "
             f"{sp:.2f}x faster than padded | {'met' if sp >= 1.5 else 'missed (< 1.5x)'} |")
+    for th in threads:
+        med = {c: stats(times[(c, th)]) for c in extra}
+        plain, casc = med["shared prefix, plain paged decode"], med["shared prefix, cascade"]
+        sp = plain[0] / casc[0]
+        say(f"| shared-prefix decode, plain paged | {th} | {ms(plain, '.1f')} | | |")
+        say(f"| shared-prefix decode, cascade | {th} | {ms(casc, '.1f')} | "
+            f"{sp:.2f}x faster than plain | {'met' if sp >= 3 else 'missed (< 3x)'} |")
+        dense, chunk = med["chunked prefill, dense fused"], med["chunked prefill, ragged paged"]
+        r = dense[0] / chunk[0]
+        say(f"| chunked prefill, dense fused | {th} | {ms(dense, '.1f')} | | |")
+        say(f"| chunked prefill, ragged + paged | {th} | {ms(chunk, '.1f')} | "
+            f"{r:.2f}x the dense form's GFLOP/s | {'met' if r >= 0.9 else 'missed (< 0.9x)'} |")
+        dd, rd = med["ragged decode, dense batch"], med["ragged decode, packed"]
+        r = dd[0] / rd[0]
+        say(f"| ragged decode, dense batch with kv_len | {th} | {ms(dd, '.2f')} | | |")
+        say(f"| ragged decode, packed | {th} | {ms(rd, '.2f')} | "
+            f"{r:.2f}x the dense batch's speed | {'met' if r >= 0.9 else 'missed (< 0.9x)'} |")
     say()
+    for line in extra_shapes:
+        say(line)
     say(f"- decode: B={B} Hq={Hq} Hkv={Hkv} D={D} Nmax={N}, kv_len "
         f"{', '.join(map(str, lens))}, causal(bottom_right), decode form; paged: "
         f"{P} pages of {S} tokens in shuffled order, page table [{B}, {M}]")
