@@ -300,6 +300,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.norm = Normalization::sigmoid;
   cfg.layout = layout;
   cfg.withLse = in.flag();
+  // Latent attention (drawn last, so that earlier inputs keep their
+  // meaning): v is k and V its first Dv columns, Dv in range or not.
+  bool latent = !projected && in.pick(8) == 7;
+  if (latent) {
+    const int64_t latentDv[] = {1, 16, 0, -3, kMax, 64, 2, 8};
+    cfg.vFromK = in.pick(2) == 0 ? p.Dqk : in.from(latentDv);
+  }
 
   // The function: q, k, v (or x, [kv_source], wq, wk, wv, wo), then the
   // modifier operands that are present.
@@ -324,7 +331,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.bias = take(biasType);
     cfg.alibiSlopes = take(alibiType);
     if (!projected)
-      return buildAttention(b, loc, main[0], main[1], main[2], cfg)
+      return buildAttention(b, loc, main[0], main[1],
+                            latent ? main[1] : main[2], cfg)
           .getOperation();
     AttentionModifiers mods = cfg;
     return buildProjectedAttention(b, loc, main[0], main[1], main[2], main[3],

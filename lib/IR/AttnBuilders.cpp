@@ -122,8 +122,9 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
       outType = RankedTensorType::get(shape, o.getElementType());
     }
   }
-  // Latent attention: out has Dv = vFromK columns.
-  if (config.vFromK) {
+  // Latent attention: out has Dv = vFromK columns (a size no type can have
+  // is left to the verifier, which rejects it).
+  if (config.vFromK && *config.vFromK > 0) {
     if (auto o = dyn_cast<RankedTensorType>(outType); o && o.getRank() == 4) {
       SmallVector<int64_t, 4> shape(o.getShape());
       shape[3] = *config.vFromK;

@@ -703,3 +703,40 @@ TEST_F(BuilderTest, RaggedBatch) {
   EXPECT_EQ(op.getOut().getType(), tensor({1, kDyn, 8, 64}));
   EXPECT_VERIFIES(op);
 }
+
+// Chunked prefill over a paged cache: query offsets only, a page table row
+// and a kv_len entry per sequence.
+TEST_F(BuilderTest, RaggedChunkedPrefill) {
+  Type i32 = builder.getI32Type();
+  SmallVector<Value> a =
+      makeFunc({tensor({1, 8, kDyn, 64}), tensor({64, 2, 16, 64}),
+                tensor({5}, i32), tensor({4, 16}, i32), tensor({4}, i32)});
+  AttentionConfig cfg;
+  cfg.cuSeqlensQ = a[2];
+  cfg.pageTable = a[3];
+  cfg.kvLen = a[4];
+  cfg.causal = CausalAlign::bottom_right;
+  AttentionOp op = buildAttention(builder, loc, a[0], a[1], a[1], cfg);
+  EXPECT_TRUE(op.isRagged());
+  EXPECT_TRUE(op.isPaged());
+  EXPECT_EQ(op.getNumSequences(), 4);
+  EXPECT_EQ(op.getOut().getType(), tensor({1, 8, kDyn, 64}));
+  EXPECT_VERIFIES(op);
+}
+
+// Latent attention: v is k, out has vFromK columns; a width outside
+// [1, Dqk] builds and is rejected by the verifier.
+TEST_F(BuilderTest, LatentAttention) {
+  SmallVector<Value> a =
+      makeFunc({tensor({2, 16, 1, 576}), tensor({2, 1, 256, 576})});
+  AttentionConfig cfg;
+  cfg.vFromK = 512;
+  AttentionOp op = buildAttention(builder, loc, a[0], a[1], a[1], cfg);
+  EXPECT_EQ(op.getOut().getType(), tensor({2, 16, 1, 512}));
+  EXPECT_EQ(op.getHeadDimV(), 512);
+  EXPECT_VERIFIES(op);
+  cfg.vFromK = -3;
+  AttentionOp bad = buildAttention(builder, loc, a[0], a[1], a[1], cfg);
+  EXPECT_EQ(verifyError(bad), "'attn.attention' op v_from_k(-3) must take "
+                              "between 1 and Dqk = 576 columns of k\n");
+}
