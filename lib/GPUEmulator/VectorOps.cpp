@@ -175,8 +175,10 @@ static LogicalResult execFromElements(Interp &in, Operation *op, Frame &f) {
 
 static LogicalResult execToElements(Interp &in, Operation *op, Frame &f) {
   Val &src = in.get(f, op->getOperand(0));
-  for (auto [e, res] : llvm::enumerate(op->getResults())) {
-    Val &r = in.def(f, res, 1, src.uniform);
+  // (Not a structured binding: the lambda captures the index, which clang
+  // 14 refuses for bindings.)
+  for (unsigned e = 0, n = op->getNumResults(); e < n; ++e) {
+    Val &r = in.def(f, op->getResult(e), 1, src.uniform);
     in.forResult(f, src.uniform,
                  [&](unsigned l) { r.at(l, 0) = src.at(l, e); });
   }
