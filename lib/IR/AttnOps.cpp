@@ -8,6 +8,7 @@
 
 #include "ModRegionVerifier.h"
 #include "ModifierSyntax.h"
+#include "ShapeUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,52 +41,7 @@ void AttnDialect::initialize() {
       >();
 }
 
-//===----------------------------------------------------------------------===//
-// Shape helpers
-//===----------------------------------------------------------------------===//
-
-static constexpr int64_t kDyn = ShapedType::kDynamic;
-
-/// True when two sizes may be equal (either is dynamic, or they are equal).
-static bool compatible(int64_t a, int64_t b) {
-  return a == kDyn || b == kDyn || a == b;
-}
-
-/// Prints a size list as `[2, ?, 64]`.
-static std::string fmtShape(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os, [&](int64_t d) {
-    if (d == kDyn)
-      os << "?";
-    else
-      os << d;
-  });
-  os << "]";
-  return s;
-}
-
-static std::string fmtSize(int64_t d) {
-  return d == kDyn ? std::string("?") : std::to_string(d);
-}
-
-/// Physical index of logical dimension `logical` of a [B, H, N, D] tensor.
-static int64_t physicalDim(Layout layout, int64_t logical) {
-  if (layout == Layout::bhnd)
-    return logical;
-  static constexpr int64_t bnhd[4] = {0, 2, 1, 3};
-  return bnhd[logical];
-}
-
-/// Logical [B, H, N, D] sizes of a rank-4 tensor stored in `layout`.
-static SmallVector<int64_t, 4> logicalShape(Type t, Layout layout) {
-  auto shape = cast<RankedTensorType>(t).getShape();
-  SmallVector<int64_t, 4> result;
-  for (int64_t i = 0; i < 4; ++i)
-    result.push_back(shape[physicalDim(layout, i)]);
-  return result;
-}
+using namespace mlir::attn::detail;
 
 /// The logical sizes every modifier is checked against.
 namespace {
@@ -735,79 +691,6 @@ LogicalResult ProjectedAttentionOp::verify() {
   if (failed(verifyModRegions(*this)))
     return failure();
   return verifyModifiers(*this, ProblemSizes{batch, hq, nq, nk});
-}
-
-//===----------------------------------------------------------------------===//
-// KvCacheAppendOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult KvCacheAppendOp::verify() {
-  auto cache = getCache().getType(), update = getUpdate().getType();
-  if (cache.getRank() != 4 || update.getRank() != 4)
-    return emitOpError() << "cache and update must have rank 4; got " << cache
-                         << " and " << update;
-  if (cache.getElementType() != update.getElementType())
-    return emitOpError() << "cache and update must share one element type; "
-                            "got "
-                         << cache.getElementType() << " and "
-                         << update.getElementType();
-  auto c = logicalShape(cache, getLayout());
-  auto u = logicalShape(update, getLayout());
-  static constexpr StringLiteral names[4] = {"B", "H", "N", "D"};
-  if (Value table = getPageTable()) {
-    // A page pool [P, H, S, D]; the batch comes from the update.
-    auto pt = cast<RankedTensorType>(table.getType());
-    if (pt.getRank() != 2 || !compatible(pt.getDimSize(0), u[0]))
-      return emitOpError() << "page_table must be [B, max_pages] with one row "
-                              "per batch entry of the update (B = "
-                           << fmtSize(u[0]) << "); got " << pt;
-    for (int64_t i : {1, 3})
-      if (!compatible(c[i], u[i]))
-        return emitOpError()
-               << "update must match the page pool in " << names[i]
-               << ": pool has " << c[i] << ", update has " << u[i];
-    if (c[2] == 0)
-      return emitOpError() << "the page pool's page size must be positive";
-    auto pos = getPositions().getType();
-    if (pos.getRank() != 1 || !compatible(pos.getDimSize(0), u[0]))
-      return emitOpError() << "positions must be a rank-1 tensor with one "
-                              "entry per batch entry (B = "
-                           << fmtSize(u[0]) << "); got " << pos;
-    return success();
-  }
-  for (int64_t i : {0, 1, 3})
-    if (!compatible(c[i], u[i]))
-      return emitOpError() << "update must match the cache in " << names[i]
-                           << ": cache has " << c[i] << ", update has " << u[i];
-  if (c[2] != kDyn && u[2] != kDyn && u[2] > c[2])
-    return emitOpError() << "update has more rows (" << u[2]
-                         << ") than the cache holds (" << c[2] << ")";
-  auto pos = getPositions().getType();
-  if (pos.getRank() != 1 || !compatible(pos.getDimSize(0), c[0]))
-    return emitOpError() << "positions must be a rank-1 tensor with one entry "
-                            "per batch entry (B = "
-                         << fmtSize(c[0]) << "); got " << pos;
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// CombineOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult CombineOp::verify() {
-  auto out = getOutA().getType();
-  auto lse = getLseA().getType();
-  if (out.getRank() != 4)
-    return emitOpError() << "out must have rank 4; got " << out;
-  auto o = logicalShape(out, getLayout());
-  SmallVector<int64_t, 3> expect = {o[0], o[1], o[2]};
-  bool ok = lse.getRank() == 3;
-  for (int64_t i = 0; ok && i < 3; ++i)
-    ok = compatible(lse.getDimSize(i), expect[i]);
-  if (!ok)
-    return emitOpError() << "lse must be [B, Hq, Nq] = " << fmtShape(expect)
-                         << " to match out; got " << lse;
-  return success();
 }
 
 #define GET_OP_CLASSES
