@@ -65,6 +65,11 @@ static std::pair<unsigned, unsigned> dlpackType(ElementKind kind) {
     return {0, 32};
   case ElementKind::I64:
     return {0, 64};
+  // DLPack 1.0: kDLFloat8_e4m3fn, kDLFloat8_e5m2.
+  case ElementKind::F8E4M3:
+    return {10, 8};
+  case ElementKind::F8E5M2:
+    return {12, 8};
   }
   return {0, 0};
 }

@@ -33,6 +33,10 @@ bool mlir::attn::getElementKind(Type type, ElementKind &kind) {
     kind = ElementKind::I32;
   else if (type.isInteger(64))
     kind = ElementKind::I64;
+  else if (isa<Float8E4M3FNType>(type))
+    kind = ElementKind::F8E4M3;
+  else if (isa<Float8E5M2Type>(type))
+    kind = ElementKind::F8E5M2;
   else
     return false;
   return true;
@@ -51,6 +55,8 @@ int64_t mlir::attn::elementBytes(ElementKind kind) {
     return 2;
   case ElementKind::I1:
   case ElementKind::I8:
+  case ElementKind::F8E4M3:
+  case ElementKind::F8E5M2:
     return 1;
   }
   return 1;
@@ -74,6 +80,10 @@ const char *mlir::attn::elementName(ElementKind kind) {
     return "i32";
   case ElementKind::I64:
     return "i64";
+  case ElementKind::F8E4M3:
+    return "f8E4M3FN";
+  case ElementKind::F8E5M2:
+    return "f8E5M2";
   }
   return "?";
 }
@@ -98,8 +108,9 @@ static uint16_t toHalfBits(double v, const llvm::fltSemantics &sem) {
   return static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
 }
 
-static double fromHalfBits(uint16_t bits, const llvm::fltSemantics &sem) {
-  llvm::APFloat f(sem, llvm::APInt(16, bits));
+static double fromHalfBits(uint16_t bits, const llvm::fltSemantics &sem,
+                           unsigned width = 16) {
+  llvm::APFloat f(sem, llvm::APInt(width, bits));
   bool lost;
   f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
             &lost);
@@ -146,6 +157,10 @@ double HostTensor::get(int64_t i) const {
     std::memcpy(&v, p, 8);
     return static_cast<double>(v);
   }
+  case ElementKind::F8E4M3:
+    return fromHalfBits(*p, llvm::APFloat::Float8E4M3FN(), 8);
+  case ElementKind::F8E5M2:
+    return fromHalfBits(*p, llvm::APFloat::Float8E5M2(), 8);
   }
   return 0;
 }
@@ -210,6 +225,15 @@ void HostTensor::set(int64_t i, double v) {
     return;
   case ElementKind::I8:
     *p = static_cast<uint8_t>(static_cast<int8_t>(saturate(v, -128, 127)));
+    return;
+  case ElementKind::F8E4M3:
+  case ElementKind::F8E5M2:
+    // Round to f32 first, then to nearest-even fp8 (past the largest finite
+    // value: NaN for e4m3fn, inf for e5m2, as APFloat converts).
+    *p = static_cast<uint8_t>(toHalfBits(static_cast<float>(v),
+                                         kind == ElementKind::F8E4M3
+                                             ? llvm::APFloat::Float8E4M3FN()
+                                             : llvm::APFloat::Float8E5M2()));
     return;
   case ElementKind::I32: {
     int32_t x =

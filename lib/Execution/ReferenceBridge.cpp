@@ -486,6 +486,16 @@ llvm::Error mlir::attn::runReference(Operation *op,
     in.k = *k;
     in.v = *v;
     in.vFromK = attn.getVFromK();
+    // Quantized K/V: k and v hold the raw values (HostTensor decodes fp8
+    // exactly), the reference multiplies by the scales.
+    auto kScale = bound.tensor(attn.getKScale());
+    if (!kScale)
+      return kScale.takeError();
+    auto vScale = bound.tensor(attn.getVScale());
+    if (!vScale)
+      return vScale.takeError();
+    in.kScale = *kScale;
+    in.vScale = *vScale;
     auto pageTable = bound.tensor(attn.getPageTable());
     if (!pageTable)
       return pageTable.takeError();

@@ -49,6 +49,10 @@ std::string mlir::attn::npyDtype(ElementKind kind) {
   case ElementKind::I1:
     return "|b1";
   case ElementKind::I8:
+    return "|i1";
+  case ElementKind::F8E4M3:
+  case ElementKind::F8E5M2:
+    // numpy has no fp8: the bits, as uint8 (ml_dtypes' .view(np.uint8)).
     return "|u1";
   case ElementKind::I32:
     return "<i4";
@@ -178,6 +182,21 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
       if (!a.getVFromK())
         assign(a.getValue(), "v", order({"B", "Hkv", "Nk", "Dv"}));
     }
+    // Quantized K/V: scales per token and head (the cache's dims without
+    // D) or per page (batch entry) and head.
+    for (auto [name, scale] :
+         {std::pair<const char *, Value>{"k_scale", a.getKScale()},
+          {"v_scale", a.getVScale()}}) {
+      if (!scale)
+        continue;
+      std::vector<std::string> rows =
+          a.isPaged() ? order({"Pages", "Hkv", "PageSize", ""})
+                      : order({"B", "Hkv", "Nk", ""});
+      rows.pop_back();
+      if (cast<RankedTensorType>(scale.getType()).getRank() == 2)
+        rows = {rows[0], "Hkv"};
+      assign(scale, name, rows);
+    }
     if (a.isRagged()) {
       // B + 1 offsets of the sequences packed along N (B = 1 in q, k, v).
       assign(a.getCuSeqlensQ(), "cu_seqlens_q", {"Seqs1"});
@@ -257,8 +276,10 @@ static llvm::Error loadInput(func::FuncOp fn, StringRef key, StringRef path,
     return makeError("argument " + llvm::Twine(a) +
                      " has an unsupported element type");
   std::string want = npyDtype(kind);
-  bool ok = arr.dtype == want ||
-            (kind == ElementKind::BF16 && arr.dtype == "<f4") ||
+  // int8 may come as uint8 bits too.
+  bool sameBits = arr.dtype == want ||
+                  (kind == ElementKind::I8 && arr.dtype == "|u1");
+  bool ok = sameBits || (kind == ElementKind::BF16 && arr.dtype == "<f4") ||
             (kind == ElementKind::I1 && arr.dtype == "|u1");
   if (!ok)
     return makeError("input " + key + ": " + path + " has dtype '" + arr.dtype +
@@ -275,7 +296,7 @@ static llvm::Error loadInput(func::FuncOp fn, StringRef key, StringRef path,
                        llvm::Twine(type.getDimSize(d)) + " in dimension " +
                        llvm::Twine(d));
   t.resize(kind, arr.shape);
-  if (arr.dtype == want && kind != ElementKind::BF16 &&
+  if (sameBits && kind != ElementKind::BF16 &&
       arr.bytes.size() == t.bytes.size()) {
     // The file holds the exact in-memory format: copy it bit for bit
     // (through double, i64 values beyond 2^53 would be rounded).
@@ -615,6 +636,23 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
     std::uniform_real_distribution<double> d(-1.0, 3.0);
     for (int64_t i = 0; i < n; ++i)
       t.set(i, d(rng));
+    return;
+  }
+  if ((role.name == "k" || role.name == "v") &&
+      (t.kind == ElementKind::I8 || t.kind == ElementKind::F8E4M3 ||
+       t.kind == ElementKind::F8E5M2)) {
+    // A quantized cache: raw values in [-127, 127] (integers for int8,
+    // rounded to fp8 otherwise), read with scales near 1/127.
+    std::uniform_real_distribution<double> d(-127.0, 127.0);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, t.kind == ElementKind::I8 ? std::round(d(rng)) : d(rng));
+    return;
+  }
+  if (role.name == "k_scale" || role.name == "v_scale") {
+    // [0.5, 1.5] / 127: the dequantized cache lies in [-1.5, 1.5].
+    std::uniform_real_distribution<double> d(0.5, 1.5);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, d(rng) / 127.0);
     return;
   }
   if (t.kind == ElementKind::I1) {

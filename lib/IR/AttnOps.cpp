@@ -27,6 +27,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -403,6 +404,65 @@ LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
   return success();
 }
 
+bool AttentionOp::isQuantized() {
+  Type e = getKey().getType().getElementType();
+  return e.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(e);
+}
+
+LogicalResult AttentionOp::verifyQuantization() {
+  Value kScale = getKScale(), vScale = getVScale();
+  if (!isQuantized()) {
+    if (kScale || vScale)
+      return emitOpError() << (kScale ? "k_scale" : "v_scale")
+                           << " goes with a quantized cache (k and v of "
+                              "element type i8, f8E4M3FN or f8E5M2); k is "
+                           << getKey().getType();
+    return success();
+  }
+  Type e = getKey().getType().getElementType();
+  if (!kScale)
+    return emitOpError() << "a quantized cache (k and v of element type " << e
+                         << ") needs k_scale(...): f32 scales per token and "
+                            "head, or per page and head";
+  if (getVFromK()) {
+    if (vScale)
+      return emitOpError() << "v_from_k reads V from k, scaled by k_scale; "
+                              "drop v_scale";
+  } else if (!vScale) {
+    return emitOpError() << "a quantized cache (k and v of element type " << e
+                         << ") needs v_scale(...): f32 scales per token and "
+                            "head, or per page and head";
+  }
+  // One scale per row of D values (K's shape without D), or per page
+  // (batch entry) and head.
+  int64_t hDim = physicalDim(getLayout(), 1);
+  for (auto [name, scale, of] :
+       {std::tuple<StringRef, Value, Value>{"k_scale", kScale, getKey()},
+        {"v_scale", vScale, getValue()}}) {
+    if (!scale)
+      continue;
+    auto type = cast<RankedTensorType>(scale.getType());
+    ArrayRef<int64_t> kv = cast<RankedTensorType>(of.getType()).getShape();
+    SmallVector<int64_t, 3> perToken(kv.take_front(3));
+    SmallVector<int64_t, 2> perPage = {kv[0], kv[hDim]};
+    auto matches = [&](ArrayRef<int64_t> expect) {
+      if (type.getRank() != static_cast<int64_t>(expect.size()))
+        return false;
+      for (auto [got, want] : llvm::zip(type.getShape(), expect))
+        if (!compatible(got, want))
+          return false;
+      return true;
+    };
+    if (!matches(perToken) && !matches(perPage))
+      return emitOpError() << name << " must hold one scale per token and head "
+                           << fmtShape(perToken) << " or per "
+                           << (isPaged() ? "page" : "batch entry")
+                           << " and head " << fmtShape(perPage) << "; got "
+                           << type;
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   Layout layout = getLayout();
   StringRef layoutName = stringifyLayout(layout);
@@ -418,14 +478,19 @@ LogicalResult AttentionOp::verify() {
                            << type;
   }
   Type elt = getQuery().getType().getElementType();
-  if (getKey().getType().getElementType() != elt ||
-      getValue().getType().getElementType() != elt ||
+  Type kvElt = getKey().getType().getElementType();
+  // A quantized cache has its own element type (k and v share it).
+  if (getValue().getType().getElementType() != kvElt ||
+      (!isQuantized() && kvElt != elt) ||
       getOut().getType().getElementType() != elt)
-    return emitOpError() << "q, k, v and out must share one element type; got "
+    return emitOpError() << "q, k, v and out must share one element type "
+                            "(k and v may share an 8-bit quantized one); got "
                          << elt << ", " << getKey().getType().getElementType()
                          << ", " << getValue().getType().getElementType()
                          << ", " << getOut().getType().getElementType();
 
+  if (failed(verifyQuantization()))
+    return failure();
   auto q = logicalShape(getQuery().getType(), layout);
   auto k = logicalShape(getKey().getType(), layout);
   auto v = logicalShape(getValue().getType(), layout);

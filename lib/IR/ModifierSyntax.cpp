@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <tuple>
 #include <type_traits>
 
 using namespace mlir;
@@ -37,15 +38,18 @@ struct ModifierSlots {
   /// attn.attention only (null for the other ops).
   Operand *pageTable = nullptr, *cuQ = nullptr, *cuK = nullptr;
   Type *pageTableType = nullptr, *cuQType = nullptr, *cuKType = nullptr;
+  Operand *kScale = nullptr, *vScale = nullptr;
+  Type *kScaleType = nullptr, *vScaleType = nullptr;
   IntegerAttr *vFromK = nullptr;
 };
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table", "ragged", "layout",      "v_from_k",     "kv_len",
-    "mask",       "bias",   "alibi",       "sink",         "mod_inputs",
-    "causal",     "align",  "window_left", "window_right", "scale",
-    "softcap",    "norm",   "score_mod",   "mask_mod"};
+    "page_table", "ragged",   "layout",    "v_from_k", "k_scale",
+    "v_scale",    "kv_len",   "mask",      "bias",     "alibi",
+    "sink",       "mod_inputs", "causal",  "align",    "window_left",
+    "window_right", "scale",  "softcap",   "norm",     "score_mod",
+    "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -55,6 +59,8 @@ static bool takesModifier(const ModifierSlots &s, StringRef name) {
     return s.pageTable;
   if (name == "v_from_k")
     return s.vFromK;
+  if (name == "k_scale" || name == "v_scale")
+    return s.kScale;
   return llvm::is_contained(kModifierNames, name);
 }
 
@@ -140,6 +146,10 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
       r = p.parseRParen();
     } else if (kw == "v_from_k") {
       r = typedAttr(*s.vFromK, b.getI64Type());
+    } else if (kw == "k_scale") {
+      r = operand(*s.kScale, *s.kScaleType);
+    } else if (kw == "v_scale") {
+      r = operand(*s.vScale, *s.vScaleType);
     } else if (kw == "kv_len") {
       r = operand(s.kvLen, s.kvLenType);
     } else if (kw == "mask") {
@@ -251,9 +261,15 @@ ParseResult mlir::attn::parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
     Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
     Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
-    Type &cuKType, LayoutAttr &layout, IntegerAttr &vFromK,
+    Type &cuKType, std::optional<OpAsmParser::UnresolvedOperand> &kScale,
+    Type &kScaleType, std::optional<OpAsmParser::UnresolvedOperand> &vScale,
+    Type &vScaleType, LayoutAttr &layout, IntegerAttr &vFromK,
     ATTN_MODIFIER_PARSE_PARAMS) {
   ModifierSlots s = ATTN_MODIFIER_PARSE_SLOTS(&layout);
+  s.kScale = &kScale;
+  s.kScaleType = &kScaleType;
+  s.vScale = &vScale;
+  s.vScaleType = &vScaleType;
   s.vFromK = &vFromK;
   s.pageTable = &pageTable;
   s.pageTableType = &pageTableType;
@@ -270,7 +286,9 @@ ParseResult mlir::attn::parseModifiers(OpAsmParser &p,
 void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
                                          Value pageTable, Type pageTableType,
                                          Value cuQ, Type cuQType, Value cuK,
-                                         Type cuKType, LayoutAttr layout,
+                                         Type cuKType, Value kScale,
+                                         Type kScaleType, Value vScale,
+                                         Type vScaleType, LayoutAttr layout,
                                          IntegerAttr vFromK,
                                          ATTN_MODIFIER_PRINT_PARAMS) {
   // Printed first, where the op's canonical form has always had them.
@@ -281,6 +299,11 @@ void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
       << ")";
   else if (cuQ)
     p << " ragged(" << cuQ << " : " << cuQType << ")";
+  for (auto [kw, v, t] :
+       {std::tuple<StringRef, Value, Type>{"k_scale", kScale, kScaleType},
+        {"v_scale", vScale, vScaleType}})
+    if (v)
+      p << " " << kw << "(" << v << " : " << t << ")";
   printModifierList(p, op, ATTN_MODIFIER_PRINT_ARGS, layout, vFromK);
 }
 void mlir::attn::printModifiers(OpAsmPrinter &p, Operation *op,

@@ -42,18 +42,22 @@ namespace attn {
       NormalizationAttr norm, Region &scoreMod, Region &maskMod
 
 /// attn.attention's modifiers also take `page_table(...)`, `ragged(...)`,
-/// `layout(...)` and `v_from_k(...)`, anywhere among the others.
+/// `layout(...)`, `v_from_k(...)`, `k_scale(...)` and `v_scale(...)`, anywhere among the others.
 ParseResult parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
     Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,
     Type &cuQType, std::optional<OpAsmParser::UnresolvedOperand> &cuK,
-    Type &cuKType, LayoutAttr &layout, IntegerAttr &vFromK,
+    Type &cuKType, std::optional<OpAsmParser::UnresolvedOperand> &kScale,
+    Type &kScaleType, std::optional<OpAsmParser::UnresolvedOperand> &vScale,
+    Type &vScaleType, LayoutAttr &layout, IntegerAttr &vFromK,
     ATTN_MODIFIER_PARSE_PARAMS);
 ParseResult parseModifiers(OpAsmParser &p, ATTN_MODIFIER_PARSE_PARAMS);
 void printAttentionModifiers(OpAsmPrinter &p, Operation *op, Value pageTable,
                              Type pageTableType, Value cuQ, Type cuQType,
-                             Value cuK, Type cuKType, LayoutAttr layout,
-                             IntegerAttr vFromK, ATTN_MODIFIER_PRINT_PARAMS);
+                             Value cuK, Type cuKType, Value kScale,
+                             Type kScaleType, Value vScale, Type vScaleType,
+                             LayoutAttr layout, IntegerAttr vFromK,
+                             ATTN_MODIFIER_PRINT_PARAMS);
 void printModifiers(OpAsmPrinter &p, Operation *op, ATTN_MODIFIER_PRINT_PARAMS);
 
 } // namespace attn

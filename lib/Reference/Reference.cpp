@@ -302,8 +302,63 @@ static std::string latentValue(const Inputs &in, Tensor &v) {
   return "";
 }
 
+/// Quantized K/V: `raw` times its scales (one per row of D values, or one
+/// per leading index and head).
+static std::string dequantized(const Spec &spec, const Tensor &raw,
+                               const Tensor &scale, Tensor &out) {
+  if (raw.shape.size() != 4)
+    return "a quantized cache must have rank 4";
+  const int64_t d = raw.shape[3];
+  const int64_t hDim = spec.layout == Layout::BHND ? 1 : 2;
+  std::vector<int64_t> perToken(raw.shape.begin(), raw.shape.end() - 1);
+  std::vector<int64_t> perBlock = {raw.shape[0], raw.shape[hDim]};
+  bool token = scale.shape == perToken;
+  if (!token && scale.shape != perBlock)
+    return "scale tensor of shape " + detail::shapeStr(scale.shape) +
+           " is neither per token " + detail::shapeStr(perToken) +
+           " nor per block and head " + detail::shapeStr(perBlock);
+  out.shape = raw.shape;
+  out.data.resize(raw.data.size());
+  const int64_t rows = static_cast<int64_t>(raw.data.size()) /
+                       std::max<int64_t>(d, 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    // Row r is (i0, i1, i2) in row-major order over the first three dims.
+    int64_t i2 = r % raw.shape[2], i1 = (r / raw.shape[2]) % raw.shape[1],
+            i0 = r / (raw.shape[2] * raw.shape[1]);
+    int64_t head = hDim == 1 ? i1 : i2;
+    double sc = token ? scale.data[static_cast<size_t>(r)]
+                      : scale.data[static_cast<size_t>(i0 * perBlock[1] +
+                                                       head)];
+    for (int64_t x = 0; x < d; ++x)
+      out.data[r * d + x] = raw.data[r * d + x] * sc;
+  }
+  return "";
+}
+
 std::string attn::ref::attention(const Spec &spec, const Inputs &in,
                                  Outputs &result) {
+  if (in.kScale) {
+    if (!in.k || !in.v)
+      return "a quantized cache needs k and v";
+    if (!in.vFromK && !in.vScale)
+      return "a quantized cache needs kScale and vScale";
+    Tensor k, v;
+    if (std::string err = dequantized(spec, *in.k, *in.kScale, k);
+        !err.empty())
+      return "k: " + err;
+    Inputs plain = in;
+    plain.k = &k;
+    plain.kScale = plain.vScale = nullptr;
+    if (!in.vFromK) {
+      if (std::string err = dequantized(spec, *in.v, *in.vScale, v);
+          !err.empty())
+        return "v: " + err;
+      plain.v = &v;
+    } else {
+      plain.v = &k;
+    }
+    return attention(spec, plain, result);
+  }
   if (in.vFromK) {
     Tensor v;
     if (std::string err = latentValue(in, v); !err.empty())

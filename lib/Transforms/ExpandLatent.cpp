@@ -52,6 +52,9 @@ struct ExpandLatent : public OpRewritePattern<AttentionOp> {
                                              strides);
     b.modifyOpInPlace(op, [&] {
       op.getValueMutable().assign(v);
+      // A quantized latent cache: V's rows carry K's scales.
+      if (Value scale = op.getKScale())
+        op.getVScaleMutable().assign(scale);
       op.removeVFromKAttr();
     });
     return success();

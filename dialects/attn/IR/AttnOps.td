@@ -19,6 +19,10 @@ def Attn_MaskTensor : RankedTensorOf<[I1]>;
 def Attn_KvLenTensor : RankedTensorOf<[I32, I64]>;
 def Attn_SlopeTensor : RankedTensorOf<[F32]>;
 def Attn_PageTableTensor : RankedTensorOf<[I32, I64]>;
+// K/V as attn.attention and attn.kv_cache_append read them: floats, or a
+// quantized cache (int8, fp8 e4m3 / e5m2) with f32 scales beside it.
+def Attn_KvTensor : RankedTensorOf<[F32, F16, BF16, I8, F8E4M3FN, F8E5M2]>;
+def Attn_KvScaleTensor : RankedTensorOf<[F32]>;
 
 // Operands and attributes that say which keys a query reads and how logits
 // are formed; shared by the core op and the projection-level op.
@@ -196,6 +200,24 @@ def Attn_AttentionOp : Attn_Op<"attention",
         -> tensor<1x128x?x512xbf16>
     ```
 
+    Quantized K/V caches: `k` and `v` of element type `i8`, `f8E4M3FN` or
+    `f8E5M2` come with f32 scales, `k_scale(%ks : ...)` and
+    `v_scale(%vs : ...)` (required; with `v_from_k` only `k_scale`): the
+    value a form reads is `k[...] * k_scale[...]`, dequantized as tiles are
+    loaded (no dequantized copy of the cache). A scale tensor is either one
+    scale per token and head, K's shape without its last dimension
+    (`[B, Hkv, Nk]`, pools `[P, Hkv, S]`; `[B, Nk, Hkv]` / `[P, S, Hkv]`
+    with `layout(bnhd)`), or one per page (batch entry, for dense K/V) and
+    head, `[P, Hkv]`. Queries and out stay f32, f16 or bf16.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<4x8x1x128xf32>)
+        k(%kp : tensor<256x2x16x128xi8>) v(%vp : tensor<256x2x16x128xi8>)
+        page_table(%pt : tensor<4x64xi32>) kv_len(%len : tensor<4xi32>)
+        k_scale(%ks : tensor<256x2x16xf32>) v_scale(%vs : tensor<256x2xf32>)
+        -> tensor<4x8x1x128xf32>
+    ```
+
     Example (GQA with 8 query heads sharing 2 K/V heads, causal, with lse):
 
     ```mlir
@@ -207,10 +229,12 @@ def Attn_AttentionOp : Attn_Op<"attention",
   }];
 
   let arguments = !con(
-    (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
-         Attn_FloatTensor:$value, Optional<Attn_PageTableTensor>:$page_table,
+    (ins Attn_FloatTensor:$query, Attn_KvTensor:$key,
+         Attn_KvTensor:$value, Optional<Attn_PageTableTensor>:$page_table,
          Optional<Attn_KvLenTensor>:$cu_seqlens_q,
-         Optional<Attn_KvLenTensor>:$cu_seqlens_k),
+         Optional<Attn_KvLenTensor>:$cu_seqlens_k,
+         Optional<Attn_KvScaleTensor>:$k_scale,
+         Optional<Attn_KvScaleTensor>:$v_scale),
     Attn_ModifierOperands,
     (ins DefaultValuedAttr<Attn_Layout, "::mlir::attn::Layout::bhnd">:$layout,
          OptionalAttr<I64Attr>:$v_from_k),
@@ -225,8 +249,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     `k` `(` $key `:` type($key) `)`
     `v` `(` $value `:` type($value) `)`
     custom<AttentionModifiers>($page_table, type($page_table), $cu_seqlens_q,
-        type($cu_seqlens_q), $cu_seqlens_k, type($cu_seqlens_k), $layout,
-        $v_from_k,
+        type($cu_seqlens_q), $cu_seqlens_k, type($cu_seqlens_k), $k_scale,
+        type($k_scale), $v_scale, type($v_scale), $layout, $v_from_k,
         }], Attn_ModifierDirectiveArgs, [{)
     attr-dict `->` type($out) (`,` type($lse)^)?
   }]);
@@ -247,6 +271,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     /// Paged K/V: tokens per page (the pools' N dimension) and pool pages.
     int64_t getPageSize();
     int64_t getNumPages();
+    /// Quantized K/V: 8-bit elements (i8, fp8) read with k_scale / v_scale.
+    bool isQuantized();
+    ::mlir::LogicalResult verifyQuantization();
     /// Ragged batches: sequences packed along N with per-sequence offsets.
     bool isRagged() { return static_cast<bool>(getCuSeqlensQ()); }
     /// The number of sequences: B, or a ragged batch's offsets less one

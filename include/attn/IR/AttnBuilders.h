@@ -83,6 +83,10 @@ struct AttentionConfig : AttentionModifiers {
   Value cuSeqlensQ, cuSeqlensK;
   /// Latent attention: V is the first `vFromK` columns of K (pass k as v).
   std::optional<int64_t> vFromK;
+  /// Quantized K/V (i8, f8E4M3FN, f8E5M2 k and v): f32 scales per token and
+  /// head (K's shape without D) or per page (batch entry) and head
+  /// `[P, Hkv]`; the value read is `k * k_scale`.
+  Value kScale, vScale;
 };
 
 /// The `out` type of attention over `q`, `k` and `v`: logical

@@ -314,6 +314,12 @@ struct Inputs {
   /// Latent attention (optional): v is the first vFromK columns of k (`v`
   /// is then ignored): v[b, g, j, :] = k[b, g, j, 0:vFromK].
   std::optional<int64_t> vFromK;
+  /// Quantized K/V (optional): `k` and `v` hold the raw 8-bit values (int8
+  /// or fp8, decoded exactly) and the value attended is k * kScale, v *
+  /// vScale. A scale tensor has one scale per token and head (k's shape
+  /// without D) or one per page (batch entry) and head, [P, Hkv]. With
+  /// vFromK, V is the dequantized K's first columns (vScale unused).
+  const Tensor *kScale = nullptr, *vScale = nullptr;
 };
 
 struct Outputs {

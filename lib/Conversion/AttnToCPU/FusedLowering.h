@@ -381,6 +381,13 @@ public:
   Value convertKeyTile(OpBuilder &b, Location loc, Value tile, Value ks,
                        Value d, Value dest);
 
+  /// Quantized K/V: the f32 tile [1, 1, ks, D] ([1, ks, 1, D] in bnhd) of
+  /// the rows `rows` locates (in the cache or its pages), each decoded and
+  /// multiplied by its scale from `scale` (Dequantize.cpp). Rows of pages
+  /// past the sequence's last are zeros.
+  Value dequantizeTile(OpBuilder &b, Location loc, const TileRows &rows,
+                       Value scale);
+
   /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len
   /// and ALiBi operands are read with tensor.extract at absolute indices.
   Value logits(OpBuilder &b, Location loc, Value s, Value bIdx, Value h0,

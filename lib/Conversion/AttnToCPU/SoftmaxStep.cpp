@@ -340,11 +340,14 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
               [&](OpBuilder &pb, Location pl, Value vPage, Value j0, Value n,
                   ValueRange it) -> SmallVector<Value> {
                 Value rows = vPage;
-                if (elt != f32)
+                bool convert =
+                    cast<RankedTensorType>(vPage.getType()).getElementType() !=
+                    f32;
+                if (convert)
                   rows = convertKeyTile(pb, pl, vPage, n, dv,
                                         scratchTile(pb, pl, {n, dv}, f32, 0));
                 return {pv(pb, pl, it[0], weights(pb, pl, j0, n), rows,
-                           elt != f32, n, guard)};
+                           convert, n, guard)};
               })[0];
         };
         return branch(

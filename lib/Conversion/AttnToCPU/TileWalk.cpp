@@ -209,7 +209,13 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   Value readable = im.min(ks, im.sub(kvLen, k0));
   TileRows kRows{Value(), op.getKey(), bIdx, gIdx, k0, ks, dqk, readable};
   TileRows vRows{Value(), op.getValue(), bIdx, gIdx, k0, ks, dv, readable};
-  if (!multiPage) {
+  if (op.isQuantized()) {
+    // A quantized cache: f32 tiles of its rows times their scales, read by
+    // the f32 kernels below as one slice.
+    kRows.tile = dequantizeTile(lb, l, kRows, op.getKScale());
+    vRows.tile = dequantizeTile(lb, l, vRows, op.getVScale());
+    multiPage = false;
+  } else if (!multiPage) {
     kRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,
                                                 sizes1(kSz));
     vRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff, vSz,

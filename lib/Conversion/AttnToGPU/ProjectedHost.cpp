@@ -114,7 +114,7 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
       sb, loc, zType, /*lse=*/Type(), sblock->getArgument(0),
       sblock->getArgument(1), sblock->getArgument(2), /*page_table=*/Value(),
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
-      mapped(pop.getKvLen()), mapped(pop.getMask()), mapped(pop.getBias()),
+      /*k_scale=*/Value(), /*v_scale=*/Value(), mapped(pop.getKvLen()), mapped(pop.getMask()), mapped(pop.getBias()),
       mapped(pop.getAlibiSlopes()), mapped(pop.getSink()), modInputs,
       LayoutAttr::get(ctx, Layout::bnhd), /*v_from_k=*/IntegerAttr(),
       pop.getCausalAttr(), pop.getAlignAttr(), pop.getWindowLeftAttr(),

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/LogitBuilder.h"
+#include "attn/Conversion/Dequant.h"
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RaggedAttention.h"
 #include "attn/Conversion/RuntimeChecks.h"
@@ -235,6 +236,12 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     Type elt = op.getQuery().getType().getElementType();
     bool softmax = op.getNormalization() == Normalization::softmax;
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    // Quantized K/V: the naive form reads f32 copies of k * k_scale and
+    // v * v_scale (pools whole, before the gather).
+    if (op.isQuantized()) {
+      k = dequantizeTensor(b, loc, k, op.getKScale(), layout);
+      v = dequantizeTensor(b, loc, v, op.getVScale(), layout);
+    }
     // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
     // the page table (the pages it reads were checked above).
     if (op.isPaged()) {

@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -160,6 +161,23 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
     Value div =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
     check(div, RuntimeCheck::HeadGroups, {hq, hkv});
+  }
+  // Quantized K/V: a scale per token and head (K's shape without D) or per
+  // page (batch entry) and head.
+  for (auto [which, scale, kv] :
+       {std::tuple<int64_t, Value, Value>{0, op.getKScale(), k},
+        {1, op.getVScale(), v}}) {
+    if (!scale)
+      continue;
+    int64_t rank = typeOf(scale).getRank();
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t of = rank == 2 && d == 1 ? qd(1) : d;
+      if (!typeOf(scale).isDynamicDim(d) && !typeOf(kv).isDynamicDim(of))
+        continue;
+      Value got = dim(scale, d), want = dim(kv, of);
+      check(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want),
+            RuntimeCheck::KvScaleDim, {cst(which), cst(d), got, want});
+    }
   }
   // Logical [B, Hq, Nq, Nk] sizes that masks and bias broadcast to.
   struct Source {

@@ -216,6 +216,17 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
                 ks = rows(k, k0, nk);
                 vs = rows(v, k0, nk);
               }
+              // Quantized K/V: per-token scales follow their keys' rows
+              // (the scale tensor is K's shape without D); per-page (here
+              // per-batch-entry) scales and a pool's scales stay whole.
+              auto scaleRows = [&](Value t) -> Value {
+                if (!t || paged ||
+                    cast<RankedTensorType>(t.getType()).getRank() != 3)
+                  return t;
+                return rows(t, k0, nk);
+              };
+              Value kScale = scaleRows(op.getKScale());
+              Value vScale = scaleRows(op.getVScale());
               Value pageTable = paged ? entry(op.getPageTable()) : Value();
               Value kvLen = op.getKvLen() ? entry(op.getKvLen()) : Value();
               Value mask, bias;
@@ -241,7 +252,7 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
                 lseType = withDynamicN(lse.getType(), 2);
               auto inner = AttentionOp::create(
                   lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(),
-                  Value(), kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(),
+                  Value(), kScale, vScale, kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(),
                   modInputs, op.getLayoutAttr(), op.getVFromKAttr(),
                   op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
                   op.getWindowRightAttr(), op.getScaleAttr(),
