@@ -566,6 +566,10 @@ LogicalResult gpu_codegen::checkGpuOpSupported(AttentionOp op,
   // (The verifier makes q, k, v and out share one element type.)
   if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
     return fail("q, k and v must be f16, bf16 or f32 (got ") << elem << ")";
+  if (op.isQuantized())
+    return fail("quantized K/V caches (k_scale, v_scale) have CPU forms only "
+                "(the GPU kernel loads f16, bf16 or f32 tiles; got k of ")
+           << cast<ShapedType>(op.getKey().getType()).getElementType() << ")";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
   for (int64_t x : {d, dv})
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)

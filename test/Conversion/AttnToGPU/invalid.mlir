@@ -131,3 +131,16 @@ func.func @projected_head_dim(%x: tensor<1x16x64xf16>, %wq: tensor<64x40xf16>,
       heads(2, 2) -> tensor<1x16x64xf16>
   return %y : tensor<1x16x64xf16>
 }
+
+// -----
+
+// A quantized cache has CPU forms only.
+func.func @quantized(%q: tensor<1x4x16x64xf16>, %k: tensor<1x1x16x64xi8>,
+                     %v: tensor<1x1x16x64xi8>, %ks: tensor<1x1x16xf32>,
+                     %vs: tensor<1x1x16xf32>) -> tensor<1x4x16x64xf16> {
+  // expected-error @+1 {{cannot be lowered to the GPU: quantized K/V caches (k_scale, v_scale) have CPU forms only (the GPU kernel loads f16, bf16 or f32 tiles; got k of 'i8')}}
+  %o = attn.attention q(%q : tensor<1x4x16x64xf16>) k(%k : tensor<1x1x16x64xi8>)
+      v(%v : tensor<1x1x16x64xi8>) k_scale(%ks : tensor<1x1x16xf32>)
+      v_scale(%vs : tensor<1x1x16xf32>) -> tensor<1x4x16x64xf16>
+  return %o : tensor<1x4x16x64xf16>
+}

@@ -972,7 +972,7 @@ func.func @modifier_twice(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // A misspelt modifier is named, with the ones that exist.
 func.func @modifier_unknown(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, v_from_k, kv_len, mask, bias, alibi, sink, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
+  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, v_from_k, k_scale, v_scale, kv_len, mask, bias, alibi, sink, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) casual(top_left) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
