@@ -420,7 +420,7 @@ mlir::attn::bindSizes(const SpecInfo &spec, const BindingOptions &options) {
     if (!type || !getElementKind(type.getElementType(), kind))
       return makeError("argument " + llvm::Twine(a) +
                        " is not a ranked tensor of f32, f16, bf16, f64, i1, "
-                       "i8, i32 or i64");
+                       "i8, i32, i64, f8E4M3FN or f8E5M2");
     std::vector<int64_t> shape;
     if (argShapes[a]) {
       shape = *argShapes[a];

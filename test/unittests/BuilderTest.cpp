@@ -441,7 +441,8 @@ TEST_F(BuilderTest, RejectsMixedElementTypes) {
   AttentionOp op =
       attention(tensor({1, 2, 8, 16}), tensor({1, 2, 8, 16}, f16()),
                 tensor({1, 2, 8, 16}));
-  EXPECT_VERIFY_ERROR(op, "q, k, v and out must share one element type; got "
+  EXPECT_VERIFY_ERROR(op, "q, k, v and out must share one element type (k and v may "
+                          "share an 8-bit quantized one); got "
                           "'f32', 'f16', 'f32', 'f32'");
 }
 

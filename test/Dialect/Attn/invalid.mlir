@@ -50,7 +50,7 @@ func.func @out_rank(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf32>,
 
 func.func @element_type(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf16>,
                         %v: tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32> {
-  // expected-error @+1 {{q, k, v and out must share one element type; got 'f32', 'f16', 'f32', 'f32'}}
+  // expected-error @+1 {{q, k, v and out must share one element type (k and v may share an 8-bit quantized one); got 'f32', 'f16', 'f32', 'f32'}}
   %0 = attn.attention q(%q : tensor<2x2x8x64xf32>) k(%k : tensor<2x2x8x64xf16>)
       v(%v : tensor<2x2x8x64xf32>) -> tensor<2x2x8x64xf32>
   return %0 : tensor<2x2x8x64xf32>
@@ -60,7 +60,7 @@ func.func @element_type(%q: tensor<2x2x8x64xf32>, %k: tensor<2x2x8x64xf16>,
 
 func.func @out_element_type(%q: tensor<2x2x8x64xbf16>, %k: tensor<2x2x8x64xbf16>,
                             %v: tensor<2x2x8x64xbf16>) -> tensor<2x2x8x64xf32> {
-  // expected-error @+1 {{q, k, v and out must share one element type; got 'bf16', 'bf16', 'bf16', 'f32'}}
+  // expected-error @+1 {{q, k, v and out must share one element type (k and v may share an 8-bit quantized one); got 'bf16', 'bf16', 'bf16', 'f32'}}
   %0 = attn.attention q(%q : tensor<2x2x8x64xbf16>) k(%k : tensor<2x2x8x64xbf16>)
       v(%v : tensor<2x2x8x64xbf16>) -> tensor<2x2x8x64xf32>
   return %0 : tensor<2x2x8x64xf32>
@@ -886,7 +886,7 @@ func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
 // Generic form: the layout enum is checked when the properties are built.
 func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
-  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -895,7 +895,7 @@ func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> 
 // Generic form: two optional results are one too many.
 func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
   return %0#0 : tensor<1x2x8x16xf32>
 }
 
@@ -904,7 +904,7 @@ func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // Generic form: the segment sizes must match the operands.
 func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
