@@ -21,6 +21,10 @@
 // IR: %[[V:.+]] = tensor.extract_slice %arg1[0, 0, 0, 0] [2, 1, 256, 512] [1, 1, 1, 1] : tensor<2x1x256x576xf32> to tensor<2x1x256x512xf32>
 // IR: attn.attention q(%arg0 : tensor<2x16x1x576xf32>) k(%arg1 : tensor<2x1x256x576xf32>) v(%[[V]] : tensor<2x1x256x512xf32>) {{.*}}scale(
 // IR-NOT: v_from_k
+// The lowering passes alone (without the expansion) read V as k's first
+// columns too.
+// RUN: attn-opt %s --convert-attn-to-linalg-naive -o /dev/null
+// RUN: attn-opt %s --convert-attn-to-fused-loops -o /dev/null
 
 // Decode: 16 query heads over the latent head, the 576-wide latent cache
 // (512 of it V, 64 the rope part), a cache of 256 tokens with kv_len.

@@ -274,6 +274,10 @@ def Attn_AttentionOp : Attn_Op<"attention",
     /// Quantized K/V: 8-bit elements (i8, fp8) read with k_scale / v_scale.
     bool isQuantized();
     ::mlir::LogicalResult verifyQuantization();
+    /// Quantized K/V: V's scales, v_scale, or k_scale under v_from_k.
+    ::mlir::Value getValueScale() {
+      return getVScale() ? getVScale() : getKScale();
+    }
     /// Ragged batches: sequences packed along N with per-sequence offsets.
     bool isRagged() { return static_cast<bool>(getCuSeqlensQ()); }
     /// The number of sequences: B, or a ragged batch's offsets less one

@@ -213,7 +213,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     // A quantized cache: f32 tiles of its rows times their scales, read by
     // the f32 kernels below as one slice.
     kRows.tile = dequantizeTile(lb, l, kRows, op.getKScale());
-    vRows.tile = dequantizeTile(lb, l, vRows, op.getVScale());
+    vRows.tile = dequantizeTile(lb, l, vRows, op.getValueScale());
     multiPage = false;
   } else if (!multiPage) {
     kRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,

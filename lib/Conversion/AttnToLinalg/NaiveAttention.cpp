@@ -240,7 +240,16 @@ struct LowerAttentionNaive : public OpRewritePattern<AttentionOp> {
     // v * v_scale (pools whole, before the gather).
     if (op.isQuantized()) {
       k = dequantizeTensor(b, loc, k, op.getKScale(), layout);
-      v = dequantizeTensor(b, loc, v, op.getVScale(), layout);
+      v = dequantizeTensor(b, loc, v, op.getValueScale(), layout);
+    }
+    // Latent attention not expanded yet (--attn-expand-latent): V is k's
+    // first Dv columns.
+    if (std::optional<int64_t> dv = op.getVFromK()) {
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+      sizes[3] = b.getIndexAttr(*dv);
+      v = tensor::ExtractSliceOp::create(
+          b, loc, v, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
+          SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     }
     // Paged K/V: the naive form gathers dense [B, Hkv, Nk, D] copies through
     // the page table (the pages it reads were checked above).
