@@ -198,6 +198,15 @@ func.func @chunked_dyn(%q: tensor<1x2x?x8xf32>, %kp: tensor<4x2x4x8xf32>,
       -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+func.func @quant_dyn(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x?x8xi8>,
+                     %v: tensor<1x2x?x8xi8>, %ks: tensor<1x2x?xf32>,
+                     %vs: tensor<?x2xf32>) -> tensor<1x4x3x8xf32> {
+  %o = attn.attention q(%q : tensor<1x4x3x8xf32>) k(%k : tensor<1x2x?x8xi8>)
+      v(%v : tensor<1x2x?x8xi8>) k_scale(%ks : tensor<1x2x?xf32>)
+      v_scale(%vs : tensor<?x2xf32>) causal(bottom_right)
+      -> tensor<1x4x3x8xf32>
+  return %o : tensor<1x4x3x8xf32>
+}
 func.func @append_dyn(%c: tensor<?x2x?x4xf32>, %u: tensor<?x2x?x4xf32>,
                       %p: tensor<?xi32>) -> tensor<?x2x?x4xf32> {
   %0 = attn.kv_cache_append cache(%c : tensor<?x2x?x4xf32>)
@@ -385,6 +394,31 @@ std::vector<JitCase> jitCases() {
                    chunked(2, 2), ATTN_STATUS_SHAPE_MISMATCH,
                    "attn: page_table of a ragged batch does not have one row "
                    "per sequence (page_table: 1 rows, sequences: 2)"});
+  // An int8 cache of 6 keys: k_scale per token, v_scale per batch entry.
+  auto quant = [](int64_t kScaleKeys, int64_t vScaleRows) {
+    return [=] {
+      auto cache = [](unsigned seed) {
+        return filled(ElementKind::I8, {1, 2, 6, 8}, [seed](int64_t i) {
+          return static_cast<double>((i * 37 + seed) % 255) - 127.0;
+        });
+      };
+      auto scales = [](std::vector<int64_t> shape) {
+        return filled(ElementKind::F32, std::move(shape),
+                      [](int64_t i) { return (1.0 + i % 3) / 127.0; });
+      };
+      return std::vector<HostTensor>{randomF32({1, 4, 3, 8}, 37), cache(1),
+                                     cache(2), scales({1, 2, kScaleKeys}),
+                                     scales({vScaleRows, 2})};
+    };
+  };
+  cases.push_back({"KvScaleDim", "quant_dyn", quant(5, 1), quant(6, 1),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: scale tensor 0 (0 = k_scale, 1 = v_scale) has size 5 "
+                   "in dimension 2, its cache gives 6"});
+  cases.push_back({"KvScaleDim", "quant_dyn", quant(6, 2), quant(6, 1),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: scale tensor 1 (0 = k_scale, 1 = v_scale) has size 2 "
+                   "in dimension 0, its cache gives 1"});
   auto append = [](int64_t positions) {
     return [=] {
       std::vector<int64_t> p = {0, 3};
