@@ -19,7 +19,11 @@
      (ragged + page table + kv_len) against the dense fused form on the
      same problem (target: >= 0.9x its GFLOP/s); ragged decode of 64
      sequences (one query each, 512 to 4096 keys, packed) against the dense
-     decode batch with kv_len (target: >= 0.9x its speed).
+     decode batch with kv_len (target: >= 0.9x its speed); decode over an
+     8192-key paged cache quantized to int8 and to fp8 e4m3 (per-token
+     scales) against the f32 cache (target: <= 0.6x its time), each checked
+     against an f64 reference on the values it reads, with the error of the
+     quantized caches against the unquantized one reported.
 
 Every pair computes the same attention: outputs are compared before any time
 is reported (the paged and contiguous decodes on the same keys, the ragged
@@ -124,6 +128,115 @@ def ragged_decode_spec(B, Hq, Hkv, T, D):
     return attention_func("ragged_decode", q, kv, kv, q,
                           f" ragged(%cq, %ck : {cq}, {cq}) causal(bottom_right)",
                           f", %cq: {cq}, %ck: {cq}")
+
+
+def quantized_decode_spec(B, Hq, Hkv, P, S, M, D, ty):
+    """Paged decode over a [P, Hkv, S, D] cache of element type `ty`; a
+    quantized one (i8, f8E4M3FN) has per-token scales [P, Hkv, S]."""
+    q, pool = t(B, Hq, 1, D), t(P, Hkv, S, D, ty=ty)
+    pt, ln, sc = t(B, M, ty="i32"), t(B, ty="i32"), t(P, Hkv, S)
+    mods = f" page_table(%pt : {pt}) kv_len(%len : {ln}) causal(bottom_right)"
+    args = f", %pt: {pt}, %len: {ln}"
+    if ty != "f32":
+        mods = f" k_scale(%ks : {sc}) v_scale(%vs : {sc})" + mods
+        args += f", %ks: {sc}, %vs: {sc}"
+    return attention_func("qdecode", q, pool, pool, q, mods, args)
+
+
+def to_e4m3(x):
+    """f32 values (|x| <= 448) rounded to nearest-even e4m3fn: (the values,
+    their bits as uint8). Written from the format (1 sign, 4 exponent bits
+    with bias 7, 3 mantissa bits, subnormals below 2^-6)."""
+    a = np.abs(x.astype(np.float64))
+    e = np.floor(np.log2(np.maximum(a, 2.0 ** -6)))
+    step = 2.0 ** (e - 3)
+    y = np.round(a / step) * step  # half to even
+    e = np.floor(np.log2(np.maximum(y, 2.0 ** -6)))  # a carry may raise it
+    sub = y < 2.0 ** -6
+    mant = np.where(sub, y / 2.0 ** -9, y / 2.0 ** e * 8 - 8).astype(np.int64)
+    expo = np.where(sub, 0, e + 7).astype(np.int64)
+    bits = ((x < 0).astype(np.int64) << 7) | (expo << 3) | mant
+    return np.where(x < 0, -y, y), bits.astype(np.uint8)
+
+
+def quantize(x, kind):
+    """Per-token (last axis) symmetric quantization: (raw values as attn-run
+    reads them, scales, the dequantized values in f64)."""
+    amax = np.abs(x).max(axis=-1)
+    qmax = 127.0 if kind == "i8" else 448.0
+    scale = np.where(amax > 0, amax / qmax, 1.0).astype(np.float32)
+    y = x / scale[..., None]
+    if kind == "i8":
+        raw = np.clip(np.round(y), -127, 127).astype(np.int8)
+        vals = raw.astype(np.float64)
+    else:
+        vals, raw = to_e4m3(np.clip(y, -448, 448))
+    return raw, scale, vals * scale[..., None].astype(np.float64)
+
+
+def quantized_cases(a, work, rng):
+    """Decode over an 8192-key paged cache in f32, int8 and fp8 e4m3 (with
+    per-token scales): the three cases, the checks (each against an f64
+    reference on the values it reads), and the error of the quantized caches
+    against the unquantized one (reported, not checked)."""
+    path, write = work.path, work.write
+    B, Hq, Hkv, D, S = 4, 32, 8, 128, 16
+    N = 8192 if not a.quick else 512
+    M = N // S
+    P = B * M
+    q = rng.uniform(-1, 1, (B, Hq, 1, D)).astype(np.float32)
+    k = rng.normal(0, 1, (P, Hkv, S, D)).astype(np.float32)
+    v = rng.normal(0, 1, (P, Hkv, S, D)).astype(np.float32)
+    table = rng.permutation(P).reshape(B, M).astype(np.int32)
+    lens = np.full(B, N, np.int32)
+    np.save(path("qd_q.npy"), q)
+    np.save(path("qd_pt.npy"), table)
+    np.save(path("qd_len.npy"), lens)
+
+    def reference(kd, vd):
+        # f64 attention of the one query per head over each sequence's pages.
+        out = np.zeros((B, Hq, 1, D))
+        g = Hq // Hkv
+        for b in range(B):
+            kb = kd[table[b]].transpose(1, 0, 2, 3).reshape(Hkv, N, D)
+            vb = vd[table[b]].transpose(1, 0, 2, 3).reshape(Hkv, N, D)
+            qb = q[b, :, 0].astype(np.float64).reshape(Hkv, g, D)
+            sc = np.einsum("hgd,hnd->hgn", qb, kb) / np.sqrt(D)
+            p = np.exp(sc - sc.max(-1, keepdims=True))
+            o = np.einsum("hgn,hnd->hgd", p / p.sum(-1, keepdims=True), vb)
+            out[b, :, 0] = o.reshape(Hq, D)
+        return out
+
+    cases, checks, errors = {}, [], []
+    exact = reference(k.astype(np.float64), v.astype(np.float64))
+    for kind, ty, label in (("f32", "f32", "f32 cache"), ("i8", "i8", "int8 cache"),
+                            ("e4m3", "f8E4M3FN", "fp8 e4m3 cache")):
+        name = f"quantized decode, {label}"
+        files = dict(q="qd_q.npy", page_table="qd_pt.npy", kv_len="qd_len.npy")
+        if kind == "f32":
+            np.save(path("qd_k_f32.npy"), k)
+            np.save(path("qd_v_f32.npy"), v)
+            files.update(k="qd_k_f32.npy", v="qd_v_f32.npy")
+            want = exact
+        else:
+            kr, ks, kd = quantize(k, kind)
+            vr, vs, vd = quantize(v, kind)
+            for n, arr in ((f"k_{kind}", kr), (f"v_{kind}", vr), (f"ks_{kind}", ks),
+                           (f"vs_{kind}", vs)):
+                np.save(path(f"qd_{n}.npy"), arr)
+            files.update(k=f"qd_k_{kind}.npy", v=f"qd_v_{kind}.npy",
+                         k_scale=f"qd_ks_{kind}.npy", v_scale=f"qd_vs_{kind}.npy")
+            want = reference(kd, vd)
+            errors.append((label, float(np.abs(want - exact).max())))
+        cases[name] = (
+            write(f"qd_{kind}.mlir", quantized_decode_spec(B, Hq, Hkv, P, S, M, D, ty)),
+            ["--form=decode", "--output", "0=" + work.out(name)] + work.inputs(**files))
+        checks.append((f"{name} vs f64 reference on the values it reads", name, want))
+    shape = (f"- quantized decode: B={B} Hq={Hq} Hkv={Hkv} D={D}, {N} keys per sequence "
+             f"in pages of {S} (bhnd pools, shuffled tables), decode form; K/V drawn "
+             f"from N(0, 1); int8 and fp8 e4m3 with one f32 scale per token and head "
+             f"(amax / 127, amax / 448), rounded to nearest even")
+    return cases, checks, errors, shape
 
 
 def issue24_cases(a, work, rng):
@@ -354,6 +467,8 @@ def main():
     }
     cases = dict(decode_cases, **prefill_cases)
     extra, extra_checks, extra_shapes = issue24_cases(a, work, rng)
+    quant, quant_checks, quant_errors, quant_shape = quantized_cases(a, work, rng)
+    extra.update(quant)
 
     threads = harness.threads(a.threads)
     times = {(c, th): [] for c in cases for th in threads}
@@ -391,7 +506,15 @@ def main():
     for label, ours, theirs, arrange in extra_checks:
         want = load(theirs)
         checks.append((label, load(ours), arrange(want) if arrange else want))
+    for label, ours, want in quant_checks:
+        checks.append((label, load(ours), want))
     say.compare(checks)
+    say("Quantization error, reported (not a check): max abs difference of the "
+        "f64 attention over the dequantized cache from the f64 attention over "
+        "the unquantized f32 cache:")
+    for label, err in quant_errors:
+        say(f"- {label}: {err:.2e}")
+    say()
     say(f"Times: median over {a.rounds} interleaved rounds of attn-run's median "
         f"of its calls (kernel only: {a.reps} for decode, {max(2, a.reps // 4)} "
         f"for prefill); spread = min-max of the rounds.")
@@ -433,8 +556,18 @@ def main():
         say(f"| ragged decode, dense batch with kv_len | {th} | {ms(dd, '.2f')} | | |")
         say(f"| ragged decode, packed | {th} | {ms(rd, '.2f')} | "
             f"{r:.2f}x the dense batch's speed | {'met' if r >= 0.9 else 'missed (< 0.9x)'} |")
+    for th in threads:
+        med = {c: stats(times[(c, th)]) for c in extra}
+        base = med["quantized decode, f32 cache"]
+        say(f"| quantized decode, f32 cache | {th} | {ms(base, '.2f')} | | |")
+        for label in ("int8 cache", "fp8 e4m3 cache"):
+            m = med[f"quantized decode, {label}"]
+            r = m[0] / base[0]
+            say(f"| quantized decode, {label} | {th} | {ms(m, '.2f')} | "
+                f"{r:.2f}x the f32 cache's time | "
+                f"{'met' if r <= 0.6 else 'missed (> 0.6x)'} |")
     say()
-    for line in extra_shapes:
+    for line in extra_shapes + [quant_shape]:
         say(line)
     say(f"- decode: B={B} Hq={Hq} Hkv={Hkv} D={D} Nmax={N}, kv_len "
         f"{', '.join(map(str, lens))}, causal(bottom_right), decode form; paged: "
