@@ -304,6 +304,10 @@ struct Config {
   std::vector<int64_t> cuQ, cuK;
   // Latent attention: no v argument, V is k's first Dv columns (v_from_k).
   bool latent = false;
+  // Quantized K/V: an i8 / fp8 cache with f32 scales per token and head, or
+  // (per tensor) per page / batch entry and head.
+  enum class Quant { None, I8, E4M3, E5M2 } quant = Quant::None;
+  bool kScalePerBlock = false, vScalePerBlock = false;
   /// Rows of the page table and entries of kv_len: B, or the sequences.
   int64_t seqRows() const {
     return ragged ? static_cast<int64_t>(cuQ.size()) - 1 : B;
@@ -622,6 +626,30 @@ void makeLatent(Rng &rng, Config &c) {
     c.dyn.erase(n);
 }
 
+/// A quantized cache over a dense, paged, ragged or latent cache; the
+/// structure, the type (int8, e4m3, e5m2) and the scale granularity cycle
+/// with the repetition so that a few cases cover every pairing that matters.
+void makeQuantized(Rng &rng, Config &c) {
+  c.projected = false;
+  switch (c.rep % 4) {
+  case 1:
+    makePaged(rng, c, chance(rng, 0.5));
+    break;
+  case 2:
+    makeRagged(rng, c, chance(rng, 0.5));
+    break;
+  case 3:
+    makeLatent(rng, c);
+    break;
+  default:
+    break;
+  }
+  c.quant = std::array<Config::Quant, 3>{Config::Quant::I8, Config::Quant::E4M3,
+                                         Config::Quant::E5M2}[c.rep % 3];
+  c.kScalePerBlock = c.rep % 2 == 1 || chance(rng, 0.25);
+  c.vScalePerBlock = c.rep % 4 == 0 || chance(rng, 0.25);
+}
+
 /// One forced feature per case index: row `i % size` of this table is
 /// applied on top of the random base of case `i`.
 struct Scenario {
@@ -888,6 +916,7 @@ const std::vector<Scenario> &scenarios() {
       {"chunked_prefill",
        [](Rng &r, Config &c) { makeChunkedPrefill(r, c); }},
       {"latent", [](Rng &r, Config &c) { makeLatent(r, c); }},
+      {"quantized", [](Rng &r, Config &c) { makeQuantized(r, c); }},
       {"random", [](Rng &r, Config &c) {}},
   };
   return table;
@@ -1210,6 +1239,22 @@ private:
   void writeAttention() {
     std::string elt = dtypeName(c.dtype);
     ElementKind kind = dtypeKind(c.dtype);
+    // The cache's element type: q's, or a quantized one.
+    std::string kvElt = elt;
+    ElementKind kvKind = kind;
+    switch (c.quant) {
+    case Config::Quant::I8:
+      kvElt = "i8", kvKind = ElementKind::I8;
+      break;
+    case Config::Quant::E4M3:
+      kvElt = "f8E4M3FN", kvKind = ElementKind::F8E4M3;
+      break;
+    case Config::Quant::E5M2:
+      kvElt = "f8E5M2", kvKind = ElementKind::F8E5M2;
+      break;
+    case Config::Quant::None:
+      break;
+    }
     auto order = [&](Dim b, Dim h, Dim n, Dim d) {
       return c.bnhd ? std::vector<Dim>{b, n, h, d}
                     : std::vector<Dim>{b, h, n, d};
@@ -1219,11 +1264,11 @@ private:
     if (c.paged) {
       // Page pools: the page size is static (the verifier requires it).
       Dim pages{c.pages, "P"}, rows{c.pageSize, nullptr};
-      addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), elt,
-             kind);
+      addArg("k", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dqk, "Dqk"}), kvElt,
+             kvKind);
       if (!c.latent)
-        addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), elt,
-               kind);
+        addArg("v", order(pages, {c.Hkv, "Hkv"}, rows, {c.Dv, "Dv"}), kvElt,
+               kvKind);
       addArg("page_table",
              {{c.seqRows(), c.ragged ? "Seqs" : "B"}, {c.maxPages, "MaxPages"}},
              c.pageTableI64 ? "i64" : "i32",
@@ -1231,11 +1276,27 @@ private:
     } else {
       addArg("k",
              order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dqk, "Dqk"}),
-             elt, kind);
+             kvElt, kvKind);
       if (!c.latent)
         addArg("v",
                order({c.B, "B"}, {c.Hkv, "Hkv"}, {c.Nk, "Nk"}, {c.Dv, "Dv"}),
-               elt, kind);
+               kvElt, kvKind);
+    }
+    if (c.quant != Config::Quant::None) {
+      // Scales: the cache's dims without D, or [pages / B, Hkv].
+      Dim block = c.paged ? Dim{c.pages, "P"} : Dim{c.B, "B"};
+      Dim rows = c.paged ? Dim{c.pageSize, nullptr} : Dim{c.Nk, "Nk"};
+      for (auto [name, perBlock] : {std::pair<const char *, bool>{
+                                        "k_scale", c.kScalePerBlock},
+                                    {"v_scale", c.vScalePerBlock}}) {
+        if (c.latent && std::string(name) == "v_scale")
+          continue;
+        std::vector<Dim> dims = order(block, {c.Hkv, "Hkv"}, rows, {1, nullptr});
+        dims.pop_back();
+        if (perBlock)
+          dims = {block, {c.Hkv, "Hkv"}};
+        addArg(name, dims, "f32", ElementKind::F32);
+      }
     }
     if (c.ragged) {
       std::string ty = c.cuI64 ? "i64" : "i32";
@@ -1269,6 +1330,11 @@ private:
            ", " + argType("cu_seqlens_k") + ")";
     if (c.bnhd)
       s += " layout(bnhd)";
+    if (c.quant != Config::Quant::None) {
+      s += " " + operand("k_scale", "k_scale");
+      if (!c.latent)
+        s += " " + operand("v_scale", "v_scale");
+    }
     s += modifierText() + " -> " + resultList + "\n";
     s += c.lse ? "  return %out, %lse : " : "  return %out : ";
     s += resultList + "\n}\n";
@@ -1324,7 +1390,13 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
       for (int64_t i = 0; i < n; ++i)
         t.set(i, d(rng));
     };
-    if (a.name == "q" || a.name == "k") {
+    if ((a.name == "k" || a.name == "v") && c.quant != Config::Quant::None) {
+      // Raw values across [-127, 127] (rounded to the type), read with
+      // scales near 1/127 (below).
+      fill(-127, 127);
+    } else if (a.name == "k_scale" || a.name == "v_scale") {
+      fill(0.5 / 127, 1.5 / 127);
+    } else if (a.name == "q" || a.name == "k") {
       fill(-c.amplitude, c.amplitude);
     } else if (a.name == "v" || a.name == "x" || a.name == "kv_source") {
       fill(-1, 1);
@@ -1768,6 +1840,19 @@ TEST(SweepCoverage, FeatureMatrix) {
       note(c.maskMod == MaskModKind::SeqParity,
            "ragged, a mask_mod reading the sequence index");
       note(c.scoreMod != ScoreModKind::None, "ragged with a score_mod");
+    }
+    if (c.quant != Config::Quant::None) {
+      note(true, "quantized cache");
+      note(c.quant == Config::Quant::I8, "quantized cache, int8");
+      note(c.quant == Config::Quant::E4M3, "quantized cache, fp8 e4m3");
+      note(c.quant == Config::Quant::E5M2, "quantized cache, fp8 e5m2");
+      note(c.kScalePerBlock || c.vScalePerBlock,
+           "quantized cache, per-page / per-batch-entry scales");
+      note(!c.kScalePerBlock || !c.vScalePerBlock,
+           "quantized cache, per-token scales");
+      note(c.paged, "quantized paged cache");
+      note(c.ragged, "quantized cache, ragged batch");
+      note(c.latent, "quantized latent cache");
     }
     if (c.latent) {
       note(true, "latent attention (v_from_k)");

@@ -19,6 +19,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <utility>
+
 namespace mlir {
 namespace attn {
 
@@ -29,6 +31,11 @@ bool isQuantizedElementType(Type t);
 /// integers exactly, fp8 values exactly (NaN stays NaN, e5m2's inf stays
 /// inf).
 Value decodeQuantized(OpBuilder &b, Location loc, Value raw);
+
+/// decodeQuantized without its last multiplication: (x, c) with the value
+/// x * c (c = 2^8 for e4m3, else 1), for callers that fold c into a scale.
+std::pair<Value, double> decodeQuantizedUnscaled(OpBuilder &b, Location loc,
+                                                 Value raw);
 
 /// The indices of the scale of the D-row at (`block`, `head`, `row`) of a
 /// cache (block: batch entry or pool page; row: token within it) in

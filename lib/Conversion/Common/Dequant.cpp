@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -33,12 +34,21 @@ static Value splat(OpBuilder &b, Location loc, Type type, TypedAttr value) {
 }
 
 Value mlir::attn::decodeQuantized(OpBuilder &b, Location loc, Value raw) {
+  auto [x, factor] = decodeQuantizedUnscaled(b, loc, raw);
+  if (factor == 1.0)
+    return x;
+  return arith::MulFOp::create(
+      b, loc, x, splat(b, loc, x.getType(), b.getF32FloatAttr(factor)));
+}
+
+std::pair<Value, double>
+mlir::attn::decodeQuantizedUnscaled(OpBuilder &b, Location loc, Value raw) {
   Type type = raw.getType();
   Type elt = getElementTypeOrSelf(type);
   Type f32 = b.getF32Type(), f16 = b.getF16Type();
   Type i8 = b.getI8Type(), i16 = b.getI16Type();
   if (elt.isInteger(8))
-    return arith::SIToFPOp::create(b, loc, withElement(type, f32), raw);
+    return {arith::SIToFPOp::create(b, loc, withElement(type, f32), raw), 1.0};
   auto i16Const = [&](int64_t c) {
     return splat(b, loc, withElement(type, i16), b.getI16IntegerAttr(c));
   };
@@ -48,7 +58,7 @@ Value mlir::attn::decodeQuantized(OpBuilder &b, Location loc, Value raw) {
     // e5m2 is the upper byte of an f16 (same exponent bias, inf and NaN).
     Value h = arith::ShLIOp::create(b, loc, wide, i16Const(8));
     h = arith::BitcastOp::create(b, loc, withElement(type, f16), h);
-    return arith::ExtFOp::create(b, loc, withElement(type, f32), h);
+    return {arith::ExtFOp::create(b, loc, withElement(type, f32), h), 1.0};
   }
   // e4m3fn: sign to f16's sign bit, the 4 exponent and 3 mantissa bits to
   // the low exponent and high mantissa bits; the f16 value is the e4m3 value
@@ -61,15 +71,14 @@ Value mlir::attn::decodeQuantized(OpBuilder &b, Location loc, Value raw) {
       b, loc, sign, arith::ShLIOp::create(b, loc, mag, i16Const(7)));
   h = arith::BitcastOp::create(b, loc, withElement(type, f16), h);
   Value f = arith::ExtFOp::create(b, loc, withElement(type, f32), h);
-  f = arith::MulFOp::create(
-      b, loc, f, splat(b, loc, withElement(type, f32), b.getF32FloatAttr(256)));
   Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag,
                                     i16Const(0x7f));
-  return arith::SelectOp::create(
-      b, loc, nan,
-      splat(b, loc, withElement(type, f32),
-            b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
-      f);
+  return {arith::SelectOp::create(
+              b, loc, nan,
+              splat(b, loc, withElement(type, f32),
+                    b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
+              f),
+          256.0};
 }
 
 SmallVector<Value> mlir::attn::scaleIndex(Value scale, Layout layout,
