@@ -26,11 +26,48 @@ LogicalResult KvCacheAppendOp::verify() {
   if (cache.getRank() != 4 || update.getRank() != 4)
     return emitOpError() << "cache and update must have rank 4; got " << cache
                          << " and " << update;
-  if (cache.getElementType() != update.getElementType())
+  Type cacheElt = cache.getElementType();
+  bool quantized = cacheElt.isInteger(8) ||
+                   isa<Float8E4M3FNType, Float8E5M2Type>(cacheElt);
+  if (!quantized && cacheElt != update.getElementType())
     return emitOpError() << "cache and update must share one element type; "
                             "got "
                          << cache.getElementType() << " and "
                          << update.getElementType();
+  if (quantized != static_cast<bool>(getScales()))
+    return emitOpError() << (quantized ? "a quantized cache (element type "
+                                       : "scales go with a quantized cache; "
+                                         "the cache's element type is ")
+                         << cacheElt
+                         << (quantized ? ") needs scales(...), which the "
+                                         "append updates"
+                                       : "");
+  if (static_cast<bool>(getScales()) != static_cast<bool>(getNewScales()))
+    return emitOpError() << "with scales(...) the op returns the cache and "
+                            "its updated scales; without, the cache alone";
+  if (Value scales = getScales()) {
+    auto type = cast<RankedTensorType>(scales.getType());
+    if (getNewScales().getType() != type)
+      return emitOpError() << "the updated scales must have the scales' type "
+                           << type << "; got " << getNewScales().getType();
+    SmallVector<int64_t, 3> perToken(cache.getShape().take_front(3));
+    SmallVector<int64_t, 2> perBlock = {
+        cache.getDimSize(0), cache.getDimSize(getLayout() == Layout::bhnd ? 1 : 2)};
+    auto matches = [&](ArrayRef<int64_t> expect) {
+      if (type.getRank() != static_cast<int64_t>(expect.size()))
+        return false;
+      for (auto [got, want] : llvm::zip(type.getShape(), expect))
+        if (!compatible(got, want))
+          return false;
+      return true;
+    };
+    if (!matches(perToken) && !matches(perBlock))
+      return emitOpError() << "scales must hold one scale per token and head "
+                           << fmtShape(perToken) << " or per "
+                           << (getPageTable() ? "page" : "batch entry")
+                           << " and head " << fmtShape(perBlock) << "; got "
+                           << type;
+  }
   auto c = logicalShape(cache, getLayout());
   auto u = logicalShape(update, getLayout());
   static constexpr StringLiteral names[4] = {"B", "H", "N", "D"};

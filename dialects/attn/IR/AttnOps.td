@@ -397,7 +397,7 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
 //===----------------------------------------------------------------------===//
 
 def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
-    AllTypesMatch<["cache", "result"]>]> {
+    AttrSizedOperandSegments, AllTypesMatch<["cache", "result"]>]> {
   let summary = "write new K or V rows into a KV cache at per-batch positions";
   let description = [{
     `result` is `cache` with `update[b, :, 0 : Nnew, :]` written at rows
@@ -433,19 +433,40 @@ def Attn_KvCacheAppendOp : Attn_Op<"kv_cache_append", [Pure,
         update(%kn : tensor<4x2x1x64xf32>) at(%len : tensor<4xi32>)
         page_table(%pt : tensor<4x64xi32>) -> tensor<256x2x16x64xf32>
     ```
+
+    Quantized caches (`i8`, `f8E4M3FN`, `f8E5M2`, as `attn.attention` reads
+    them) take the cache's f32 `scales(...)` and return them updated as a
+    second result; the update stays f32, f16 or bf16. With one scale per
+    token and head (the cache's shape without D) each new row gets
+    `scale = max_d |x| / qmax` (qmax 127, 448 or 57344; 1 for a zero row)
+    and its values `x / scale` rounded to nearest even (int8 clamped to
+    [-127, 127]). With one scale per page (batch entry) and head the scale
+    is the caller's and stays: values are `x / scale` rounded, saturated to
+    the type's largest finite value.
+
+    ```mlir
+    %kp2, %ks2 = attn.kv_cache_append cache(%kp : tensor<256x2x16x64xi8>)
+        update(%kn : tensor<4x2x1x64xf32>) at(%len : tensor<4xi32>)
+        page_table(%pt : tensor<4x64xi32>) scales(%ks : tensor<256x2x16xf32>)
+        -> tensor<256x2x16x64xi8>, tensor<256x2x16xf32>
+    ```
   }];
-  let arguments = (ins Attn_FloatTensor:$cache, Attn_FloatTensor:$update,
+  let arguments = (ins Attn_KvTensor:$cache, Attn_FloatTensor:$update,
                        Attn_KvLenTensor:$positions,
                        Optional<Attn_PageTableTensor>:$page_table,
+                       Optional<Attn_KvScaleTensor>:$scales,
                        DefaultValuedAttr<Attn_Layout,
                            "::mlir::attn::Layout::bhnd">:$layout);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_KvTensor:$result,
+                      Optional<Attn_KvScaleTensor>:$new_scales);
   let assemblyFormat = [{
     `cache` `(` $cache `:` type($cache) `)`
     `update` `(` $update `:` type($update) `)`
     `at` `(` $positions `:` type($positions) `)`
     (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`scales` `(` $scales^ `:` type($scales) `)`)?
     (`layout` `(` $layout^ `)`)? attr-dict `->` type($result)
+    (`,` type($new_scales)^)?
   }];
   let hasVerifier = 1;
 }

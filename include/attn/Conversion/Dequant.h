@@ -37,6 +37,16 @@ Value decodeQuantized(OpBuilder &b, Location loc, Value raw);
 std::pair<Value, double> decodeQuantizedUnscaled(OpBuilder &b, Location loc,
                                                  Value raw);
 
+/// The largest finite value of a quantized element type (127 for i8: the
+/// symmetric range), the `qmax` a per-token scale divides the row's
+/// largest magnitude by.
+double quantizedMax(Type t);
+
+/// `y` (an f32 scalar, already divided by its scale) as an element of the
+/// quantized type `t`: rounded to nearest even, saturated to +-quantizedMax
+/// (int8 to [-127, 127]); NaN stays NaN for fp8 and is 0 for int8.
+Value encodeQuantized(OpBuilder &b, Location loc, Value y, Type t);
+
 /// The indices of the scale of the D-row at (`block`, `head`, `row`) of a
 /// cache (block: batch entry or pool page; row: token within it) in
 /// `scale`, which holds one scale per token and head (K's shape without D,

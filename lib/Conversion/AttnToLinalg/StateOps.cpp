@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/Dequant.h"
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/RuntimeChecks.h"
 
@@ -11,11 +12,15 @@
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace mlir {
 namespace attn {
@@ -38,13 +43,145 @@ static Value buildWriteCount(OpBuilder &b, Location loc, Operation *op,
       b, loc, failed, arith::ConstantIndexOp::create(b, loc, 0), batch);
 }
 
+/// A quantized append: the update rounded to the cache's element type, and
+/// the scale of each of its rows ([B, H, N] in the update's physical order
+/// without D). Per-token scales are each row's largest magnitude / qmax (1
+/// for a zero row); per-block scales are read from `scales` at the row's
+/// batch entry or page (a page the checks will reject reads page 0: the
+/// values are then never written).
+static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  bool bhnd = op.getLayout() == Layout::bhnd;
+  int64_t hDim = bhnd ? 1 : 2, nDim = bhnd ? 2 : 1;
+  Value update = op.getUpdate(), scales = op.getScales();
+  Type elt = cast<RankedTensorType>(op.getCache().getType()).getElementType();
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(nb, nl, f32, x);
+  };
+  SmallVector<OpFoldResult> rowSizes =
+      tensor::getMixedSizes(b, loc, update);
+  rowSizes.pop_back();
+  Value rowsEmpty = tensor::EmptyOp::create(b, loc, rowSizes, f32);
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  auto rowsOf4 = AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx);
+  auto par = utils::IteratorType::parallel;
+  Value rowScale;
+  if (cast<RankedTensorType>(scales.getType()).getRank() == 3) {
+    Value zero = linalg::FillOp::create(
+                     b, loc,
+                     ValueRange{arith::ConstantOp::create(
+                         b, loc, b.getF32FloatAttr(0.0))},
+                     ValueRange{rowsEmpty})
+                     .getResult(0);
+    Value amax =
+        linalg::GenericOp::create(
+            b, loc, zero.getType(), ValueRange{update}, ValueRange{zero},
+            {id4, rowsOf4}, {par, par, par, utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value x = math::AbsFOp::create(nb, nl, toF32(nb, nl, a[0]));
+              linalg::YieldOp::create(
+                  nb, nl, Value(arith::MaximumFOp::create(nb, nl, a[1], x)));
+            })
+            .getResult(0);
+    double qmax = quantizedMax(elt);
+    rowScale = linalg::GenericOp::create(
+                   b, loc, rowsEmpty.getType(), ValueRange{amax},
+                   ValueRange{rowsEmpty}, {id3, id3}, {par, par, par},
+                   [&](OpBuilder &nb, Location nl, ValueRange a) {
+                     Value s = arith::DivFOp::create(
+                         nb, nl, a[0],
+                         arith::ConstantOp::create(nb, nl,
+                                                   nb.getF32FloatAttr(qmax)));
+                     Value isZero = arith::CmpFOp::create(
+                         nb, nl, arith::CmpFPredicate::OEQ, a[0],
+                         arith::ConstantOp::create(nb, nl,
+                                                   nb.getF32FloatAttr(0.0)));
+                     linalg::YieldOp::create(
+                         nb, nl,
+                         Value(arith::SelectOp::create(
+                             nb, nl, isZero,
+                             arith::ConstantOp::create(
+                                 nb, nl, nb.getF32FloatAttr(1.0)),
+                             s)));
+                   })
+                   .getResult(0);
+  } else {
+    // The caller's scale of the row's batch entry (or page) and head.
+    Value table = op.getPageTable();
+    rowScale =
+        linalg::GenericOp::create(
+            b, loc, rowsEmpty.getType(), ValueRange{}, ValueRange{rowsEmpty},
+            {id3}, {par, par, par},
+            [&](OpBuilder &nb, Location nl, ValueRange) {
+              Value bi = linalg::IndexOp::create(nb, nl, 0);
+              Value h = linalg::IndexOp::create(nb, nl, hDim);
+              Value block = bi;
+              if (table) {
+                // page_table[b, (positions[b] + t) / S], clamped into the
+                // table and the pool.
+                auto idx = [&](Value v) -> Value {
+                  return arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                    v);
+                };
+                auto dimOf = [&](Value v, int64_t i) -> Value {
+                  return tensor::DimOp::create(nb, nl, v, i);
+                };
+                Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+                Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+                Value t = linalg::IndexOp::create(nb, nl, nDim);
+                Value p = idx(tensor::ExtractOp::create(
+                    nb, nl, op.getPositions(), ValueRange{bi}));
+                Value pos = arith::AddIOp::create(nb, nl, p, t);
+                Value slot = arith::DivSIOp::create(
+                    nb, nl, pos, dimOf(op.getCache(), nDim));
+                Value lastSlot =
+                    arith::SubIOp::create(nb, nl, dimOf(table, 1), one);
+                slot = arith::MaxSIOp::create(
+                    nb, nl, zero, arith::MinSIOp::create(nb, nl, slot, lastSlot));
+                Value page = idx(tensor::ExtractOp::create(
+                    nb, nl, table, ValueRange{bi, slot}));
+                Value lastPage = arith::SubIOp::create(
+                    nb, nl, dimOf(op.getCache(), 0), one);
+                block = arith::MaxSIOp::create(
+                    nb, nl, zero, arith::MinSIOp::create(nb, nl, page, lastPage));
+              }
+              linalg::YieldOp::create(
+                  nb, nl,
+                  Value(tensor::ExtractOp::create(nb, nl, scales,
+                                                  ValueRange{block, h})));
+            })
+            .getResult(0);
+  }
+  Value qEmpty = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, update), elt);
+  Value quantized =
+      linalg::GenericOp::create(
+          b, loc, qEmpty.getType(), ValueRange{update, rowScale},
+          ValueRange{qEmpty}, {id4, rowsOf4, id4}, {par, par, par, par},
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value y = arith::DivFOp::create(nb, nl, toF32(nb, nl, a[0]), a[1]);
+            linalg::YieldOp::create(nb, nl, encodeQuantized(nb, nl, y, elt));
+          })
+          .getResult(0);
+  return {quantized, rowScale};
+}
+
 /// Paged append: token t of batch entry b goes to row (p + t) % S of page
 /// page_table[b, (p + t) / S], p = positions[b], one token at a time in batch
 /// order (sequences may share pages), each write checked first.
-static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
+/// With `rowScale` (a quantized append with per-token scales) each token's
+/// scales go to the scales pool beside its row; returns the cache and the
+/// scales (null without `rowScale`).
+static std::pair<Value, Value> lowerPagedAppend(OpBuilder &b,
+                                                KvCacheAppendOp op,
+                                                Value update, Value rowScale) {
   Location loc = op.getLoc();
   bool bhnd = op.getLayout() == Layout::bhnd;
-  Value cache = op.getCache(), update = op.getUpdate();
+  Value cache = op.getCache();
   Value table = op.getPageTable();
   int64_t hDim = bhnd ? 1 : 2, nDim = bhnd ? 2 : 1;
   auto size = [&](Value v, int64_t d) {
@@ -113,8 +250,11 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
   // as it was, and (unlike an scf.if around the loop) bufferization still
   // updates it in place.
   Value writes = buildWriteCount(b, loc, op, batch);
+  SmallVector<Value> inits = {cache};
+  if (rowScale)
+    inits.push_back(op.getScales());
   auto bLoop = scf::ForOp::create(
-      b, loc, zero, writes, one, ValueRange{cache},
+      b, loc, zero, writes, one, inits,
       [&](OpBuilder &ob, Location ol, Value bi, ValueRange it) {
         Value p = tensor::ExtractOp::create(ob, ol, op.getPositions(), bi);
         p = arith::IndexCastOp::create(ob, ol, ob.getIndexType(), p);
@@ -137,13 +277,25 @@ static Value lowerPagedAppend(OpBuilder &b, KvCacheAppendOp op) {
                        : SmallVector<OpFoldResult>{page, row, z, z};
               Value slice = tensor::ExtractSliceOp::create(
                   ib, il, update, srcOff, sizes, strides);
-              Value next = tensor::InsertSliceOp::create(
-                  ib, il, slice, it2[0], dstOff, sizes, strides);
+              SmallVector<Value> next = {tensor::InsertSliceOp::create(
+                  ib, il, slice, it2[0], dstOff, sizes, strides)};
+              if (rowScale) {
+                // The token's scales: [1, H, 1] (bnhd [1, 1, H]) at its row.
+                auto drop = [](SmallVector<OpFoldResult> v) {
+                  v.pop_back();
+                  return v;
+                };
+                SmallVector<OpFoldResult> sz = drop(sizes), st = drop(strides);
+                Value s = tensor::ExtractSliceOp::create(
+                    ib, il, rowScale, drop(srcOff), sz, st);
+                next.push_back(tensor::InsertSliceOp::create(
+                    ib, il, s, it2[1], drop(dstOff), sz, st));
+              }
               scf::YieldOp::create(ib, il, next);
             });
         scf::YieldOp::create(ob, ol, tLoop.getResults());
       });
-  return bLoop.getResult(0);
+  return {bLoop.getResult(0), rowScale ? bLoop.getResult(1) : Value()};
 }
 
 struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
@@ -151,13 +303,30 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
 
   LogicalResult matchAndRewrite(KvCacheAppendOp op,
                                 PatternRewriter &b) const override {
+    // A quantized cache: the rounded update is written, and with per-token
+    // scales the new rows' scales beside it (per-block scales are the
+    // caller's and stay as they are).
+    Value update = op.getUpdate(), rowScale;
+    bool perToken = false;
+    if (Value scales = op.getScales()) {
+      std::tie(update, rowScale) = quantizeUpdate(b, op);
+      perToken = cast<RankedTensorType>(scales.getType()).getRank() == 3;
+    }
+    auto results = [&](Value cache, Value newScales) {
+      SmallVector<Value> r = {cache};
+      if (op.getScales())
+        r.push_back(perToken ? newScales : op.getScales());
+      return r;
+    };
     if (op.getPageTable()) {
-      b.replaceOp(op, lowerPagedAppend(b, op));
+      auto [cache, newScales] =
+          lowerPagedAppend(b, op, update, perToken ? rowScale : Value());
+      b.replaceOp(op, results(cache, newScales));
       return success();
     }
     Location loc = op.getLoc();
     bool bhnd = op.getLayout() == Layout::bhnd;
-    Value cache = op.getCache(), update = op.getUpdate();
+    Value cache = op.getCache();
     // Physical positions of the logical B, H, N, D dimensions.
     int64_t hDim = bhnd ? 1 : 2, nDim = bhnd ? 2 : 1;
     auto size = [&](Value v, int64_t d) {
@@ -192,9 +361,11 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
         });
     // After a failed check the loop runs no iteration (see above).
     Value writes = buildWriteCount(b, loc, op, batch);
-    auto forall =
-        scf::ForallOp::create(b, loc, SmallVector<OpFoldResult>{writes},
-                              ValueRange{cache}, std::nullopt);
+    SmallVector<Value> outs = {cache};
+    if (perToken)
+      outs.push_back(op.getScales());
+    auto forall = scf::ForallOp::create(
+        b, loc, SmallVector<OpFoldResult>{writes}, outs, std::nullopt);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(forall.getTerminator());
@@ -212,11 +383,24 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
       SmallVector<OpFoldResult> dstOff =
           bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
                : SmallVector<OpFoldResult>{bi, p, z, z};
+      Value scaleSlice;
+      auto drop = [](SmallVector<OpFoldResult> v) {
+        v.pop_back();
+        return v;
+      };
+      if (perToken)
+        scaleSlice = tensor::ExtractSliceOp::create(
+            b, loc, rowScale, drop(srcOff), drop(sizes), drop(strides));
       b.setInsertionPointToStart(forall.getTerminator().getBody());
       tensor::ParallelInsertSliceOp::create(
           b, loc, slice, forall.getRegionIterArgs()[0], dstOff, sizes, strides);
+      if (perToken)
+        tensor::ParallelInsertSliceOp::create(
+            b, loc, scaleSlice, forall.getRegionIterArgs()[1], drop(dstOff),
+            drop(sizes), drop(strides));
     }
-    b.replaceOp(op, forall.getResults());
+    b.replaceOp(op, results(forall.getResult(0),
+                            perToken ? forall.getResult(1) : Value()));
     return success();
   }
 };

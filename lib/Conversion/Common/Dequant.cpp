@@ -8,8 +8,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -79,6 +81,67 @@ mlir::attn::decodeQuantizedUnscaled(OpBuilder &b, Location loc, Value raw) {
                     b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
               f),
           256.0};
+}
+
+double mlir::attn::quantizedMax(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return 448.0;
+  if (isa<Float8E5M2Type>(t))
+    return 57344.0;
+  return 127.0;
+}
+
+Value mlir::attn::encodeQuantized(OpBuilder &b, Location loc, Value y,
+                                  Type t) {
+  Type i32 = b.getI32Type(), i8 = b.getI8Type();
+  auto f = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto i = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  double qmax = quantizedMax(t);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, y, y);
+  if (t.isInteger(8)) {
+    Value r = math::RoundEvenOp::create(b, loc, y);
+    r = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(
+                                              b, loc, r, f(-qmax)),
+                                  f(qmax));
+    r = arith::SelectOp::create(b, loc, isNan, f(0.0), r);
+    return arith::FPToSIOp::create(b, loc, i8, r);
+  }
+  // fp8 with `m` mantissa bits and exponent bias `bias`, rounded to nearest
+  // even from the f32 bits: subnormals (below 2^(1 - bias)) as an integer
+  // multiple of their spacing, normals by rounding off 23 - m mantissa bits
+  // (a carry moves into the exponent) and rebiasing.
+  bool e4m3 = isa<Float8E4M3FNType>(t);
+  int64_t m = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  Value a = arith::MinimumFOp::create(b, loc, math::AbsFOp::create(b, loc, y),
+                                      f(qmax));
+  Value bits = arith::BitcastOp::create(b, loc, i32, a);
+  Value sub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                    f(std::ldexp(1.0, 1 - bias)));
+  Value qs = arith::FPToSIOp::create(
+      b, loc, i32,
+      math::RoundEvenOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, a, f(std::ldexp(1.0, bias - 1 + m)))));
+  int64_t shift = 23 - m;
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, i(shift)), i(1));
+  Value r = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, i((1 << (shift - 1)) - 1)),
+      lsb);
+  r = arith::ShRUIOp::create(b, loc, r, i(shift));
+  Value qn = arith::SubIOp::create(b, loc, r, i((127 - bias) << m));
+  Value mag = arith::SelectOp::create(b, loc, sub, qs, qn);
+  Value yBits = arith::BitcastOp::create(b, loc, i32, y);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, yBits, i(31)), i(7));
+  Value out = arith::OrIOp::create(b, loc, sign, mag);
+  out = arith::SelectOp::create(b, loc, isNan, i(0x7f), out);
+  out = arith::TruncIOp::create(b, loc, i8, out);
+  return arith::BitcastOp::create(b, loc, t, out);
 }
 
 SmallVector<Value> mlir::attn::scaleIndex(Value scale, Layout layout,

@@ -62,7 +62,7 @@ static std::optional<unsigned> shapeArgument(Value v) {
       return arg.getArgNumber();
     Operation *def = v.getDefiningOp();
     if (auto append = dyn_cast<KvCacheAppendOp>(def)) {
-      v = append.getCache();
+      v = v == append.getNewScales() ? append.getScales() : append.getCache();
       continue;
     }
     if (!def || !def->hasTrait<OpTrait::Elementwise>())

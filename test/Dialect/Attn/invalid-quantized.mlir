@@ -87,3 +87,49 @@ func.func @scale_given_twice(%q: tensor<1x4x8x64xf32>, %k: tensor<1x1x8x64xi8>, 
       v(%k : tensor<1x1x8x64xi8>) k_scale(%ks : tensor<1x1x8xf32>) k_scale(%ks : tensor<1x1x8xf32>) -> tensor<1x4x8x64xf32>
   return %0 : tensor<1x4x8x64xf32>
 }
+
+// -----
+
+func.func @append_no_scales(%c: tensor<1x1x8x4xi8>, %u: tensor<1x1x1x4xf32>, %p: tensor<1xi32>) -> tensor<1x1x8x4xi8> {
+  // expected-error @+1 {{'attn.kv_cache_append' op a quantized cache (element type 'i8') needs scales(...), which the append updates}}
+  %0 = attn.kv_cache_append cache(%c : tensor<1x1x8x4xi8>) update(%u : tensor<1x1x1x4xf32>)
+      at(%p : tensor<1xi32>) -> tensor<1x1x8x4xi8>
+  return %0 : tensor<1x1x8x4xi8>
+}
+
+// -----
+
+func.func @append_scales_float_cache(%c: tensor<1x1x8x4xf32>, %u: tensor<1x1x1x4xf32>, %p: tensor<1xi32>, %s: tensor<1x1x8xf32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{'attn.kv_cache_append' op scales go with a quantized cache; the cache's element type is 'f32'}}
+  %0, %1 = attn.kv_cache_append cache(%c : tensor<1x1x8x4xf32>) update(%u : tensor<1x1x1x4xf32>)
+      at(%p : tensor<1xi32>) scales(%s : tensor<1x1x8xf32>) -> tensor<1x1x8x4xf32>, tensor<1x1x8xf32>
+  return %0 : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @append_no_new_scales(%c: tensor<1x1x8x4xi8>, %u: tensor<1x1x1x4xf32>, %p: tensor<1xi32>, %s: tensor<1x1x8xf32>) -> tensor<1x1x8x4xi8> {
+  // expected-error @+1 {{'attn.kv_cache_append' op with scales(...) the op returns the cache and its updated scales; without, the cache alone}}
+  %0 = attn.kv_cache_append cache(%c : tensor<1x1x8x4xi8>) update(%u : tensor<1x1x1x4xf32>)
+      at(%p : tensor<1xi32>) scales(%s : tensor<1x1x8xf32>) -> tensor<1x1x8x4xi8>
+  return %0 : tensor<1x1x8x4xi8>
+}
+
+// -----
+
+func.func @append_scales_shape(%c: tensor<4x1x8x4xf8E4M3FN>, %u: tensor<2x1x1x4xf32>, %p: tensor<2xi32>, %pt: tensor<2x4xi32>, %s: tensor<2x1xf32>) -> tensor<4x1x8x4xf8E4M3FN> {
+  // expected-error @+1 {{'attn.kv_cache_append' op scales must hold one scale per token and head [4, 1, 8] or per page and head [4, 1]; got 'tensor<2x1xf32>'}}
+  %0, %1 = attn.kv_cache_append cache(%c : tensor<4x1x8x4xf8E4M3FN>) update(%u : tensor<2x1x1x4xf32>)
+      at(%p : tensor<2xi32>) page_table(%pt : tensor<2x4xi32>) scales(%s : tensor<2x1xf32>)
+      -> tensor<4x1x8x4xf8E4M3FN>, tensor<2x1xf32>
+  return %0 : tensor<4x1x8x4xf8E4M3FN>
+}
+
+// -----
+
+func.func @append_new_scales_type(%c: tensor<1x1x8x4xi8>, %u: tensor<1x1x1x4xf32>, %p: tensor<1xi32>, %s: tensor<1x1x8xf32>) -> tensor<1x1x8x4xi8> {
+  // expected-error @+1 {{'attn.kv_cache_append' op the updated scales must have the scales' type 'tensor<1x1x8xf32>'; got 'tensor<1x1x?xf32>'}}
+  %0, %1 = attn.kv_cache_append cache(%c : tensor<1x1x8x4xi8>) update(%u : tensor<1x1x1x4xf32>)
+      at(%p : tensor<1xi32>) scales(%s : tensor<1x1x8xf32>) -> tensor<1x1x8x4xi8>, tensor<1x1x?xf32>
+  return %0 : tensor<1x1x8x4xi8>
+}

@@ -42,3 +42,17 @@ func.func @latent(%q: tensor<1x16x?x576xf16>, %c: tensor<1x1x?x576xf8E5M2>,
       v_from_k(512) k_scale(%s : tensor<1x1xf32>) -> tensor<1x16x?x512xf16>
   return %o : tensor<1x16x?x512xf16>
 }
+
+// Appends into quantized caches return the cache and its scales.
+// CHECK-LABEL: func.func @append
+// CHECK: attn.kv_cache_append cache(%{{.+}} : tensor<64x2x16x128xi8>) update(%{{.+}} : tensor<4x2x1x128xbf16>) at(%{{.+}} : tensor<4xi32>) page_table(%{{.+}} : tensor<4x16xi32>) scales(%{{.+}} : tensor<64x2x16xf32>) -> tensor<64x2x16x128xi8>, tensor<64x2x16xf32>
+func.func @append(%c: tensor<64x2x16x128xi8>, %u: tensor<4x2x1x128xbf16>,
+                  %p: tensor<4xi32>, %pt: tensor<4x16xi32>,
+                  %s: tensor<64x2x16xf32>)
+    -> (tensor<64x2x16x128xi8>, tensor<64x2x16xf32>) {
+  %c2, %s2 = attn.kv_cache_append cache(%c : tensor<64x2x16x128xi8>)
+      update(%u : tensor<4x2x1x128xbf16>) at(%p : tensor<4xi32>)
+      page_table(%pt : tensor<4x16xi32>) scales(%s : tensor<64x2x16xf32>)
+      -> tensor<64x2x16x128xi8>, tensor<64x2x16xf32>
+  return %c2, %s2 : tensor<64x2x16x128xi8>, tensor<64x2x16xf32>
+}
