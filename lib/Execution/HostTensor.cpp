@@ -230,10 +230,10 @@ void HostTensor::set(int64_t i, double v) {
   case ElementKind::F8E5M2:
     // Round to f32 first, then to nearest-even fp8 (past the largest finite
     // value: NaN for e4m3fn, inf for e5m2, as APFloat converts).
-    *p = static_cast<uint8_t>(toHalfBits(static_cast<float>(v),
-                                         kind == ElementKind::F8E4M3
-                                             ? llvm::APFloat::Float8E4M3FN()
-                                             : llvm::APFloat::Float8E5M2()));
+    *p = static_cast<uint8_t>(
+        toHalfBits(static_cast<float>(v), kind == ElementKind::F8E4M3
+                                              ? llvm::APFloat::Float8E4M3FN()
+                                              : llvm::APFloat::Float8E5M2()));
     return;
   case ElementKind::I32: {
     int32_t x =

@@ -277,8 +277,8 @@ static llvm::Error loadInput(func::FuncOp fn, StringRef key, StringRef path,
                      " has an unsupported element type");
   std::string want = npyDtype(kind);
   // int8 may come as uint8 bits too.
-  bool sameBits = arr.dtype == want ||
-                  (kind == ElementKind::I8 && arr.dtype == "|u1");
+  bool sameBits =
+      arr.dtype == want || (kind == ElementKind::I8 && arr.dtype == "|u1");
   bool ok = sameBits || (kind == ElementKind::BF16 && arr.dtype == "<f4") ||
             (kind == ElementKind::I1 && arr.dtype == "|u1");
   if (!ok)

@@ -138,9 +138,8 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
   return AttentionOp::create(
       builder, loc, outType, lseType, q, k, v, config.pageTable,
       config.cuSeqlensQ, config.cuSeqlensK, config.kScale, config.vScale,
-      config.kvLen, config.mask,
-      config.bias, config.alibiSlopes, config.sink, config.modInputs,
-      LayoutAttr::get(builder.getContext(), config.layout),
+      config.kvLen, config.mask, config.bias, config.alibiSlopes, config.sink,
+      config.modInputs, LayoutAttr::get(builder.getContext(), config.layout),
       config.vFromK ? builder.getI64IntegerAttr(*config.vFromK) : IntegerAttr(),
       attrs.causal, attrs.align, attrs.windowLeft, attrs.windowRight,
       attrs.scale, attrs.softcap, attrs.norm);

@@ -45,10 +45,10 @@ struct ModifierSlots {
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table", "ragged",   "layout",    "v_from_k", "k_scale",
-    "v_scale",    "kv_len",   "mask",      "bias",     "alibi",
-    "sink",       "mod_inputs", "causal",  "align",    "window_left",
-    "window_right", "scale",  "softcap",   "norm",     "score_mod",
+    "page_table",   "ragged",     "layout",  "v_from_k", "k_scale",
+    "v_scale",      "kv_len",     "mask",    "bias",     "alibi",
+    "sink",         "mod_inputs", "causal",  "align",    "window_left",
+    "window_right", "scale",      "softcap", "norm",     "score_mod",
     "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
@@ -283,14 +283,11 @@ ParseResult mlir::attn::parseModifiers(OpAsmParser &p,
                                        ATTN_MODIFIER_PARSE_PARAMS) {
   return parseModifierList(p, ATTN_MODIFIER_PARSE_SLOTS(nullptr));
 }
-void mlir::attn::printAttentionModifiers(OpAsmPrinter &p, Operation *op,
-                                         Value pageTable, Type pageTableType,
-                                         Value cuQ, Type cuQType, Value cuK,
-                                         Type cuKType, Value kScale,
-                                         Type kScaleType, Value vScale,
-                                         Type vScaleType, LayoutAttr layout,
-                                         IntegerAttr vFromK,
-                                         ATTN_MODIFIER_PRINT_PARAMS) {
+void mlir::attn::printAttentionModifiers(
+    OpAsmPrinter &p, Operation *op, Value pageTable, Type pageTableType,
+    Value cuQ, Type cuQType, Value cuK, Type cuKType, Value kScale,
+    Type kScaleType, Value vScale, Type vScaleType, LayoutAttr layout,
+    IntegerAttr vFromK, ATTN_MODIFIER_PRINT_PARAMS) {
   // Printed first, where the op's canonical form has always had them.
   if (pageTable)
     p << " page_table(" << pageTable << " : " << pageTableType << ")";

@@ -42,7 +42,8 @@ namespace attn {
       NormalizationAttr norm, Region &scoreMod, Region &maskMod
 
 /// attn.attention's modifiers also take `page_table(...)`, `ragged(...)`,
-/// `layout(...)`, `v_from_k(...)`, `k_scale(...)` and `v_scale(...)`, anywhere among the others.
+/// `layout(...)`, `v_from_k(...)`, `k_scale(...)` and `v_scale(...)`, anywhere
+/// among the others.
 ParseResult parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,
     Type &pageTableType, std::optional<OpAsmParser::UnresolvedOperand> &cuQ,

@@ -27,8 +27,8 @@ LogicalResult KvCacheAppendOp::verify() {
     return emitOpError() << "cache and update must have rank 4; got " << cache
                          << " and " << update;
   Type cacheElt = cache.getElementType();
-  bool quantized = cacheElt.isInteger(8) ||
-                   isa<Float8E4M3FNType, Float8E5M2Type>(cacheElt);
+  bool quantized =
+      cacheElt.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(cacheElt);
   if (!quantized && cacheElt != update.getElementType())
     return emitOpError() << "cache and update must share one element type; "
                             "got "
@@ -52,7 +52,8 @@ LogicalResult KvCacheAppendOp::verify() {
                            << type << "; got " << getNewScales().getType();
     SmallVector<int64_t, 3> perToken(cache.getShape().take_front(3));
     SmallVector<int64_t, 2> perBlock = {
-        cache.getDimSize(0), cache.getDimSize(getLayout() == Layout::bhnd ? 1 : 2)};
+        cache.getDimSize(0),
+        cache.getDimSize(getLayout() == Layout::bhnd ? 1 : 2)};
     auto matches = [&](ArrayRef<int64_t> expect) {
       if (type.getRank() != static_cast<int64_t>(expect.size()))
         return false;

@@ -319,16 +319,16 @@ static std::string dequantized(const Spec &spec, const Tensor &raw,
            " nor per block and head " + detail::shapeStr(perBlock);
   out.shape = raw.shape;
   out.data.resize(raw.data.size());
-  const int64_t rows = static_cast<int64_t>(raw.data.size()) /
-                       std::max<int64_t>(d, 1);
+  const int64_t rows =
+      static_cast<int64_t>(raw.data.size()) / std::max<int64_t>(d, 1);
   for (int64_t r = 0; r < rows; ++r) {
     // Row r is (i0, i1, i2) in row-major order over the first three dims.
     int64_t i2 = r % raw.shape[2], i1 = (r / raw.shape[2]) % raw.shape[1],
             i0 = r / (raw.shape[2] * raw.shape[1]);
     int64_t head = hDim == 1 ? i1 : i2;
-    double sc = token ? scale.data[static_cast<size_t>(r)]
-                      : scale.data[static_cast<size_t>(i0 * perBlock[1] +
-                                                       head)];
+    double sc = token
+                    ? scale.data[static_cast<size_t>(r)]
+                    : scale.data[static_cast<size_t>(i0 * perBlock[1] + head)];
     for (int64_t x = 0; x < d; ++x)
       out.data[r * d + x] = raw.data[r * d + x] * sc;
   }
@@ -343,8 +343,7 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
     if (!in.vFromK && !in.vScale)
       return "a quantized cache needs kScale and vScale";
     Tensor k, v;
-    if (std::string err = dequantized(spec, *in.k, *in.kScale, k);
-        !err.empty())
+    if (std::string err = dequantized(spec, *in.k, *in.kScale, k); !err.empty())
       return "k: " + err;
     Inputs plain = in;
     plain.k = &k;

@@ -441,9 +441,10 @@ TEST_F(BuilderTest, RejectsMixedElementTypes) {
   AttentionOp op =
       attention(tensor({1, 2, 8, 16}), tensor({1, 2, 8, 16}, f16()),
                 tensor({1, 2, 8, 16}));
-  EXPECT_VERIFY_ERROR(op, "q, k, v and out must share one element type (k and v may "
-                          "share an 8-bit quantized one); got "
-                          "'f32', 'f16', 'f32', 'f32'");
+  EXPECT_VERIFY_ERROR(
+      op, "q, k, v and out must share one element type (k and v may "
+          "share an 8-bit quantized one); got "
+          "'f32', 'f16', 'f32', 'f32'");
 }
 
 // Nothing is inferred from a rank-3 q: out takes q's type and the verifier

@@ -1286,12 +1286,13 @@ private:
       // Scales: the cache's dims without D, or [pages / B, Hkv].
       Dim block = c.paged ? Dim{c.pages, "P"} : Dim{c.B, "B"};
       Dim rows = c.paged ? Dim{c.pageSize, nullptr} : Dim{c.Nk, "Nk"};
-      for (auto [name, perBlock] : {std::pair<const char *, bool>{
-                                        "k_scale", c.kScalePerBlock},
-                                    {"v_scale", c.vScalePerBlock}}) {
+      for (auto [name, perBlock] :
+           {std::pair<const char *, bool>{"k_scale", c.kScalePerBlock},
+            {"v_scale", c.vScalePerBlock}}) {
         if (c.latent && std::string(name) == "v_scale")
           continue;
-        std::vector<Dim> dims = order(block, {c.Hkv, "Hkv"}, rows, {1, nullptr});
+        std::vector<Dim> dims =
+            order(block, {c.Hkv, "Hkv"}, rows, {1, nullptr});
         dims.pop_back();
         if (perBlock)
           dims = {block, {c.Hkv, "Hkv"}};

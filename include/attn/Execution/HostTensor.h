@@ -18,7 +18,18 @@ namespace attn {
 
 /// Element types a compiled spec exchanges with the host.
 /// F8E4M3 and F8E5M2 are fp8 (f8E4M3FN, f8E5M2) stored as their bits.
-enum class ElementKind { F32, F64, F16, BF16, I1, I8, I32, I64, F8E4M3, F8E5M2 };
+enum class ElementKind {
+  F32,
+  F64,
+  F16,
+  BF16,
+  I1,
+  I8,
+  I32,
+  I64,
+  F8E4M3,
+  F8E5M2
+};
 
 /// Maps an MLIR element type to an ElementKind; false if unsupported.
 bool getElementKind(Type type, ElementKind &kind);

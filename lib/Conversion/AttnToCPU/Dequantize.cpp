@@ -35,8 +35,8 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
   // are never read; their rows are zeros, masked keys whose weights are 0).
   Value present = rows.ks;
   if (multiPageTiles())
-    present = im.min(rows.ks, im.mul(im.ceilDiv(rows.readable, pageSize),
-                                     pageSize));
+    present =
+        im.min(rows.ks, im.mul(im.ceilDiv(rows.readable, pageSize), pageSize));
   Type raw = cast<RankedTensorType>(rows.pool.getType()).getElementType();
   int64_t ds = staticSize(rows.d);
   bool vectorRows = !ShapedType::isDynamic(ds) && ds % lanes == 0;
@@ -58,7 +58,8 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
         // e4m3's 2^8 folds into the scale: one multiplication per element.
         if (isa<Float8E4M3FNType>(raw))
           s = arith::MulFOp::create(
-              b1, l1, s, arith::ConstantOp::create(b1, l1, b1.getF32FloatAttr(256)));
+              b1, l1, s,
+              arith::ConstantOp::create(b1, l1, b1.getF32FloatAttr(256)));
         Value sv = vector::BroadcastOp::create(b1, l1, vecTy, s);
         auto eLoop = scf::ForOp::create(
             b1, l1, zero, rows.d, step, it1,
@@ -71,8 +72,8 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
               if (vectorRows) {
                 // In bounds: the pad value is never read (and fp8 constants
                 // need not lower).
-                Value pad = arith::ConstantOp::create(b2, l2, raw,
-                                                      b2.getZeroAttr(raw));
+                Value pad =
+                    arith::ConstantOp::create(b2, l2, raw, b2.getZeroAttr(raw));
                 Value x = vector::TransferReadOp::create(
                     b2, l2, VectorType::get({lanes}, raw), rows.pool, src, pad,
                     ArrayRef<bool>{true});

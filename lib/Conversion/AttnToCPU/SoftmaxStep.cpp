@@ -346,8 +346,8 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                 if (convert)
                   rows = convertKeyTile(pb, pl, vPage, n, dv,
                                         scratchTile(pb, pl, {n, dv}, f32, 0));
-                return {pv(pb, pl, it[0], weights(pb, pl, j0, n), rows,
-                           convert, n, guard)};
+                return {pv(pb, pl, it[0], weights(pb, pl, j0, n), rows, convert,
+                           n, guard)};
               })[0];
         };
         return branch(

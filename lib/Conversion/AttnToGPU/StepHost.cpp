@@ -90,7 +90,8 @@ LogicalResult gpu_codegen::checkGpuStepSupported(func::FuncOp fn,
         return failure();
       continue;
     }
-    if (auto append = dyn_cast<KvCacheAppendOp>(op); append && append.getScales())
+    if (auto append = dyn_cast<KvCacheAppendOp>(op);
+        append && append.getScales())
       return gpuError(append, "a quantized cache (scales) has CPU forms only");
     if (isa<KvCacheAppendOp>(op) || isTensorElementwise(&op))
       continue;

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/Dequant.h"
+#include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RaggedAttention.h"
 #include "attn/Conversion/RuntimeChecks.h"

@@ -49,7 +49,8 @@ static Value buildWriteCount(OpBuilder &b, Location loc, Operation *op,
 /// for a zero row); per-block scales are read from `scales` at the row's
 /// batch entry or page (a page the checks will reject reads page 0: the
 /// values are then never written).
-static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) {
+static std::pair<Value, Value> quantizeUpdate(OpBuilder &b,
+                                              KvCacheAppendOp op) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   bool bhnd = op.getLayout() == Layout::bhnd;
@@ -60,8 +61,7 @@ static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) 
   auto toF32 = [&](OpBuilder &nb, Location nl, Value x) -> Value {
     return x.getType() == f32 ? x : arith::ExtFOp::create(nb, nl, f32, x);
   };
-  SmallVector<OpFoldResult> rowSizes =
-      tensor::getMixedSizes(b, loc, update);
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(b, loc, update);
   rowSizes.pop_back();
   Value rowsEmpty = tensor::EmptyOp::create(b, loc, rowSizes, f32);
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -71,11 +71,10 @@ static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) 
   auto par = utils::IteratorType::parallel;
   Value rowScale;
   if (cast<RankedTensorType>(scales.getType()).getRank() == 3) {
-    Value zero = linalg::FillOp::create(
-                     b, loc,
-                     ValueRange{arith::ConstantOp::create(
-                         b, loc, b.getF32FloatAttr(0.0))},
-                     ValueRange{rowsEmpty})
+    Value zero = linalg::FillOp::create(b, loc,
+                                        ValueRange{arith::ConstantOp::create(
+                                            b, loc, b.getF32FloatAttr(0.0))},
+                                        ValueRange{rowsEmpty})
                      .getResult(0);
     Value amax =
         linalg::GenericOp::create(
@@ -88,27 +87,25 @@ static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) 
             })
             .getResult(0);
     double qmax = quantizedMax(elt);
-    rowScale = linalg::GenericOp::create(
-                   b, loc, rowsEmpty.getType(), ValueRange{amax},
-                   ValueRange{rowsEmpty}, {id3, id3}, {par, par, par},
-                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                     Value s = arith::DivFOp::create(
-                         nb, nl, a[0],
-                         arith::ConstantOp::create(nb, nl,
-                                                   nb.getF32FloatAttr(qmax)));
-                     Value isZero = arith::CmpFOp::create(
-                         nb, nl, arith::CmpFPredicate::OEQ, a[0],
-                         arith::ConstantOp::create(nb, nl,
-                                                   nb.getF32FloatAttr(0.0)));
-                     linalg::YieldOp::create(
-                         nb, nl,
-                         Value(arith::SelectOp::create(
-                             nb, nl, isZero,
-                             arith::ConstantOp::create(
-                                 nb, nl, nb.getF32FloatAttr(1.0)),
-                             s)));
-                   })
-                   .getResult(0);
+    rowScale =
+        linalg::GenericOp::create(
+            b, loc, rowsEmpty.getType(), ValueRange{amax},
+            ValueRange{rowsEmpty}, {id3, id3}, {par, par, par},
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value s = arith::DivFOp::create(
+                  nb, nl, a[0],
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(qmax)));
+              Value isZero = arith::CmpFOp::create(
+                  nb, nl, arith::CmpFPredicate::OEQ, a[0],
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0)));
+              linalg::YieldOp::create(nb, nl,
+                                      Value(arith::SelectOp::create(
+                                          nb, nl, isZero,
+                                          arith::ConstantOp::create(
+                                              nb, nl, nb.getF32FloatAttr(1.0)),
+                                          s)));
+            })
+            .getResult(0);
   } else {
     // The caller's scale of the row's batch entry (or page) and head.
     Value table = op.getPageTable();
@@ -136,18 +133,20 @@ static std::pair<Value, Value> quantizeUpdate(OpBuilder &b, KvCacheAppendOp op) 
                 Value p = idx(tensor::ExtractOp::create(
                     nb, nl, op.getPositions(), ValueRange{bi}));
                 Value pos = arith::AddIOp::create(nb, nl, p, t);
-                Value slot = arith::DivSIOp::create(
-                    nb, nl, pos, dimOf(op.getCache(), nDim));
+                Value slot = arith::DivSIOp::create(nb, nl, pos,
+                                                    dimOf(op.getCache(), nDim));
                 Value lastSlot =
                     arith::SubIOp::create(nb, nl, dimOf(table, 1), one);
                 slot = arith::MaxSIOp::create(
-                    nb, nl, zero, arith::MinSIOp::create(nb, nl, slot, lastSlot));
+                    nb, nl, zero,
+                    arith::MinSIOp::create(nb, nl, slot, lastSlot));
                 Value page = idx(tensor::ExtractOp::create(
                     nb, nl, table, ValueRange{bi, slot}));
-                Value lastPage = arith::SubIOp::create(
-                    nb, nl, dimOf(op.getCache(), 0), one);
+                Value lastPage =
+                    arith::SubIOp::create(nb, nl, dimOf(op.getCache(), 0), one);
                 block = arith::MaxSIOp::create(
-                    nb, nl, zero, arith::MinSIOp::create(nb, nl, page, lastPage));
+                    nb, nl, zero,
+                    arith::MinSIOp::create(nb, nl, page, lastPage));
               }
               linalg::YieldOp::create(
                   nb, nl,
@@ -286,8 +285,8 @@ static std::pair<Value, Value> lowerPagedAppend(OpBuilder &b,
                   return v;
                 };
                 SmallVector<OpFoldResult> sz = drop(sizes), st = drop(strides);
-                Value s = tensor::ExtractSliceOp::create(
-                    ib, il, rowScale, drop(srcOff), sz, st);
+                Value s = tensor::ExtractSliceOp::create(ib, il, rowScale,
+                                                         drop(srcOff), sz, st);
                 next.push_back(tensor::InsertSliceOp::create(
                     ib, il, s, it2[1], drop(dstOff), sz, st));
               }

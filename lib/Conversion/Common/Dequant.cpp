@@ -66,8 +66,7 @@ mlir::attn::decodeQuantizedUnscaled(OpBuilder &b, Location loc, Value raw) {
   // the low exponent and high mantissa bits; the f16 value is the e4m3 value
   // times 2^(7 - 15), subnormals included. 0x7f / 0xff are NaN (no inf).
   Value sign = arith::ShLIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, wide, i16Const(0x80)),
-      i16Const(8));
+      b, loc, arith::AndIOp::create(b, loc, wide, i16Const(0x80)), i16Const(8));
   Value mag = arith::AndIOp::create(b, loc, wide, i16Const(0x7f));
   Value h = arith::OrIOp::create(
       b, loc, sign, arith::ShLIOp::create(b, loc, mag, i16Const(7)));
@@ -91,8 +90,7 @@ double mlir::attn::quantizedMax(Type t) {
   return 127.0;
 }
 
-Value mlir::attn::encodeQuantized(OpBuilder &b, Location loc, Value y,
-                                  Type t) {
+Value mlir::attn::encodeQuantized(OpBuilder &b, Location loc, Value y, Type t) {
   Type i32 = b.getI32Type(), i8 = b.getI8Type();
   auto f = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
@@ -104,9 +102,8 @@ Value mlir::attn::encodeQuantized(OpBuilder &b, Location loc, Value y,
   Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, y, y);
   if (t.isInteger(8)) {
     Value r = math::RoundEvenOp::create(b, loc, y);
-    r = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(
-                                              b, loc, r, f(-qmax)),
-                                  f(qmax));
+    r = arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, r, f(-qmax)), f(qmax));
     r = arith::SelectOp::create(b, loc, isNan, f(0.0), r);
     return arith::FPToSIOp::create(b, loc, i8, r);
   }
@@ -157,9 +154,8 @@ Value mlir::attn::dequantizeTensor(OpBuilder &b, Location loc, Value kv,
                                    Value scale, Layout layout) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(kv.getType());
-  Value empty =
-      tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, kv),
-                              b.getF32Type());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, kv), b.getF32Type());
   // Physical dims: block 0, token and head per layout, D 3.
   int64_t hDim = layout == Layout::bhnd ? 1 : 2;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
@@ -174,8 +170,7 @@ Value mlir::attn::dequantizeTensor(OpBuilder &b, Location loc, Value kv,
   SmallVector<utils::IteratorType> iters(type.getRank(),
                                          utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, empty.getType(), ValueRange{kv, scale}, empty, maps,
-             iters,
+             b, loc, empty.getType(), ValueRange{kv, scale}, empty, maps, iters,
              [&](OpBuilder &nb, Location nl, ValueRange a) {
                Value x = decodeQuantized(nb, nl, a[0]);
                linalg::YieldOp::create(
