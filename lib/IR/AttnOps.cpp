@@ -446,12 +446,7 @@ LogicalResult AttentionOp::verifyQuantization() {
     SmallVector<int64_t, 3> perToken(kv.take_front(3));
     SmallVector<int64_t, 2> perPage = {kv[0], kv[hDim]};
     auto matches = [&](ArrayRef<int64_t> expect) {
-      if (type.getRank() != static_cast<int64_t>(expect.size()))
-        return false;
-      for (auto [got, want] : llvm::zip(type.getShape(), expect))
-        if (!compatible(got, want))
-          return false;
-      return true;
+      return compatibleShape(type.getShape(), expect);
     };
     if (!matches(perToken) && !matches(perPage))
       return emitOpError() << name << " must hold one scale per token and head "

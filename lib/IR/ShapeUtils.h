@@ -31,6 +31,16 @@ inline bool compatible(int64_t a, int64_t b) {
   return a == kDyn || b == kDyn || a == b;
 }
 
+/// True when `shape` may be `expect` (same rank, compatible sizes).
+inline bool compatibleShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> expect) {
+  if (shape.size() != expect.size())
+    return false;
+  for (auto [got, want] : llvm::zip(shape, expect))
+    if (!compatible(got, want))
+      return false;
+  return true;
+}
+
 /// Prints a size list as `[2, ?, 64]`.
 inline std::string fmtShape(ArrayRef<int64_t> shape) {
   std::string s;

@@ -55,12 +55,7 @@ LogicalResult KvCacheAppendOp::verify() {
         cache.getDimSize(0),
         cache.getDimSize(getLayout() == Layout::bhnd ? 1 : 2)};
     auto matches = [&](ArrayRef<int64_t> expect) {
-      if (type.getRank() != static_cast<int64_t>(expect.size()))
-        return false;
-      for (auto [got, want] : llvm::zip(type.getShape(), expect))
-        if (!compatible(got, want))
-          return false;
-      return true;
+      return compatibleShape(type.getShape(), expect);
     };
     if (!matches(perToken) && !matches(perBlock))
       return emitOpError() << "scales must hold one scale per token and head "
