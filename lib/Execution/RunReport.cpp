@@ -24,10 +24,13 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 }
 
 /// The values of `t` as doubles.
+/// The elements as a .npy file holds them: values, or for fp8 (stored as
+/// uint8, numpy having no fp8) the bit patterns.
 static std::vector<double> values(const HostTensor &t) {
   std::vector<double> v(t.numElements());
+  bool bits = t.kind == ElementKind::F8E4M3 || t.kind == ElementKind::F8E5M2;
   for (size_t e = 0; e < v.size(); ++e)
-    v[e] = t.get(static_cast<int64_t>(e));
+    v[e] = bits ? t.bytes[e] : t.get(static_cast<int64_t>(e));
   return v;
 }
 

@@ -3,6 +3,26 @@
 // scale rounded to nearest even; per-block scales are the caller's, values
 // saturate).
 //
+// The fp8 decode step of examples/serving/quantized_decode_step.mlir (append
+// K and V, then attend), every form, checked by an independent numpy script:
+// the appended rows and scales bit for bit, no other row changed, out against
+// an f64 attention over the dequantized cache.
+// RUN: rm -rf %t.d && mkdir -p %t.d
+// RUN: %python %S/Inputs/quantized_step.py gen %t.d
+// RUN: attn-run %attn_src_root/examples/serving/quantized_decode_step.mlir --form=fused --reps=0 --input 0=%t.d/q.npy --input 1=%t.d/kn.npy --input 2=%t.d/vn.npy --input 3=%t.d/kp.npy --input 4=%t.d/ks.npy --input 5=%t.d/vp.npy --input 6=%t.d/vs.npy --input 7=%t.d/pt.npy --input 8=%t.d/len.npy --output 0=%t.d/out.npy --output 1=%t.d/out_kp.npy --output 2=%t.d/out_ks.npy --output 3=%t.d/out_vp.npy --output 4=%t.d/out_vs.npy
+// RUN: %python %S/Inputs/quantized_step.py check %t.d | FileCheck %s --check-prefix=STEP
+// RUN: attn-run %attn_src_root/examples/serving/quantized_decode_step.mlir --form=decode --reps=0 --input 0=%t.d/q.npy --input 1=%t.d/kn.npy --input 2=%t.d/vn.npy --input 3=%t.d/kp.npy --input 4=%t.d/ks.npy --input 5=%t.d/vp.npy --input 6=%t.d/vs.npy --input 7=%t.d/pt.npy --input 8=%t.d/len.npy --output 0=%t.d/out.npy --output 1=%t.d/out_kp.npy --output 2=%t.d/out_ks.npy --output 3=%t.d/out_vp.npy --output 4=%t.d/out_vs.npy
+// RUN: %python %S/Inputs/quantized_step.py check %t.d | FileCheck %s --check-prefix=STEP
+// RUN: attn-run %attn_src_root/examples/serving/quantized_decode_step.mlir --form=naive --reps=0 --input 0=%t.d/q.npy --input 1=%t.d/kn.npy --input 2=%t.d/vn.npy --input 3=%t.d/kp.npy --input 4=%t.d/ks.npy --input 5=%t.d/vp.npy --input 6=%t.d/vs.npy --input 7=%t.d/pt.npy --input 8=%t.d/len.npy --output 0=%t.d/out.npy --output 1=%t.d/out_kp.npy --output 2=%t.d/out_ks.npy --output 3=%t.d/out_vp.npy --output 4=%t.d/out_vs.npy
+// RUN: %python %S/Inputs/quantized_step.py check %t.d | FileCheck %s --check-prefix=STEP
+// STEP: out vs f64 reference on the dequantized cache: max abs err
+// STEP: appended rows and scales: match
+// The check fails on a cache that was not appended to (the inputs as outputs).
+// RUN: cp %t.d/kp.npy %t.d/out_kp.npy
+// RUN: not %python %S/Inputs/quantized_step.py check %t.d | FileCheck %s --check-prefix=WRONG
+// WRONG: k cache differs in
+// WRONG: appended rows and scales: MISMATCH
+//
 // RUN: attn-run %s --entry=int8_paged_per_token --print --reps=0 | FileCheck %s --check-prefix=INT8
 // seq 0: x = [1, -2, 0.5, 4] at position 1 = page 1 row 1: scale 4 / 127,
 // x / scale = [31.75, -63.5, 15.875, 127] -> [32, -64, 16, 127];
