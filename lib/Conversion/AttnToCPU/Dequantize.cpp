@@ -35,8 +35,9 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
   // are never read; their rows are zeros, masked keys whose weights are 0).
   Value present = rows.ks;
   if (multiPageTiles())
-    present =
-        im.min(rows.ks, im.mul(im.ceilDiv(rows.readable, pageSize), pageSize));
+    present = im.max(
+        im.c(0),
+        im.min(rows.ks, im.mul(im.ceilDiv(rows.readable, pageSize), pageSize)));
   Type raw = cast<RankedTensorType>(rows.pool.getType()).getElementType();
   int64_t ds = staticSize(rows.d);
   bool vectorRows = !ShapedType::isDynamic(ds) && ds % lanes == 0;
