@@ -404,9 +404,12 @@ LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
   return success();
 }
 
+bool mlir::attn::isQuantizedKvType(Type t) {
+  return t.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(t);
+}
+
 bool AttentionOp::isQuantized() {
-  Type e = getKey().getType().getElementType();
-  return e.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(e);
+  return isQuantizedKvType(getKey().getType().getElementType());
 }
 
 LogicalResult AttentionOp::verifyQuantization() {
@@ -435,25 +438,18 @@ LogicalResult AttentionOp::verifyQuantization() {
   }
   // One scale per row of D values (K's shape without D), or per page
   // (batch entry) and head.
-  int64_t hDim = physicalDim(getLayout(), 1);
   for (auto [name, scale, of] :
        {std::tuple<StringRef, Value, Value>{"k_scale", kScale, getKey()},
         {"v_scale", vScale, getValue()}}) {
     if (!scale)
       continue;
-    auto type = cast<RankedTensorType>(scale.getType());
-    ArrayRef<int64_t> kv = cast<RankedTensorType>(of.getType()).getShape();
-    SmallVector<int64_t, 3> perToken(kv.take_front(3));
-    SmallVector<int64_t, 2> perPage = {kv[0], kv[hDim]};
-    auto matches = [&](ArrayRef<int64_t> expect) {
-      return compatibleShape(type.getShape(), expect);
-    };
-    if (!matches(perToken) && !matches(perPage))
-      return emitOpError() << name << " must hold one scale per token and head "
-                           << fmtShape(perToken) << " or per "
-                           << (isPaged() ? "page" : "batch entry")
-                           << " and head " << fmtShape(perPage) << "; got "
-                           << type;
+    std::string expected =
+        kvScaleMismatch(cast<RankedTensorType>(scale.getType()).getShape(),
+                        cast<RankedTensorType>(of.getType()).getShape(),
+                        getLayout(), isPaged());
+    if (!expected.empty())
+      return emitOpError() << name << " must hold " << expected << "; got "
+                           << scale.getType();
   }
   return success();
 }
@@ -585,10 +581,7 @@ LogicalResult AttentionOp::verify() {
   if (Value lse = getLse()) {
     auto type = cast<RankedTensorType>(lse.getType());
     SmallVector<int64_t, 3> expect = {batch, numQueryHeads, queryLen};
-    bool ok = type.getRank() == 3;
-    for (int64_t i = 0; ok && i < 3; ++i)
-      ok = compatible(type.getDimSize(i), expect[i]);
-    if (!ok)
+    if (!compatibleShape(type.getShape(), expect))
       return emitOpError() << "lse must be [B, Hq, Nq] = " << fmtShape(expect)
                            << " f32; got " << type;
     if (getNormalization() != Normalization::softmax)

@@ -77,6 +77,22 @@ inline SmallVector<int64_t, 4> logicalShape(Type t, Layout layout) {
   return result;
 }
 
+/// The scales of a quantized K/V cache of physical shape `cache` ([B or P,
+/// H, N, D] in `layout`): one per token and head (the cache's shape without
+/// D) or one per page (batch entry) and head. Returns "" when `scale` may be
+/// either, otherwise what it must be ("one scale per token and head [...] or
+/// per page and head [...]").
+inline std::string kvScaleMismatch(ArrayRef<int64_t> scale,
+                                   ArrayRef<int64_t> cache, Layout layout,
+                                   bool paged) {
+  SmallVector<int64_t, 3> perToken(cache.take_front(3));
+  SmallVector<int64_t, 2> perBlock = {cache[0], cache[physicalDim(layout, 1)]};
+  if (compatibleShape(scale, perToken) || compatibleShape(scale, perBlock))
+    return "";
+  return "one scale per token and head " + fmtShape(perToken) + " or per " +
+         (paged ? "page" : "batch entry") + " and head " + fmtShape(perBlock);
+}
+
 } // namespace detail
 } // namespace attn
 } // namespace mlir

@@ -27,8 +27,7 @@ LogicalResult KvCacheAppendOp::verify() {
     return emitOpError() << "cache and update must have rank 4; got " << cache
                          << " and " << update;
   Type cacheElt = cache.getElementType();
-  bool quantized =
-      cacheElt.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(cacheElt);
+  bool quantized = isQuantizedKvType(cacheElt);
   if (!quantized && cacheElt != update.getElementType())
     return emitOpError() << "cache and update must share one element type; "
                             "got "
@@ -50,18 +49,11 @@ LogicalResult KvCacheAppendOp::verify() {
     if (getNewScales().getType() != type)
       return emitOpError() << "the updated scales must have the scales' type "
                            << type << "; got " << getNewScales().getType();
-    SmallVector<int64_t, 3> perToken(cache.getShape().take_front(3));
-    SmallVector<int64_t, 2> perBlock = {
-        cache.getDimSize(0),
-        cache.getDimSize(getLayout() == Layout::bhnd ? 1 : 2)};
-    auto matches = [&](ArrayRef<int64_t> expect) {
-      return compatibleShape(type.getShape(), expect);
-    };
-    if (!matches(perToken) && !matches(perBlock))
-      return emitOpError() << "scales must hold one scale per token and head "
-                           << fmtShape(perToken) << " or per "
-                           << (getPageTable() ? "page" : "batch entry")
-                           << " and head " << fmtShape(perBlock) << "; got "
+    std::string expected =
+        kvScaleMismatch(type.getShape(), cache.getShape(), getLayout(),
+                        static_cast<bool>(getPageTable()));
+    if (!expected.empty())
+      return emitOpError() << "scales must hold " << expected << "; got "
                            << type;
   }
   auto c = logicalShape(cache, getLayout());
@@ -114,10 +106,7 @@ LogicalResult CombineOp::verify() {
     return emitOpError() << "out must have rank 4; got " << out;
   auto o = logicalShape(out, getLayout());
   SmallVector<int64_t, 3> expect = {o[0], o[1], o[2]};
-  bool ok = lse.getRank() == 3;
-  for (int64_t i = 0; ok && i < 3; ++i)
-    ok = compatible(lse.getDimSize(i), expect[i]);
-  if (!ok)
+  if (!compatibleShape(lse.getShape(), expect))
     return emitOpError() << "lse must be [B, Hq, Nq] = " << fmtShape(expect)
                          << " to match out; got " << lse;
   return success();

@@ -24,9 +24,6 @@
 namespace mlir {
 namespace attn {
 
-/// Whether `t` is an 8-bit element type a quantized cache may hold.
-bool isQuantizedElementType(Type t);
-
 /// `raw` (an i8, f8E4M3FN or f8E5M2 scalar or vector) as f32 (same shape):
 /// integers exactly, fp8 values exactly (NaN stays NaN, e5m2's inf stays
 /// inf).

@@ -19,4 +19,12 @@
 #define GET_OP_CLASSES
 #include "attn/IR/AttnOps.h.inc"
 
+namespace mlir {
+namespace attn {
+/// Whether `t` is an element type of a quantized K/V cache: i8, f8E4M3FN or
+/// f8E5M2 (read with f32 scales; attn.attention's k_scale / v_scale).
+bool isQuantizedKvType(Type t);
+} // namespace attn
+} // namespace mlir
+
 #endif // ATTN_IR_ATTNOPS_H

@@ -43,6 +43,13 @@ static Value buildWriteCount(OpBuilder &b, Location loc, Operation *op,
       b, loc, failed, arith::ConstantIndexOp::create(b, loc, 0), batch);
 }
 
+/// `v` without its last entry: the slice of a row-scale tensor ([B, H, N])
+/// that goes with a slice of its cache ([B, H, N, D]).
+static SmallVector<OpFoldResult> dropLast(SmallVector<OpFoldResult> v) {
+  v.pop_back();
+  return v;
+}
+
 /// A quantized append: the update rounded to the cache's element type, and
 /// the scale of each of its rows ([B, H, N] in the update's physical order
 /// without D). Per-token scales are each row's largest magnitude / qmax (1
@@ -280,15 +287,12 @@ static std::pair<Value, Value> lowerPagedAppend(OpBuilder &b,
                   ib, il, slice, it2[0], dstOff, sizes, strides)};
               if (rowScale) {
                 // The token's scales: [1, H, 1] (bnhd [1, 1, H]) at its row.
-                auto drop = [](SmallVector<OpFoldResult> v) {
-                  v.pop_back();
-                  return v;
-                };
-                SmallVector<OpFoldResult> sz = drop(sizes), st = drop(strides);
-                Value s = tensor::ExtractSliceOp::create(ib, il, rowScale,
-                                                         drop(srcOff), sz, st);
+                SmallVector<OpFoldResult> sz = dropLast(sizes),
+                                          st = dropLast(strides);
+                Value s = tensor::ExtractSliceOp::create(
+                    ib, il, rowScale, dropLast(srcOff), sz, st);
                 next.push_back(tensor::InsertSliceOp::create(
-                    ib, il, s, it2[1], drop(dstOff), sz, st));
+                    ib, il, s, it2[1], dropLast(dstOff), sz, st));
               }
               scf::YieldOp::create(ib, il, next);
             });
@@ -383,20 +387,17 @@ struct LowerKvCacheAppend : public OpRewritePattern<KvCacheAppendOp> {
           bhnd ? SmallVector<OpFoldResult>{bi, z, p, z}
                : SmallVector<OpFoldResult>{bi, p, z, z};
       Value scaleSlice;
-      auto drop = [](SmallVector<OpFoldResult> v) {
-        v.pop_back();
-        return v;
-      };
       if (perToken)
-        scaleSlice = tensor::ExtractSliceOp::create(
-            b, loc, rowScale, drop(srcOff), drop(sizes), drop(strides));
+        scaleSlice =
+            tensor::ExtractSliceOp::create(b, loc, rowScale, dropLast(srcOff),
+                                           dropLast(sizes), dropLast(strides));
       b.setInsertionPointToStart(forall.getTerminator().getBody());
       tensor::ParallelInsertSliceOp::create(
           b, loc, slice, forall.getRegionIterArgs()[0], dstOff, sizes, strides);
       if (perToken)
         tensor::ParallelInsertSliceOp::create(
-            b, loc, scaleSlice, forall.getRegionIterArgs()[1], drop(dstOff),
-            drop(sizes), drop(strides));
+            b, loc, scaleSlice, forall.getRegionIterArgs()[1], dropLast(dstOff),
+            dropLast(sizes), dropLast(strides));
     }
     b.replaceOp(op, results(forall.getResult(0),
                             perToken ? forall.getResult(1) : Value()));

@@ -18,10 +18,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-bool mlir::attn::isQuantizedElementType(Type t) {
-  return t.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(t);
-}
-
 /// `type` with its element type replaced by `elt` (scalars and vectors).
 static Type withElement(Type type, Type elt) {
   if (auto v = dyn_cast<VectorType>(type))
