@@ -20,7 +20,21 @@
 // RUN: attn-run %s --entry=chunked_prefill_e4m3 --form=fused --verify --reps=1 --seed=12 | FileCheck %s
 // RUN: attn-run %s --entry=chunked_prefill_e4m3 --form=naive --verify --reps=1 --seed=13 | FileCheck %s
 // RUN: attn-run %s --entry=int8_dense --form=fused --parallel --verify --reps=1 --seed=14 | FileCheck %s
+// RUN: attn-run %s --entry=fp8_odd_head_dim --form=decode --verify --reps=1 --seed=15 | FileCheck %s
+// RUN: attn-run %s --entry=fp8_odd_head_dim --form=fused --verify --reps=1 --seed=16 | FileCheck %s
 // CHECK: out: {{.*}} vs reference: {{.*}} [ok
+//
+// Rows past kv_len hold NaN bit patterns (0x7f): the row-wise decode kernels
+// never read them (and the packed ones mask them), so every output is the
+// mean of the five readable V rows, 2.0 (e4m3 0x38 = 1.0, 0x40 = 2.0).
+// RUN: %python %S/Inputs/write_npy.py %t.k.npy u1 1x1x8x16 56*80,127*48
+// RUN: %python %S/Inputs/write_npy.py %t.v.npy u1 1x1x8x16 64*80,127*48
+// RUN: %python %S/Inputs/write_npy.py %t.q.npy f4 1x2x1x16 0.25
+// RUN: %python %S/Inputs/write_npy.py %t.s.npy f4 1x1x8 1
+// RUN: %python %S/Inputs/write_npy.py %t.len.npy i4 1 5
+// RUN: attn-run %s --entry=e4m3_nan_past_len --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input k_scale=%t.s.npy --input v_scale=%t.s.npy --input kv_len=%t.len.npy --verify --reps=1 | FileCheck %s --check-prefix=NAN
+// RUN: attn-run %s --entry=e4m3_nan_past_len --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input k_scale=%t.s.npy --input v_scale=%t.s.npy --input kv_len=%t.len.npy --verify --reps=1 | FileCheck %s --check-prefix=NAN
+// NAN: out: f32 [1, 2, 1, 16] sum 64 abs-sum 64 | vs reference: max abs err 0, {{.*}} [ok
 //
 // Scales from a file (every K row scaled by 1/127) instead of random ones.
 // RUN: %python %S/Inputs/write_npy.py %t.ks.npy f4 2x2x100 0.007874015748031496
@@ -128,4 +142,33 @@ func.func @chunked_prefill_e4m3(%q: tensor<1x8x60x64xf16>,
       kv_len(%len : tensor<3xi32>) causal(bottom_right)
       -> tensor<1x8x60x64xf16>
   return %o : tensor<1x8x60x64xf16>
+}
+
+// Decode over fp8 caches whose head dim (40) is not a multiple of the vector
+// lanes: the last chunk of each row is a partial read.
+func.func @fp8_odd_head_dim(%q: tensor<2x4x1x40xf32>,
+                            %k: tensor<2x2x70x40xf8E5M2>,
+                            %v: tensor<2x2x70x40xf8E5M2>,
+                            %ks: tensor<2x2x70xf32>, %vs: tensor<2x2xf32>,
+                            %len: tensor<2xi32>) -> tensor<2x4x1x40xf32> {
+  %o = attn.attention q(%q : tensor<2x4x1x40xf32>)
+      k(%k : tensor<2x2x70x40xf8E5M2>) v(%v : tensor<2x2x70x40xf8E5M2>)
+      k_scale(%ks : tensor<2x2x70xf32>) v_scale(%vs : tensor<2x2xf32>)
+      kv_len(%len : tensor<2xi32>) causal(bottom_right)
+      -> tensor<2x4x1x40xf32>
+  return %o : tensor<2x4x1x40xf32>
+}
+
+// One query per head (two heads, MQA) over 8 keys of which kv_len = 5 are
+// readable.
+func.func @e4m3_nan_past_len(%q: tensor<1x2x1x16xf32>,
+                             %k: tensor<1x1x8x16xf8E4M3FN>,
+                             %v: tensor<1x1x8x16xf8E4M3FN>,
+                             %ks: tensor<1x1x8xf32>, %vs: tensor<1x1x8xf32>,
+                             %len: tensor<1xi32>) -> tensor<1x2x1x16xf32> {
+  %o = attn.attention q(%q : tensor<1x2x1x16xf32>)
+      k(%k : tensor<1x1x8x16xf8E4M3FN>) v(%v : tensor<1x1x8x16xf8E4M3FN>)
+      k_scale(%ks : tensor<1x1x8xf32>) v_scale(%vs : tensor<1x1x8xf32>)
+      kv_len(%len : tensor<1xi32>) -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
 }

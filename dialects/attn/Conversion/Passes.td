@@ -104,7 +104,9 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::func::FuncDialect"
+    "::mlir::func::FuncDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 
@@ -150,7 +152,9 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::func::FuncDialect"
+    "::mlir::func::FuncDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

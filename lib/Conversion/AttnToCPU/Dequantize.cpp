@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A quantized cache (i8 / fp8 with k_scale and v_scale) is read one key tile
-// at a time: each row of D values is decoded and multiplied by its scale into
-// an f32 scratch tile (allocated once per query tile), and the f32 kernels
-// run on that tile. The cache itself is read once, at a quarter of f32's
+// A quantized cache (i8 / fp8 with k_scale and v_scale) is read in one of
+// two ways. The row-wise kernels (decode's few rows per head) read the raw
+// rows in place, decode them in registers and apply each key's scale once,
+// to its dot product and to its weight (rowScale). The packed kernels
+// (prefill tiles) read an f32 scratch tile (allocated once per query tile)
+// into which each row of D values is decoded and multiplied by its scale
+// (dequantizeTile). Either way the cache is read once, at a quarter of f32's
 // bytes.
 //
 //===----------------------------------------------------------------------===//
@@ -21,8 +24,46 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
+namespace {
+/// The scale of the row at (`block`, `row`) of head `head` times the
+/// decoding's constant of `raw` (decodeQuantizedUnscaled).
+Value scaleAt(OpBuilder &b, Location loc, Value scale, Layout layout, Type raw,
+              Value block, Value head, Value row) {
+  Value s = tensor::ExtractOp::create(
+      b, loc, scale, scaleIndex(scale, layout, block, head, row));
+  // e4m3's 2^8 folds into the scale: one multiplication per element.
+  if (isa<Float8E4M3FNType>(raw))
+    s = arith::MulFOp::create(
+        b, loc, s, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(256)));
+  return s;
+}
+} // namespace
+
+Value FusedLowering::rowScale(OpBuilder &b, Location loc, const TileRows &rows,
+                              Value j) {
+  IndexMath m{b, loc};
+  Value key = m.add(rows.k0, j);
+  Value block = rows.bIdx, row = key;
+  if (pageSize) {
+    block = buildPageIndex(b, loc, op, rows.bIdx, key);
+    row = arith::RemUIOp::create(b, loc, key, pageSize);
+  }
+  Type raw = cast<RankedTensorType>(rows.pool.getType()).getElementType();
+  return scaleAt(b, loc, rows.scale, layout, raw, block, rows.gIdx, row);
+}
+
+FusedLowering::TileRows FusedLowering::dequantized(OpBuilder &b, Location loc,
+                                                   const TileRows &rows) {
+  if (!rows.scale)
+    return rows;
+  TileRows f = rows;
+  f.tile = dequantizeTile(b, loc, rows);
+  f.scale = Value();
+  return f;
+}
+
 Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
-                                    const TileRows &rows, Value scale) {
+                                    const TileRows &rows) {
   IndexMath im{b, loc};
   bool bhnd = layout == Layout::bhnd;
   OpFoldResult one = b.getIndexAttr(1);
@@ -54,13 +95,8 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
           block = buildPageIndex(b1, l1, op, rows.bIdx, key);
           row = arith::RemUIOp::create(b1, l1, key, pageSize);
         }
-        Value s = tensor::ExtractOp::create(
-            b1, l1, scale, scaleIndex(scale, layout, block, rows.gIdx, row));
-        // e4m3's 2^8 folds into the scale: one multiplication per element.
-        if (isa<Float8E4M3FNType>(raw))
-          s = arith::MulFOp::create(
-              b1, l1, s,
-              arith::ConstantOp::create(b1, l1, b1.getF32FloatAttr(256)));
+        Value s =
+            scaleAt(b1, l1, rows.scale, layout, raw, block, rows.gIdx, row);
         Value sv = vector::BroadcastOp::create(b1, l1, vecTy, s);
         auto eLoop = scf::ForOp::create(
             b1, l1, zero, rows.d, step, it1,

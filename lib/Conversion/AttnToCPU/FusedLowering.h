@@ -195,10 +195,35 @@ public:
   /// `readable`: the tile's leading keys below kv_len; only the pages that
   /// hold them are read (entries past a sequence's last page are not page
   /// indices).
+  /// `scale` (quantized caches only): the k_scale / v_scale tensor; the rows
+  /// then hold raw i8 / fp8 values, which readRow decodes (unscaled) and the
+  /// row-wise kernels multiply by rowScale once per key: on the finished dot
+  /// product (Q K^T) and on the weight (P V).
+  /// `kvLen`: the sequence's kv_len (paged rows: the bound of prefetchAhead).
   struct TileRows {
     Value tile;
     Value pool, bIdx, gIdx, k0, ks, d, readable;
+    Value scale = {};
+    Value kvLen = {};
   };
+
+  /// Paged K/V read row by row (decode): asks the cache for the K and V rows
+  /// of key k0 + j + S (the same row of the next page, which the hardware
+  /// prefetchers cannot guess: pages lie anywhere in the pool), capped at
+  /// the sequence's last key, while key j is computed. Only a hint
+  /// (memref.prefetch); does nothing for contiguous K/V.
+  void prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
+                     const TileRows *v, Value j);
+
+  /// The factor that turns row j's decoded values (decodeQuantizedUnscaled)
+  /// into the values the spec reads: its scale times the decoding's constant
+  /// (2^8 for e4m3), an f32 scalar.
+  Value rowScale(OpBuilder &b, Location loc, const TileRows &rows, Value j);
+
+  /// `rows` with an f32 tile when they are quantized: the tile dequantized
+  /// into scratch (dequantizeTile) for the packed kernels; other rows as
+  /// they are.
+  TileRows dequantized(OpBuilder &b, Location loc, const TileRows &rows);
 
   /// Where row j of a K or V tile is: in `src` (the tile) at row `row`, or,
   /// when `page` is set, in `src` (the pool) at row `row` of page `page`,
@@ -260,20 +285,36 @@ public:
   }
 
   /// Reads `width` lanes of a K, V or Q tile row (any element type) at
-  /// `idx`, extended to f32; lanes past the row's end read 0.
+  /// `idx`, extended to f32 (quantized elements decoded without their scale,
+  /// see rowScale); lanes past the row's end read 0.
   Value readRow(OpBuilder &b, Location loc, Value tile, ValueRange idx,
                 int64_t width, bool inBounds);
 
   /// S[r, i, j] = q[r, i, :] . k[j, :] for any tile shape and element type,
-  /// as vector code: one key row at a time against every query row of the
-  /// tile, the d loop in one-register chunks (unrolled into independent
-  /// accumulators when Dqk is static), one horizontal sum per logit. This is
-  /// what decode tiles (R x 1 rows) and tails run.
+  /// as vector code: one key row at a time against the R x qs query rows of
+  /// the tile in blocks of kQKRows (then one by one), the d loop in
+  /// one-register chunks (unrolled into two independent chains per row when
+  /// Dqk is static), each chunk of the key row read once per block, one
+  /// horizontal sum per logit. This is what decode tiles (R x 1 rows) and
+  /// tails run.
   /// `rows` (optional): paged K rows of several pages, read in place with
-  /// `kTile` null (key j is row (k0 + j) % S of its page).
+  /// `kTile` null (key j is row (k0 + j) % S of its page); quantized rows
+  /// (`rows->scale`), decoded as they are read, each logit times its key's
+  /// rowScale.
+  static constexpr int64_t kQKRows = 4;
+
+  /// The sums of the lanes of each of `vs` (vectors of one type): for a
+  /// power-of-two count up to the lanes, one shuffle-and-add tree shared by
+  /// all of them (the rows' halves interleaved into one vector, then summed
+  /// within segments); otherwise one reduction each.
+  SmallVector<Value> horizontalSums(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> vs);
+
+  /// `prefetchV`: the tile's V rows, for prefetchAhead.
   Value rowwiseQK(OpBuilder &b, Location loc, Value qTile, Value kTile,
                   Value sInit, Value qs, Value ks,
-                  const TileRows *rows = nullptr);
+                  const TileRows *rows = nullptr,
+                  const TileRows *prefetchV = nullptr);
 
   /// acc[r, i, :] += sum_j P[r, i, j] v[j, :] for any tile shape and element
   /// type, as vector code. The R x qs rows of the tile go in blocks of
@@ -383,10 +424,9 @@ public:
 
   /// Quantized K/V: the f32 tile [1, 1, ks, D] ([1, ks, 1, D] in bnhd) of
   /// the rows `rows` locates (in the cache or its pages), each decoded and
-  /// multiplied by its scale from `scale` (Dequantize.cpp). Rows of pages
-  /// past the sequence's last are zeros.
-  Value dequantizeTile(OpBuilder &b, Location loc, const TileRows &rows,
-                       Value scale);
+  /// multiplied by its scale from `rows.scale` (Dequantize.cpp). Rows of
+  /// pages past the sequence's last are zeros.
+  Value dequantizeTile(OpBuilder &b, Location loc, const TileRows &rows);
 
   /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len
   /// and ALiBi operands are read with tensor.extract at absolute indices.

@@ -6,7 +6,11 @@
 
 #include "FusedLowering.h"
 
+#include "attn/Conversion/Dequant.h"
 #include "attn/Conversion/PagedKv.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -112,6 +116,8 @@ Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
   SmallVector<bool> ib = {inBounds};
   Value x = vector::TransferReadOp::create(b, loc, VectorType::get({width}, e),
                                            tile, idx, pad, ib);
+  if (isQuantizedKvType(e))
+    return decodeQuantizedUnscaled(b, loc, x).first;
   if (e != f32)
     x = arith::ExtFOp::create(b, loc, VectorType::get({width}, f32), x);
   return x;
@@ -137,9 +143,92 @@ SmallVector<Value> FusedLowering::rowIndex(const RowRef &ref, Value zero,
   return {ref.page, ref.row, ref.gIdx, col};
 }
 
+SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
+                                                 ArrayRef<Value> vs) {
+  int64_t n = static_cast<int64_t>(vs.size());
+  int64_t width = cast<VectorType>(vs[0].getType()).getNumElements();
+  SmallVector<Value> sums;
+  if (n == 1 || !llvm::isPowerOf2_64(n) || n > width) {
+    for (Value v : vs)
+      sums.push_back(vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, v, /*acc=*/Value(), kFast));
+    return sums;
+  }
+  // Pairs (x, y) of vectors whose lanes hold segments of `seg` lanes (one
+  // per row) become one vector of segments of seg / 2: the first halves of
+  // every segment of x then of y, plus the second halves.
+  SmallVector<Value> level(vs.begin(), vs.end());
+  int64_t seg = width;
+  while (level.size() > 1) {
+    SmallVector<int64_t> lo, hi;
+    int64_t half = seg / 2;
+    for (int64_t src = 0; src < 2; ++src)
+      for (int64_t s0 = 0; s0 < width; s0 += seg)
+        for (int64_t l = 0; l < half; ++l) {
+          lo.push_back(src * width + s0 + l);
+          hi.push_back(src * width + s0 + half + l);
+        }
+    SmallVector<Value> next;
+    for (size_t p = 0; p + 1 < level.size(); p += 2) {
+      Value a = vector::ShuffleOp::create(b, loc, level[p], level[p + 1], lo);
+      Value c = vector::ShuffleOp::create(b, loc, level[p], level[p + 1], hi);
+      next.push_back(arith::AddFOp::create(b, loc, a, c, kFast));
+    }
+    level = std::move(next);
+    seg = half;
+  }
+  // One vector of n segments of `seg` lanes, in row order: sum within each.
+  Value w = level[0];
+  for (int64_t half = seg / 2; half >= 1; half /= 2) {
+    SmallVector<int64_t> swap;
+    for (int64_t l = 0; l < width; ++l)
+      swap.push_back(l % (2 * half) < half ? l + half : l - half);
+    w = arith::AddFOp::create(
+        b, loc, w, vector::ShuffleOp::create(b, loc, w, w, swap), kFast);
+  }
+  for (int64_t r = 0; r < n; ++r)
+    sums.push_back(vector::ExtractOp::create(b, loc, w, r * seg));
+  return sums;
+}
+
+void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
+                                  const TileRows *v, Value j) {
+  if (!pageSize || !k.kvLen)
+    return;
+  IndexMath m{b, loc};
+  Value key = m.min(m.add(m.add(k.k0, j), pageSize), m.sub(k.kvLen, m.c(1)));
+  Value page = buildPageIndex(b, loc, op, k.bIdx, key);
+  Value row = arith::RemUIOp::create(b, loc, key, pageSize);
+  for (const TileRows *rows : {&k, v}) {
+    if (!rows)
+      continue;
+    auto type = cast<RankedTensorType>(rows->pool.getType());
+    // One hint per 64-byte line of the row (the first line only when D is
+    // dynamic).
+    int64_t d = staticSize(rows->d);
+    int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+    int64_t lines = ShapedType::isDynamic(d) ? 1 : llvm::divideCeil(d, perLine);
+    auto layoutAttr = StridedLayoutAttr::get(
+        b.getContext(), ShapedType::kDynamic,
+        SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+    auto bufType =
+        MemRefType::get(type.getShape(), type.getElementType(), layoutAttr);
+    Value buf = bufferization::ToBufferOp::create(b, loc, bufType, rows->pool,
+                                                  /*readOnly=*/true);
+    for (int64_t c = 0; c < lines; ++c) {
+      RowRef ref{buf, page, row, rows->gIdx};
+      memref::PrefetchOp::create(b, loc, buf,
+                                 rowIndex(ref, Value(), m.c(c * perLine)),
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+    }
+  }
+}
+
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                                Value kTile, Value sInit, Value qs, Value ks,
-                               const TileRows *rows) {
+                               const TileRows *rows,
+                               const TileRows *prefetchV) {
   IndexMath im{b, loc};
   auto vecTy = VectorType::get({lanes}, f32);
   Value zero = im.c(0), one = im.c(1);
@@ -151,57 +240,91 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   auto qIdx = [&](Value r, Value i, Value d0) {
     return headRowIndex(zero, r, i, d0);
   };
-  // sum_d q[r, i, d] k[j, d] as a vector of lanes; `kRow` locates key j
-  // (in the tile, or in its page of the pool).
-  auto dot = [&](OpBuilder &nb, Location nl, Value r, Value i,
-                 const RowRef &kRow) -> Value {
-    IndexMath m{nb, nl};
-    auto chunk = [&](OpBuilder &cb, Location cl, Value d0, Value acc) {
-      Value qv = readRow(cb, cl, qTile, qIdx(r, i, d0), lanes, dInBounds);
-      Value kv =
-          readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0), lanes, dInBounds);
-      return Value(vector::FMAOp::create(cb, cl, qv, kv, acc));
-    };
-    if (!ShapedType::isDynamic(d) && d <= 16 * lanes) {
-      // Unrolled, four independent chains.
-      int64_t chunks = llvm::divideCeil(d, lanes);
-      SmallVector<Value> accs(std::min<int64_t>(chunks, 4), zeros(nb, nl));
-      for (int64_t c = 0; c < chunks; ++c)
-        accs[c % accs.size()] =
-            chunk(nb, nl, m.c(c * lanes), accs[c % accs.size()]);
-      Value sum = accs[0];
-      for (size_t a = 1; a < accs.size(); ++a)
-        sum = arith::AddFOp::create(nb, nl, sum, accs[a], kFast);
-      return sum;
-    }
-    auto loop = scf::ForOp::create(
-        nb, nl, zero, dqk, m.c(lanes), ValueRange{zeros(nb, nl)},
-        [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
-          scf::YieldOp::create(lb, ll, chunk(lb, ll, d0, it[0]));
+  // Static Dqk up to 16 registers is unrolled, with two independent chains
+  // per row; otherwise a loop over one-register chunks.
+  bool unrolled = !ShapedType::isDynamic(d) && d <= 16 * lanes;
+  int64_t chunks = unrolled ? llvm::divideCeil(d, lanes) : 1;
+  int64_t chains = std::min<int64_t>(chunks, 2);
+  // The R x qs rows n = r * qs + i of the tile against key j, in blocks of
+  // `block` rows: each chunk of the key row is read (and decoded) once and
+  // multiplied into every row of the block; one horizontal sum per logit,
+  // times the key's scale when the cache is quantized.
+  auto rowBlocks = [&](OpBuilder &b1, Location l1, Value j, const RowRef &kRow,
+                       Value kScale, Value lo, Value hi, int64_t block,
+                       Value init) -> Value {
+    auto nLoop = scf::ForOp::create(
+        b1, l1, lo, hi, im.c(block), ValueRange{init},
+        [&](OpBuilder &b2, Location l2, Value n0, ValueRange it2) {
+          IndexMath m2{b2, l2};
+          SmallVector<Value> rs, is;
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value n = m2.add(n0, m2.c(rb));
+            rs.push_back(arith::DivUIOp::create(b2, l2, n, qs));
+            is.push_back(arith::RemUIOp::create(b2, l2, n, qs));
+          }
+          // accs[rb * chains + c]: row rb's chain c.
+          auto step = [&](OpBuilder &cb, Location cl, Value d0, int64_t chain,
+                          SmallVector<Value> &accs) {
+            Value kv = readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0),
+                               lanes, dInBounds);
+            for (int64_t rb = 0; rb < block; ++rb) {
+              Value qv = readRow(cb, cl, qTile, qIdx(rs[rb], is[rb], d0), lanes,
+                                 dInBounds);
+              Value &acc = accs[rb * chains + chain];
+              acc = vector::FMAOp::create(cb, cl, qv, kv, acc);
+            }
+          };
+          SmallVector<Value> accs(block * chains, zeros(b2, l2));
+          if (unrolled) {
+            for (int64_t c = 0; c < chunks; ++c)
+              step(b2, l2, m2.c(c * lanes), c % chains, accs);
+          } else {
+            auto loop = scf::ForOp::create(
+                b2, l2, zero, dqk, m2.c(lanes), accs,
+                [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
+                  SmallVector<Value> a(it.begin(), it.end());
+                  step(lb, ll, d0, 0, a);
+                  scf::YieldOp::create(lb, ll, a);
+                });
+            accs.assign(loop.getResults().begin(), loop.getResults().end());
+          }
+          SmallVector<Value> rowSums;
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value v = accs[rb * chains];
+            for (int64_t c = 1; c < chains; ++c)
+              v = arith::AddFOp::create(b2, l2, v, accs[rb * chains + c],
+                                        kFast);
+            rowSums.push_back(v);
+          }
+          SmallVector<Value> sums = horizontalSums(b2, l2, rowSums);
+          Value out = it2[0];
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value sum = sums[rb];
+            if (kScale)
+              sum = arith::MulFOp::create(b2, l2, sum, kScale);
+            out = tensor::InsertOp::create(b2, l2, sum, out,
+                                           ValueRange{rs[rb], is[rb], j});
+          }
+          scf::YieldOp::create(b2, l2, out);
         });
-    return loop.getResult(0);
+    return nLoop.getResult(0);
   };
   auto jLoop = scf::ForOp::create(
       b, loc, zero, ks, one, ValueRange{sInit},
       [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        IndexMath m1{b1, l1};
         RowRef kRow = rowRef(b1, l1, kTile, rows, j);
-        auto rLoop = scf::ForOp::create(
-            b1, l1, zero, groups, one, it1,
-            [&](OpBuilder &b2, Location l2, Value r, ValueRange it2) {
-              auto iLoop = scf::ForOp::create(
-                  b2, l2, zero, qs, one, it2,
-                  [&](OpBuilder &b3, Location l3, Value i, ValueRange it3) {
-                    Value sum = vector::ReductionOp::create(
-                        b3, l3, vector::CombiningKind::ADD,
-                        dot(b3, l3, r, i, kRow), /*acc=*/Value(), kFast);
-                    scf::YieldOp::create(
-                        b3, l3,
-                        Value(tensor::InsertOp::create(b3, l3, sum, it3[0],
-                                                       ValueRange{r, i, j})));
-                  });
-              scf::YieldOp::create(b2, l2, iLoop.getResults());
-            });
-        scf::YieldOp::create(b1, l1, rLoop.getResults());
+        Value kScale =
+            rows && rows->scale ? rowScale(b1, l1, *rows, j) : Value();
+        if (rows)
+          prefetchAhead(b1, l1, *rows, prefetchV, j);
+        Value all = m1.mul(groups, qs);
+        Value blocked =
+            m1.sub(all, arith::RemUIOp::create(b1, l1, all, m1.c(kQKRows)));
+        Value out =
+            rowBlocks(b1, l1, j, kRow, kScale, zero, blocked, kQKRows, it1[0]);
+        out = rowBlocks(b1, l1, j, kRow, kScale, blocked, all, 1, out);
+        scf::YieldOp::create(b1, l1, out);
       });
   return jLoop.getResult(0);
 }
@@ -255,6 +378,11 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                     [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
                       Value z = arith::ConstantIndexOp::create(b4, l4, 0);
                       RowRef vRow = rowRef(b4, l4, vTile, paged, j);
+                      // A quantized row's scale goes on the weights; a
+                      // weight of 0 stays 0 whatever the scale.
+                      Value vScale = paged && paged->scale
+                                         ? rowScale(b4, l4, *paged, j)
+                                         : Value();
                       SmallVector<Value> vv;
                       for (int64_t c = 0; c < width; ++c)
                         vv.push_back(readRow(b4, l4, vRow.src,
@@ -264,13 +392,23 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                       for (int64_t rb = 0; rb < block; ++rb) {
                         Value w = tensor::ExtractOp::create(
                             b4, l4, p, ValueRange{rs[rb], is[rb], j});
-                        Value splat =
-                            vector::BroadcastOp::create(b4, l4, vecTy, w);
                         Value isZero;
                         if (guard)
                           isZero = arith::CmpFOp::create(
-                              b4, l4, arith::CmpFPredicate::OEQ, splat,
+                              b4, l4, arith::CmpFPredicate::OEQ,
+                              vector::BroadcastOp::create(b4, l4, vecTy, w),
                               splatConstant(b4, l4, vecTy, 0.0));
+                        if (vScale) {
+                          Value zw = arith::CmpFOp::create(
+                              b4, l4, arith::CmpFPredicate::OEQ, w,
+                              arith::ConstantOp::create(
+                                  b4, l4, b4.getF32FloatAttr(0.0)));
+                          w = arith::SelectOp::create(
+                              b4, l4, zw, w,
+                              arith::MulFOp::create(b4, l4, w, vScale));
+                        }
+                        Value splat =
+                            vector::BroadcastOp::create(b4, l4, vecTy, w);
                         for (int64_t c = 0; c < width; ++c) {
                           Value prev = a4[rb * width + c];
                           Value f =

@@ -252,7 +252,9 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   // (boundary tiles, or any tile when a boolean mask tensor is given, or a
   // bias or score_mod that may make a logit -inf) whose V tile holds a NaN
   // or an infinity take a guarded P V, so that a masked key contributes
-  // nothing whatever its value.
+  // nothing whatever its value. Quantized rows take the guarded P V in every
+  // tile with masked keys (a row's value is its raw value times its scale,
+  // either of which may be what is not finite).
   bool anyTile = op.getMask() || op.getBias() || op.getScoreModBlock();
   Value noMasked =
       anyTile
@@ -267,7 +269,12 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                            .getResult()});
       },
       [&](OpBuilder &eb, Location el) {
-        Value init = arith::ConstantOp::create(eb, el, eb.getBoolAttr(true));
+        Value init =
+            arith::ConstantOp::create(eb, el, eb.getBoolAttr(!vRows.scale));
+        if (vRows.scale) {
+          scf::YieldOp::create(eb, el, init);
+          return;
+        }
         Value all =
             forEachPage(eb, el, vRows, {init},
                         [&](OpBuilder &pb, Location pl, Value vPage, Value,
@@ -280,8 +287,9 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   Value unguarded = ifOp.getResult(0);
   // The weights of keys [j0, j0 + n) of the tile: `s` itself when the tile
   // is one slice.
-  auto weights = [&](OpBuilder &pb, Location pl, Value j0, Value n) -> Value {
-    if (vRows.tile)
+  auto weights = [&](OpBuilder &pb, Location pl, const TileRows &rows, Value j0,
+                     Value n) -> Value {
+    if (rows.tile)
       return s;
     OpFoldResult z = pb.getIndexAttr(0);
     return tensor::ExtractSliceOp::create(
@@ -289,12 +297,10 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
         SmallVector<OpFoldResult>{groups, qs, n},
         SmallVector<OpFoldResult>(3, pb.getIndexAttr(1)));
   };
-  // Paged tiles of several pages: each key's V row is read from its page in
-  // place, keys past the sequence's last page are not read.
+  // The readable keys (the others weigh 0); paged tiles of several pages
+  // read each key's V row from its page in place, quantized rows raw.
   auto rowwise = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
-    if (vRows.tile)
-      return rowwisePV(gb, gl, alphaAcc, s, vRows.tile, qs, vRows.ks, guard);
-    return rowwisePV(gb, gl, alphaAcc, s, Value(), qs, vRows.readable, guard,
+    return rowwisePV(gb, gl, alphaAcc, s, vRows.tile, qs, vRows.readable, guard,
                      &vRows);
   };
 
@@ -334,9 +340,10 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   Value acc = branch(
       b, loc, fitsPV, alphaAcc,
       [&](OpBuilder &fb, Location fl) {
+        TileRows vSrc = dequantized(fb, fl, vRows);
         auto pages = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
           return forEachPage(
-              gb, gl, vRows, {alphaAcc},
+              gb, gl, vSrc, {alphaAcc},
               [&](OpBuilder &pb, Location pl, Value vPage, Value j0, Value n,
                   ValueRange it) -> SmallVector<Value> {
                 Value rows = vPage;
@@ -346,8 +353,8 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                 if (convert)
                   rows = convertKeyTile(pb, pl, vPage, n, dv,
                                         scratchTile(pb, pl, {n, dv}, f32, 0));
-                return {pv(pb, pl, it[0], weights(pb, pl, j0, n), rows, convert,
-                           n, guard)};
+                return {pv(pb, pl, it[0], weights(pb, pl, vSrc, j0, n), rows,
+                           convert, n, guard)};
               })[0];
         };
         return branch(

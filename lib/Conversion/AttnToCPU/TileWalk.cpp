@@ -209,13 +209,14 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   Value readable = im.min(ks, im.sub(kvLen, k0));
   TileRows kRows{Value(), op.getKey(), bIdx, gIdx, k0, ks, dqk, readable};
   TileRows vRows{Value(), op.getValue(), bIdx, gIdx, k0, ks, dv, readable};
+  kRows.kvLen = vRows.kvLen = kvLen;
   if (op.isQuantized()) {
-    // A quantized cache: f32 tiles of its rows times their scales, read by
-    // the f32 kernels below as one slice.
-    kRows.tile = dequantizeTile(lb, l, kRows, op.getKScale());
-    vRows.tile = dequantizeTile(lb, l, vRows, op.getValueScale());
-    multiPage = false;
-  } else if (!multiPage) {
+    // A quantized cache: the row-wise kernels read its raw rows and scales;
+    // the packed ones an f32 tile of them (`dequantized`).
+    kRows.scale = op.getKScale();
+    vRows.scale = op.getValueScale();
+  }
+  if (!multiPage) {
     kRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getKey(), kOff, kSz,
                                                 sizes1(kSz));
     vRows.tile = tensor::ExtractSliceOp::create(lb, l, op.getValue(), kOff, vSz,
@@ -234,10 +235,10 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   // Paged tiles of several pages: key j is read from its page in place (the
   // keys of pages past the sequence's last one are not computed; they are
   // masked).
+  // Only the readable keys' logits are computed (the others are masked).
   auto dotQK = [&](OpBuilder &nb0, Location nl0) -> Value {
-    if (kRows.tile)
-      return rowwiseQK(nb0, nl0, qTile, kRows.tile, sTile, qs, ks);
-    return rowwiseQK(nb0, nl0, qTile, Value(), sTile, qs, readable, &kRows);
+    return rowwiseQK(nb0, nl0, qTile, kRows.tile, sTile, qs, readable, &kRows,
+                     &vRows);
   };
 
   // Whole register-tile columns: pack the K tile transposed (and
@@ -247,17 +248,18 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
     int64_t d = staticSize(dqk);
+    TileRows kSrc = dequantized(fb, fl, kRows);
     // Pages of whole vectors of rows (or one slice) take the register
     // transpose; others the generic copy.
-    bool pagesOfLanes = !multiPage || staticSize(pageSize) % lanes == 0;
+    bool pagesOfLanes = kSrc.tile || staticSize(pageSize) % lanes == 0;
     kT = forEachPage(
-        fb, fl, kRows, {kT},
+        fb, fl, kSrc, {kT},
         [&](OpBuilder &pb, Location pl, Value kPage, Value j0, Value n,
             ValueRange it) -> SmallVector<Value> {
           OpFoldResult z = pb.getIndexAttr(0);
           SmallVector<OpFoldResult> off = {z, j0};
           Value dst = it[0];
-          if (!kRows.tile)
+          if (!kSrc.tile)
             dst = tensor::ExtractSliceOp::create(
                 pb, pl, it[0], off, SmallVector<OpFoldResult>{dqk, n},
                 SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
@@ -275,7 +277,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
                     })
                     .getResult(0);
           }
-          if (kRows.tile)
+          if (kSrc.tile)
             return {r};
           return {insertTile(pb, pl, r, it[0], off)};
         })[0];

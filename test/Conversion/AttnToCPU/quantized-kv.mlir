@@ -1,0 +1,75 @@
+// RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=skylake-avx512" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-fused-loops="tile-q=64 tile-k=64 target-cpu=skylake-avx512" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=PREFILL
+
+// Decode over a paged int8 cache with per-token scales: the row-wise kernels
+// read the raw rows in place and decode them in registers (no f32 copy of a
+// tile); a key's scale multiplies its finished dot product and its weight.
+// While key j is computed, the K and V rows of key j + 16 (the next page,
+// capped at the sequence's last key) are asked for.
+
+// CHECK-LABEL: func.func @decode_i8
+// CHECK: scf.forall
+// Q K^T, key j: its page and scale, the next page's rows, its raw row.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tensor.extract %arg5
+// CHECK-NEXT: %[[PAGE:.+]] = arith.index_cast
+// CHECK: %[[KS:.+]] = tensor.extract %arg3[%[[PAGE]], %{{.+}}, %{{.+}}] : tensor<32x2x16xf32>
+// CHECK: %[[LAST:.+]] = arith.subi %{{.+}}, %c1
+// CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c16
+// CHECK: arith.minsi %[[AHEAD]], %[[LAST]]
+// CHECK: %[[KB:.+]] = bufferization.to_buffer %arg1 read_only
+// CHECK-NEXT: memref.prefetch %[[KB]]
+// CHECK: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
+// CHECK-NEXT: memref.prefetch %[[VB]]
+// CHECK: %[[RAW:.+]] = vector.transfer_read %arg1[%[[PAGE]], {{.+}} : tensor<32x2x16x64xi8>, vector<16xi8>
+// CHECK-NEXT: arith.sitofp %[[RAW]] : vector<16xi8> to vector<16xf32>
+// The four query heads' sums in one shuffle tree, each times the scale.
+// CHECK: vector.shuffle
+// CHECK: %[[SUM:.+]] = vector.extract %{{.+}}[0] : f32 from vector<16xf32>
+// CHECK: arith.mulf %[[SUM]], %[[KS]] : f32
+// P V, key j: the weight times v's scale (a weight of 0 stays 0), against
+// the raw row.
+// CHECK: %[[VS:.+]] = tensor.extract %arg4[{{.+}}] : tensor<32x2x16xf32>
+// CHECK: %[[W:.+]] = tensor.extract
+// CHECK-NEXT: %[[ZERO:.+]] = arith.cmpf oeq, %[[W]]
+// CHECK-NEXT: %[[WS:.+]] = arith.mulf %[[W]], %[[VS]] : f32
+// CHECK-NEXT: %[[WQ:.+]] = arith.select %[[ZERO]], %[[W]], %[[WS]] : f32
+// CHECK-NEXT: %[[SPLAT:.+]] = vector.broadcast %[[WQ]]
+// CHECK-NEXT: vector.fma %[[SPLAT]]
+func.func @decode_i8(%q: tensor<2x8x1x64xf32>, %k: tensor<32x2x16x64xi8>, %v: tensor<32x2x16x64xi8>, %ks: tensor<32x2x16xf32>, %vs: tensor<32x2x16xf32>, %pt: tensor<2x16xi32>, %len: tensor<2xi32>) -> tensor<2x8x1x64xf32> {
+  %o = attn.attention q(%q : tensor<2x8x1x64xf32>) k(%k : tensor<32x2x16x64xi8>) v(%v : tensor<32x2x16x64xi8>) k_scale(%ks : tensor<32x2x16xf32>) v_scale(%vs : tensor<32x2x16xf32>) page_table(%pt : tensor<2x16xi32>) kv_len(%len : tensor<2xi32>) causal(bottom_right) -> tensor<2x8x1x64xf32>
+  return %o : tensor<2x8x1x64xf32>
+}
+
+// -----
+
+// fp8 e4m3 is decoded through f16 bit patterns as 2^-8 times its value; the
+// 2^8 goes on the key's scale, once per key.
+
+// CHECK-LABEL: func.func @decode_e4m3
+// CHECK: %[[KS:.+]] = tensor.extract %arg3
+// CHECK-NEXT: %[[KS8:.+]] = arith.mulf %[[KS]], %cst{{.*}} : f32
+// CHECK: arith.bitcast %{{.+}} : vector<16xi16> to vector<16xf16>
+// CHECK: arith.mulf %{{.+}}, %[[KS8]] : f32
+func.func @decode_e4m3(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x64x64xf8E4M3FN>, %v: tensor<2x2x64x64xf8E4M3FN>, %ks: tensor<2x2xf32>, %vs: tensor<2x2xf32>) -> tensor<2x8x1x64xf32> {
+  %o = attn.attention q(%q : tensor<2x8x1x64xf32>) k(%k : tensor<2x2x64x64xf8E4M3FN>) v(%v : tensor<2x2x64x64xf8E4M3FN>) k_scale(%ks : tensor<2x2xf32>) v_scale(%vs : tensor<2x2xf32>) -> tensor<2x8x1x64xf32>
+  return %o : tensor<2x8x1x64xf32>
+}
+
+// -----
+
+// Prefill tiles (64 query rows) take the packed kernels, which read an f32
+// tile of the key tile's rows times their scales, decoded once per key tile.
+
+// PREFILL-LABEL: func.func @prefill_i8
+// PREFILL: scf.if
+// PREFILL: %[[S:.+]] = tensor.extract %arg3
+// PREFILL: %[[RAW:.+]] = vector.transfer_read %arg1{{.+}} : tensor<1x2x256x64xi8>, vector<16xi8>
+// PREFILL-NEXT: %[[F:.+]] = arith.sitofp %[[RAW]]
+// PREFILL-NEXT: %[[Y:.+]] = arith.mulf %[[F]], %{{.+}} : vector<16xf32>
+// PREFILL-NEXT: vector.transfer_write %[[Y]]
+func.func @prefill_i8(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xi8>, %v: tensor<1x2x256x64xi8>, %ks: tensor<1x2x256xf32>, %vs: tensor<1x2x256xf32>) -> tensor<1x8x256x64xf32> {
+  %o = attn.attention q(%q : tensor<1x8x256x64xf32>) k(%k : tensor<1x2x256x64xi8>) v(%v : tensor<1x2x256x64xi8>) k_scale(%ks : tensor<1x2x256xf32>) v_scale(%vs : tensor<1x2x256xf32>) causal(top_left) -> tensor<1x8x256x64xf32>
+  return %o : tensor<1x8x256x64xf32>
+}
