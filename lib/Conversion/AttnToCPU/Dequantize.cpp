@@ -39,15 +39,18 @@ Value scaleAt(OpBuilder &b, Location loc, Value scale, Layout layout, Type raw,
 }
 } // namespace
 
+std::pair<Value, Value> FusedLowering::cacheRow(OpBuilder &b, Location loc,
+                                                Value bIdx, Value key) {
+  if (!pageSize)
+    return {bIdx, key};
+  return {buildPageIndex(b, loc, op, bIdx, key),
+          arith::RemUIOp::create(b, loc, key, pageSize)};
+}
+
 Value FusedLowering::rowScale(OpBuilder &b, Location loc, const TileRows &rows,
                               Value j) {
   IndexMath m{b, loc};
-  Value key = m.add(rows.k0, j);
-  Value block = rows.bIdx, row = key;
-  if (pageSize) {
-    block = buildPageIndex(b, loc, op, rows.bIdx, key);
-    row = arith::RemUIOp::create(b, loc, key, pageSize);
-  }
+  auto [block, row] = cacheRow(b, loc, rows.bIdx, m.add(rows.k0, j));
   Type raw = cast<RankedTensorType>(rows.pool.getType()).getElementType();
   return scaleAt(b, loc, rows.scale, layout, raw, block, rows.gIdx, row);
 }
@@ -55,6 +58,16 @@ Value FusedLowering::rowScale(OpBuilder &b, Location loc, const TileRows &rows,
 FusedLowering::TileRows FusedLowering::dequantized(OpBuilder &b, Location loc,
                                                    const TileRows &rows) {
   if (!rows.scale)
+    return rows;
+  TileRows f = rows;
+  f.tile = dequantizeTile(b, loc, rows);
+  f.scale = Value();
+  return f;
+}
+
+FusedLowering::TileRows FusedLowering::contiguous(OpBuilder &b, Location loc,
+                                                  const TileRows &rows) {
+  if (rows.tile && !rows.scale)
     return rows;
   TileRows f = rows;
   f.tile = dequantizeTile(b, loc, rows);
@@ -89,15 +102,26 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
       b, loc, zero, present, im.c(1), ValueRange{dest},
       [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
         IndexMath m1{b1, l1};
-        Value key = m1.add(rows.k0, j);
-        Value block = rows.bIdx, row = key;
-        if (pageSize) {
-          block = buildPageIndex(b1, l1, op, rows.bIdx, key);
-          row = arith::RemUIOp::create(b1, l1, key, pageSize);
+        Value block, row;
+        std::tie(block, row) = cacheRow(b1, l1, rows.bIdx, m1.add(rows.k0, j));
+        // The rows of an unquantized pool are only gathered (and converted
+        // to f32).
+        Value s, sv;
+        if (rows.scale) {
+          s = scaleAt(b1, l1, rows.scale, layout, raw, block, rows.gIdx, row);
+          sv = vector::BroadcastOp::create(b1, l1, vecTy, s);
         }
-        Value s =
-            scaleAt(b1, l1, rows.scale, layout, raw, block, rows.gIdx, row);
-        Value sv = vector::BroadcastOp::create(b1, l1, vecTy, s);
+        auto decode = [&](OpBuilder &db, Location dl, Value x,
+                          Value by) -> Value {
+          if (!by) {
+            Type to = f32;
+            if (auto vt = dyn_cast<VectorType>(x.getType()))
+              to = VectorType::get(vt.getShape(), f32);
+            return x.getType() == to ? x : arith::ExtFOp::create(db, dl, to, x);
+          }
+          return arith::MulFOp::create(
+              db, dl, decodeQuantizedUnscaled(db, dl, x).first, by);
+        };
         auto eLoop = scf::ForOp::create(
             b1, l1, zero, rows.d, step, it1,
             [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
@@ -114,15 +138,13 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
                 Value x = vector::TransferReadOp::create(
                     b2, l2, VectorType::get({lanes}, raw), rows.pool, src, pad,
                     ArrayRef<bool>{true});
-                Value y = arith::MulFOp::create(
-                    b2, l2, decodeQuantizedUnscaled(b2, l2, x).first, sv);
+                Value y = decode(b2, l2, x, sv);
                 out = vector::TransferWriteOp::create(b2, l2, y, it2[0], dst,
                                                       ArrayRef<bool>{true})
                           .getResult();
               } else {
                 Value x = tensor::ExtractOp::create(b2, l2, rows.pool, src);
-                Value y = arith::MulFOp::create(
-                    b2, l2, decodeQuantizedUnscaled(b2, l2, x).first, s);
+                Value y = decode(b2, l2, x, s);
                 out = tensor::InsertOp::create(b2, l2, y, it2[0], dst);
               }
               scf::YieldOp::create(b2, l2, out);

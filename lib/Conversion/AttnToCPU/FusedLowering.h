@@ -215,6 +215,16 @@ public:
   void prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                      const TileRows *v, Value j);
 
+  /// Where key `key` of batch entry `bIdx` lies in a K/V tensor: (batch
+  /// entry, row), or (pool page, row in the page) for paged K/V.
+  std::pair<Value, Value> cacheRow(OpBuilder &b, Location loc, Value bIdx,
+                                   Value key);
+
+  /// Rows n0 .. n0 + block - 1 of a tile's R x qs rows as (r, i) = (n / qs,
+  /// n % qs): the r and the i of each.
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  blockRows(OpBuilder &b, Location loc, Value n0, int64_t block, Value qs);
+
   /// The factor that turns row j's decoded values (decodeQuantizedUnscaled)
   /// into the values the spec reads: its scale times the decoding's constant
   /// (2^8 for e4m3), an f32 scalar.
@@ -224,6 +234,12 @@ public:
   /// into scratch (dequantizeTile) for the packed kernels; other rows as
   /// they are.
   TileRows dequantized(OpBuilder &b, Location loc, const TileRows &rows);
+
+  /// `rows` as one f32 tile: a quantized tile dequantized, a tile of several
+  /// pages gathered (and converted to f32) into scratch (dequantizeTile),
+  /// so that the packed P V runs once per key tile rather than once per
+  /// page; one unquantized slice as it is.
+  TileRows contiguous(OpBuilder &b, Location loc, const TileRows &rows);
 
   /// Where row j of a K or V tile is: in `src` (the tile) at row `row`, or,
   /// when `page` is set, in `src` (the pool) at row `row` of page `page`,
@@ -422,10 +438,10 @@ public:
   Value convertKeyTile(OpBuilder &b, Location loc, Value tile, Value ks,
                        Value d, Value dest);
 
-  /// Quantized K/V: the f32 tile [1, 1, ks, D] ([1, ks, 1, D] in bnhd) of
-  /// the rows `rows` locates (in the cache or its pages), each decoded and
-  /// multiplied by its scale from `rows.scale` (Dequantize.cpp). Rows of
-  /// pages past the sequence's last are zeros.
+  /// The f32 tile [1, 1, ks, D] ([1, ks, 1, D] in bnhd) of the rows `rows`
+  /// locates (in the cache or its pages): quantized rows each decoded and
+  /// multiplied by its scale from `rows.scale`, others converted to f32
+  /// (Dequantize.cpp). Rows of pages past the sequence's last are zeros.
   Value dequantizeTile(OpBuilder &b, Location loc, const TileRows &rows);
 
   /// The logit generic over one [R, qs, ks] score tile. Mask, bias, kv_len

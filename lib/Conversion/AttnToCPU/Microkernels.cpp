@@ -143,6 +143,19 @@ SmallVector<Value> FusedLowering::rowIndex(const RowRef &ref, Value zero,
   return {ref.page, ref.row, ref.gIdx, col};
 }
 
+std::pair<SmallVector<Value>, SmallVector<Value>>
+FusedLowering::blockRows(OpBuilder &b, Location loc, Value n0, int64_t block,
+                         Value qs) {
+  IndexMath m{b, loc};
+  SmallVector<Value> rs, is;
+  for (int64_t rb = 0; rb < block; ++rb) {
+    Value n = m.add(n0, m.c(rb));
+    rs.push_back(arith::DivUIOp::create(b, loc, n, qs));
+    is.push_back(arith::RemUIOp::create(b, loc, n, qs));
+  }
+  return {rs, is};
+}
+
 SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
                                                  ArrayRef<Value> vs) {
   int64_t n = static_cast<int64_t>(vs.size());
@@ -197,8 +210,7 @@ void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
     return;
   IndexMath m{b, loc};
   Value key = m.min(m.add(m.add(k.k0, j), pageSize), m.sub(k.kvLen, m.c(1)));
-  Value page = buildPageIndex(b, loc, op, k.bIdx, key);
-  Value row = arith::RemUIOp::create(b, loc, key, pageSize);
+  auto [page, row] = cacheRow(b, loc, k.bIdx, key);
   for (const TileRows *rows : {&k, v}) {
     if (!rows)
       continue;
@@ -257,11 +269,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
         [&](OpBuilder &b2, Location l2, Value n0, ValueRange it2) {
           IndexMath m2{b2, l2};
           SmallVector<Value> rs, is;
-          for (int64_t rb = 0; rb < block; ++rb) {
-            Value n = m2.add(n0, m2.c(rb));
-            rs.push_back(arith::DivUIOp::create(b2, l2, n, qs));
-            is.push_back(arith::RemUIOp::create(b2, l2, n, qs));
-          }
+          std::tie(rs, is) = blockRows(b2, l2, n0, block, qs);
           // accs[rb * chains + c]: row rb's chain c.
           auto step = [&](OpBuilder &cb, Location cl, Value d0, int64_t chain,
                           SmallVector<Value> &accs) {
@@ -352,13 +360,8 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
     auto nLoop = scf::ForOp::create(
         b0, l0, lo, hi, m0.c(block), ValueRange{init},
         [&](OpBuilder &b1, Location l1, Value n0, ValueRange it1) {
-          IndexMath m1{b1, l1};
           SmallVector<Value> rs, is;
-          for (int64_t rb = 0; rb < block; ++rb) {
-            Value n = m1.add(n0, m1.c(rb));
-            rs.push_back(arith::DivUIOp::create(b1, l1, n, qs));
-            is.push_back(arith::RemUIOp::create(b1, l1, n, qs));
-          }
+          std::tie(rs, is) = blockRows(b1, l1, n0, block, qs);
           auto eLoop = scf::ForOp::create(
               b1, l1, zero, dv, im.c(width * lanes), it1,
               [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {

@@ -340,7 +340,7 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
   Value acc = branch(
       b, loc, fitsPV, alphaAcc,
       [&](OpBuilder &fb, Location fl) {
-        TileRows vSrc = dequantized(fb, fl, vRows);
+        TileRows vSrc = contiguous(fb, fl, vRows);
         auto pages = [&](OpBuilder &gb, Location gl, bool guard) -> Value {
           return forEachPage(
               gb, gl, vSrc, {alphaAcc},
