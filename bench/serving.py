@@ -482,7 +482,10 @@ def main():
             times[(name, th)].append(harness.attn_time(out))
         for name, (spec, args) in extra.items():
             # (Each writes its output every round: the file is the last.)
-            reps = max(2, a.reps // 4)
+            # Decode cases take milliseconds: as many calls as the decode
+            # rows above; the prefill-sized ones a quarter.
+            short = "decode" in name and not name.startswith("shared prefix")
+            reps = a.reps if short else max(2, a.reps // 4)
             out = harness.run_ok([a.attn_run, spec, f"--reps={reps}"] + args, env)
             times.setdefault((name, th), []).append(harness.attn_time(out))
         if torch is not None:
@@ -516,8 +519,9 @@ def main():
         say(f"- {label}: {err:.2e}")
     say()
     say(f"Times: median over {a.rounds} interleaved rounds of attn-run's median "
-        f"of its calls (kernel only: {a.reps} for decode, {max(2, a.reps // 4)} "
-        f"for prefill); spread = min-max of the rounds.")
+        f"of its calls (kernel only: {a.reps} for decode, quantized and ragged "
+        f"decode, {max(2, a.reps // 4)} for prefill, chunked prefill and the "
+        f"shared-prefix pair); spread = min-max of the rounds.")
     say()
     say.table_head()
     ms, stats = harness.ms, harness.stats
