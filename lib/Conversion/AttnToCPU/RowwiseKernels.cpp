@@ -1,0 +1,367 @@
+//===- RowwiseKernels.cpp - decode-shaped Q K^T and P V, row by row
+//--------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernels of tiles with few rows per head (decode's one query per head)
+// and of tails: Q K^T one key row at a time against blocks of query rows,
+// P V with each V row chunk shared by a block of rows. K/V rows are read
+// where they are: in the tile, in their page of the pool, or raw in a
+// quantized cache (decoded in registers, scaled once per key). Paged rows
+// of the next page are prefetched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "attn/Conversion/Dequant.h"
+#include "attn/Conversion/PagedKv.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
+                             ValueRange idx, int64_t width, bool inBounds) {
+  auto tileTy = cast<RankedTensorType>(tile.getType());
+  Type e = tileTy.getElementType();
+  Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(e));
+  SmallVector<bool> ib = {inBounds};
+  Value x = vector::TransferReadOp::create(b, loc, VectorType::get({width}, e),
+                                           tile, idx, pad, ib);
+  if (isQuantizedKvType(e))
+    return decodeQuantizedUnscaled(b, loc, x).first;
+  if (e != f32)
+    x = arith::ExtFOp::create(b, loc, VectorType::get({width}, f32), x);
+  return x;
+}
+
+FusedLowering::RowRef FusedLowering::rowRef(OpBuilder &b, Location loc,
+                                            Value tile, const TileRows *rows,
+                                            Value j) {
+  if (!rows || rows->tile)
+    return {tile, Value(), j, Value()};
+  IndexMath m{b, loc};
+  Value key = m.add(rows->k0, j);
+  return {rows->pool, buildPageIndex(b, loc, op, rows->bIdx, key),
+          arith::RemUIOp::create(b, loc, key, pageSize), rows->gIdx};
+}
+
+SmallVector<Value> FusedLowering::rowIndex(const RowRef &ref, Value zero,
+                                           Value col) {
+  if (!ref.page)
+    return kvIndex(zero, ref.row, col);
+  if (layout == Layout::bhnd)
+    return {ref.page, ref.gIdx, ref.row, col};
+  return {ref.page, ref.row, ref.gIdx, col};
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+FusedLowering::blockRows(OpBuilder &b, Location loc, Value n0, int64_t block,
+                         Value qs) {
+  IndexMath m{b, loc};
+  SmallVector<Value> rs, is;
+  for (int64_t rb = 0; rb < block; ++rb) {
+    Value n = m.add(n0, m.c(rb));
+    rs.push_back(arith::DivUIOp::create(b, loc, n, qs));
+    is.push_back(arith::RemUIOp::create(b, loc, n, qs));
+  }
+  return {rs, is};
+}
+
+SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
+                                                 ArrayRef<Value> vs) {
+  int64_t n = static_cast<int64_t>(vs.size());
+  int64_t width = cast<VectorType>(vs[0].getType()).getNumElements();
+  SmallVector<Value> sums;
+  if (n == 1 || !llvm::isPowerOf2_64(n) || n > width) {
+    for (Value v : vs)
+      sums.push_back(vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, v, /*acc=*/Value(), kFast));
+    return sums;
+  }
+  // Pairs (x, y) of vectors whose lanes hold segments of `seg` lanes (one
+  // per row) become one vector of segments of seg / 2: the first halves of
+  // every segment of x then of y, plus the second halves.
+  SmallVector<Value> level(vs.begin(), vs.end());
+  int64_t seg = width;
+  while (level.size() > 1) {
+    SmallVector<int64_t> lo, hi;
+    int64_t half = seg / 2;
+    for (int64_t src = 0; src < 2; ++src)
+      for (int64_t s0 = 0; s0 < width; s0 += seg)
+        for (int64_t l = 0; l < half; ++l) {
+          lo.push_back(src * width + s0 + l);
+          hi.push_back(src * width + s0 + half + l);
+        }
+    SmallVector<Value> next;
+    for (size_t p = 0; p + 1 < level.size(); p += 2) {
+      Value a = vector::ShuffleOp::create(b, loc, level[p], level[p + 1], lo);
+      Value c = vector::ShuffleOp::create(b, loc, level[p], level[p + 1], hi);
+      next.push_back(arith::AddFOp::create(b, loc, a, c, kFast));
+    }
+    level = std::move(next);
+    seg = half;
+  }
+  // One vector of n segments of `seg` lanes, in row order: sum within each.
+  Value w = level[0];
+  for (int64_t half = seg / 2; half >= 1; half /= 2) {
+    SmallVector<int64_t> swap;
+    for (int64_t l = 0; l < width; ++l)
+      swap.push_back(l % (2 * half) < half ? l + half : l - half);
+    w = arith::AddFOp::create(
+        b, loc, w, vector::ShuffleOp::create(b, loc, w, w, swap), kFast);
+  }
+  for (int64_t r = 0; r < n; ++r)
+    sums.push_back(vector::ExtractOp::create(b, loc, w, r * seg));
+  return sums;
+}
+
+void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
+                                  const TileRows *v, Value j) {
+  if (!pageSize || !k.kvLen)
+    return;
+  IndexMath m{b, loc};
+  Value key = m.min(m.add(m.add(k.k0, j), pageSize), m.sub(k.kvLen, m.c(1)));
+  auto [page, row] = cacheRow(b, loc, k.bIdx, key);
+  for (const TileRows *rows : {&k, v}) {
+    if (!rows)
+      continue;
+    auto type = cast<RankedTensorType>(rows->pool.getType());
+    // One hint per 64-byte line of the row (the first line only when D is
+    // dynamic).
+    int64_t d = staticSize(rows->d);
+    int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+    int64_t lines = ShapedType::isDynamic(d) ? 1 : llvm::divideCeil(d, perLine);
+    auto layoutAttr = StridedLayoutAttr::get(
+        b.getContext(), ShapedType::kDynamic,
+        SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+    auto bufType =
+        MemRefType::get(type.getShape(), type.getElementType(), layoutAttr);
+    Value buf = bufferization::ToBufferOp::create(b, loc, bufType, rows->pool,
+                                                  /*readOnly=*/true);
+    for (int64_t c = 0; c < lines; ++c) {
+      RowRef ref{buf, page, row, rows->gIdx};
+      memref::PrefetchOp::create(b, loc, buf,
+                                 rowIndex(ref, Value(), m.c(c * perLine)),
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+    }
+  }
+}
+
+Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
+                               Value kTile, Value sInit, Value qs, Value ks,
+                               const TileRows *rows,
+                               const TileRows *prefetchV) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({lanes}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  int64_t d = staticSize(dqk);
+  bool dInBounds = !ShapedType::isDynamic(d) && d % lanes == 0;
+  auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
+    return splatConstant(nb, nl, vecTy, 0.0);
+  };
+  auto qIdx = [&](Value r, Value i, Value d0) {
+    return headRowIndex(zero, r, i, d0);
+  };
+  // Static Dqk up to 16 registers is unrolled, with two independent chains
+  // per row; otherwise a loop over one-register chunks.
+  bool unrolled = !ShapedType::isDynamic(d) && d <= 16 * lanes;
+  int64_t chunks = unrolled ? llvm::divideCeil(d, lanes) : 1;
+  int64_t chains = std::min<int64_t>(chunks, 2);
+  // The R x qs rows n = r * qs + i of the tile against key j, in blocks of
+  // `block` rows: each chunk of the key row is read (and decoded) once and
+  // multiplied into every row of the block; one horizontal sum per logit,
+  // times the key's scale when the cache is quantized.
+  auto rowBlocks = [&](OpBuilder &b1, Location l1, Value j, const RowRef &kRow,
+                       Value kScale, Value lo, Value hi, int64_t block,
+                       Value init) -> Value {
+    auto nLoop = scf::ForOp::create(
+        b1, l1, lo, hi, im.c(block), ValueRange{init},
+        [&](OpBuilder &b2, Location l2, Value n0, ValueRange it2) {
+          IndexMath m2{b2, l2};
+          SmallVector<Value> rs, is;
+          std::tie(rs, is) = blockRows(b2, l2, n0, block, qs);
+          // accs[rb * chains + c]: row rb's chain c.
+          auto step = [&](OpBuilder &cb, Location cl, Value d0, int64_t chain,
+                          SmallVector<Value> &accs) {
+            Value kv = readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0),
+                               lanes, dInBounds);
+            for (int64_t rb = 0; rb < block; ++rb) {
+              Value qv = readRow(cb, cl, qTile, qIdx(rs[rb], is[rb], d0), lanes,
+                                 dInBounds);
+              Value &acc = accs[rb * chains + chain];
+              acc = vector::FMAOp::create(cb, cl, qv, kv, acc);
+            }
+          };
+          SmallVector<Value> accs(block * chains, zeros(b2, l2));
+          if (unrolled) {
+            for (int64_t c = 0; c < chunks; ++c)
+              step(b2, l2, m2.c(c * lanes), c % chains, accs);
+          } else {
+            auto loop = scf::ForOp::create(
+                b2, l2, zero, dqk, m2.c(lanes), accs,
+                [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
+                  SmallVector<Value> a(it.begin(), it.end());
+                  step(lb, ll, d0, 0, a);
+                  scf::YieldOp::create(lb, ll, a);
+                });
+            accs.assign(loop.getResults().begin(), loop.getResults().end());
+          }
+          SmallVector<Value> rowSums;
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value v = accs[rb * chains];
+            for (int64_t c = 1; c < chains; ++c)
+              v = arith::AddFOp::create(b2, l2, v, accs[rb * chains + c],
+                                        kFast);
+            rowSums.push_back(v);
+          }
+          SmallVector<Value> sums = horizontalSums(b2, l2, rowSums);
+          Value out = it2[0];
+          for (int64_t rb = 0; rb < block; ++rb) {
+            Value sum = sums[rb];
+            if (kScale)
+              sum = arith::MulFOp::create(b2, l2, sum, kScale);
+            out = tensor::InsertOp::create(b2, l2, sum, out,
+                                           ValueRange{rs[rb], is[rb], j});
+          }
+          scf::YieldOp::create(b2, l2, out);
+        });
+    return nLoop.getResult(0);
+  };
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, one, ValueRange{sInit},
+      [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+        IndexMath m1{b1, l1};
+        RowRef kRow = rowRef(b1, l1, kTile, rows, j);
+        Value kScale =
+            rows && rows->scale ? rowScale(b1, l1, *rows, j) : Value();
+        if (rows)
+          prefetchAhead(b1, l1, *rows, prefetchV, j);
+        Value all = m1.mul(groups, qs);
+        Value blocked =
+            m1.sub(all, arith::RemUIOp::create(b1, l1, all, m1.c(kQKRows)));
+        Value out =
+            rowBlocks(b1, l1, j, kRow, kScale, zero, blocked, kQKRows, it1[0]);
+        out = rowBlocks(b1, l1, j, kRow, kScale, blocked, all, 1, out);
+        scf::YieldOp::create(b1, l1, out);
+      });
+  return jLoop.getResult(0);
+}
+
+Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
+                               Value vTile, Value qs, Value ks, bool guard,
+                               const TileRows *paged) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({lanes}, f32);
+  Value zero = im.c(0), one = im.c(1);
+  int64_t e = staticSize(dv);
+  int64_t width = 4;
+  if (!ShapedType::isDynamic(e))
+    width = std::clamp<int64_t>(llvm::divideCeil(e, lanes), 1, 4);
+  // kPVRows x width accumulators, the V row chunks and a broadcast weight
+  // must fit in the register file (16 ymm on AVX2: 4 x 2).
+  while (width > 1 && kPVRows * width + width + 1 > registers)
+    width /= 2;
+  bool eInBounds = !ShapedType::isDynamic(e) && e % (width * lanes) == 0;
+  SmallVector<bool> ib = {eInBounds};
+  // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
+  auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
+                       int64_t block, Value init) -> Value {
+    IndexMath m0{b0, l0};
+    auto nLoop = scf::ForOp::create(
+        b0, l0, lo, hi, m0.c(block), ValueRange{init},
+        [&](OpBuilder &b1, Location l1, Value n0, ValueRange it1) {
+          SmallVector<Value> rs, is;
+          std::tie(rs, is) = blockRows(b1, l1, n0, block, qs);
+          auto eLoop = scf::ForOp::create(
+              b1, l1, zero, dv, im.c(width * lanes), it1,
+              [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                IndexMath m3{b3, l3};
+                Value pad =
+                    arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
+                SmallVector<Value> accs, cols;
+                for (int64_t c = 0; c < width; ++c)
+                  cols.push_back(m3.add(e0, m3.c(c * lanes)));
+                for (int64_t rb = 0; rb < block; ++rb)
+                  for (int64_t c = 0; c < width; ++c)
+                    accs.push_back(vector::TransferReadOp::create(
+                        b3, l3, vecTy, it3[0],
+                        ValueRange{rs[rb], is[rb], cols[c]}, pad, ib));
+                auto kLoop = scf::ForOp::create(
+                    b3, l3, zero, ks, one, accs,
+                    [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
+                      Value z = arith::ConstantIndexOp::create(b4, l4, 0);
+                      RowRef vRow = rowRef(b4, l4, vTile, paged, j);
+                      // A quantized row's scale goes on the weights; a
+                      // weight of 0 stays 0 whatever the scale.
+                      Value vScale = paged && paged->scale
+                                         ? rowScale(b4, l4, *paged, j)
+                                         : Value();
+                      SmallVector<Value> vv;
+                      for (int64_t c = 0; c < width; ++c)
+                        vv.push_back(readRow(b4, l4, vRow.src,
+                                             rowIndex(vRow, z, cols[c]), lanes,
+                                             eInBounds));
+                      SmallVector<Value> next;
+                      for (int64_t rb = 0; rb < block; ++rb) {
+                        Value w = tensor::ExtractOp::create(
+                            b4, l4, p, ValueRange{rs[rb], is[rb], j});
+                        Value isZero;
+                        if (guard)
+                          isZero = arith::CmpFOp::create(
+                              b4, l4, arith::CmpFPredicate::OEQ,
+                              vector::BroadcastOp::create(b4, l4, vecTy, w),
+                              splatConstant(b4, l4, vecTy, 0.0));
+                        if (vScale) {
+                          Value zw = arith::CmpFOp::create(
+                              b4, l4, arith::CmpFPredicate::OEQ, w,
+                              arith::ConstantOp::create(
+                                  b4, l4, b4.getF32FloatAttr(0.0)));
+                          w = arith::SelectOp::create(
+                              b4, l4, zw, w,
+                              arith::MulFOp::create(b4, l4, w, vScale));
+                        }
+                        Value splat =
+                            vector::BroadcastOp::create(b4, l4, vecTy, w);
+                        for (int64_t c = 0; c < width; ++c) {
+                          Value prev = a4[rb * width + c];
+                          Value f =
+                              vector::FMAOp::create(b4, l4, splat, vv[c], prev);
+                          if (guard)
+                            f = arith::SelectOp::create(b4, l4, isZero, prev,
+                                                        f);
+                          next.push_back(f);
+                        }
+                      }
+                      scf::YieldOp::create(b4, l4, next);
+                    });
+                Value out = it3[0];
+                for (int64_t rb = 0; rb < block; ++rb)
+                  for (int64_t c = 0; c < width; ++c)
+                    out = vector::TransferWriteOp::create(
+                              b3, l3, kLoop.getResult(rb * width + c), out,
+                              ValueRange{rs[rb], is[rb], cols[c]}, ib)
+                              .getResult();
+                scf::YieldOp::create(b3, l3, out);
+              });
+          scf::YieldOp::create(b1, l1, eLoop.getResults());
+        });
+    return nLoop.getResult(0);
+  };
+  Value rows = im.mul(groups, qs);
+  Value blocked =
+      im.sub(rows, arith::RemUIOp::create(b, loc, rows, im.c(kPVRows)));
+  Value out = rowBlocks(b, loc, zero, blocked, kPVRows, acc);
+  return rowBlocks(b, loc, blocked, rows, 1, out);
+}
