@@ -55,16 +55,6 @@ Value FusedLowering::rowScale(OpBuilder &b, Location loc, const TileRows &rows,
   return scaleAt(b, loc, rows.scale, layout, raw, block, rows.gIdx, row);
 }
 
-FusedLowering::TileRows FusedLowering::dequantized(OpBuilder &b, Location loc,
-                                                   const TileRows &rows) {
-  if (!rows.scale)
-    return rows;
-  TileRows f = rows;
-  f.tile = dequantizeTile(b, loc, rows);
-  f.scale = Value();
-  return f;
-}
-
 FusedLowering::TileRows FusedLowering::contiguous(OpBuilder &b, Location loc,
                                                   const TileRows &rows) {
   if (rows.tile && !rows.scale)
@@ -113,12 +103,8 @@ Value FusedLowering::dequantizeTile(OpBuilder &b, Location loc,
         }
         auto decode = [&](OpBuilder &db, Location dl, Value x,
                           Value by) -> Value {
-          if (!by) {
-            Type to = f32;
-            if (auto vt = dyn_cast<VectorType>(x.getType()))
-              to = VectorType::get(vt.getShape(), f32);
-            return x.getType() == to ? x : arith::ExtFOp::create(db, dl, to, x);
-          }
+          if (!by)
+            return ext(db, dl, x);
           return arith::MulFOp::create(
               db, dl, decodeQuantizedUnscaled(db, dl, x).first, by);
         };

@@ -170,7 +170,10 @@ public:
   }
 
   Value ext(OpBuilder &b, Location loc, Value x) {
-    return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+    Type to = f32;
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      to = vt.clone(f32);
+    return x.getType() == to ? x : arith::ExtFOp::create(b, loc, to, x);
   }
 
   /// Slice of q (or out) holding heads [g*R, g*R+R) and rows [q0, q0+qs):
@@ -230,10 +233,11 @@ public:
   /// (2^8 for e4m3), an f32 scalar.
   Value rowScale(OpBuilder &b, Location loc, const TileRows &rows, Value j);
 
-  /// `rows` with an f32 tile when they are quantized: the tile dequantized
-  /// into scratch (dequantizeTile) for the packed kernels; other rows as
-  /// they are.
-  TileRows dequantized(OpBuilder &b, Location loc, const TileRows &rows);
+  /// `rows` with an f32 tile when they are quantized (`contiguous`), for the
+  /// packed kernels; other rows as they are.
+  TileRows dequantized(OpBuilder &b, Location loc, const TileRows &rows) {
+    return rows.scale ? contiguous(b, loc, rows) : rows;
+  }
 
   /// `rows` as one f32 tile: a quantized tile dequantized, a tile of several
   /// pages gathered (and converted to f32) into scratch (dequantizeTile),

@@ -1,5 +1,4 @@
-//===- RowwiseKernels.cpp - decode-shaped Q K^T and P V, row by row
-//--------===//
+//===- RowwiseKernels.cpp - Q K^T and P V row by row (decode) -------------===//
 //
 // Part of the attn project.
 //
@@ -40,9 +39,7 @@ Value FusedLowering::readRow(OpBuilder &b, Location loc, Value tile,
                                            tile, idx, pad, ib);
   if (isQuantizedKvType(e))
     return decodeQuantizedUnscaled(b, loc, x).first;
-  if (e != f32)
-    x = arith::ExtFOp::create(b, loc, VectorType::get({width}, f32), x);
-  return x;
+  return ext(b, loc, x);
 }
 
 FusedLowering::RowRef FusedLowering::rowRef(OpBuilder &b, Location loc,
@@ -51,9 +48,8 @@ FusedLowering::RowRef FusedLowering::rowRef(OpBuilder &b, Location loc,
   if (!rows || rows->tile)
     return {tile, Value(), j, Value()};
   IndexMath m{b, loc};
-  Value key = m.add(rows->k0, j);
-  return {rows->pool, buildPageIndex(b, loc, op, rows->bIdx, key),
-          arith::RemUIOp::create(b, loc, key, pageSize), rows->gIdx};
+  auto [page, row] = cacheRow(b, loc, rows->bIdx, m.add(rows->k0, j));
+  return {rows->pool, page, row, rows->gIdx};
 }
 
 SmallVector<Value> FusedLowering::rowIndex(const RowRef &ref, Value zero,
