@@ -230,6 +230,20 @@ FusedLowering::QueryTile FusedLowering::queryTileAt(OpBuilder &b, Location loc,
   return t;
 }
 
+FusedLowering::State FusedLowering::computeQueryTile(OpBuilder &b, Location loc,
+                                                     const QueryTile &tile,
+                                                     Value split) {
+  // The key tiles this query tile reads, and this split's even chunk of
+  // them.
+  auto rules = rulesAt(b, loc);
+  auto [lo, hi] = rules->readableKeys(tile.q0, tile.qs, tile.kvLen, nq);
+  auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
+  if (split)
+    std::tie(ktLo, ktHi) = rules->splitTiles(ktLo, ktHi, split);
+  State st = initState(b, loc, tile.qs);
+  return walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
+}
+
 SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
   // The grid: one work item per (batch, K/V head, query tile).
   SmallVector<OpFoldResult> ubs = {batch, hkv,
@@ -241,12 +255,7 @@ SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
   IndexMath m{b, loc};
   QueryTile tile = queryTileAt(b, loc, forall.getInductionVars());
   Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs;
-  // The key tiles this query tile reads.
-  auto rules = rulesAt(b, loc);
-  auto [lo, hi] = rules->readableKeys(q0, qs, tile.kvLen, nq);
-  auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
-  State st = initState(b, loc, qs);
-  st = walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
+  State st = computeQueryTile(b, loc, tile, Value());
   // The out and lse tiles are computed into slices of the shared outputs
   // and inserted back at the same place: in place after bufferization.
   Value h0 = m.mul(gIdx, groups);

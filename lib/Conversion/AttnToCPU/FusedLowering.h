@@ -519,7 +519,34 @@ public:
   /// The decode form: forall (b, g, query tile, split) computes partial
   /// states over a chunk of the readable key tiles; a merge combines them.
   SmallVector<Value> buildSplitKv(OpBuilder &b, Location loc);
+
+  /// The decode form's exact merge of the partial states m, l
+  /// [B, Hkv, S, R, Nq] and acc [B, Hkv, S, R, Nq, Dv] into out (in the op's
+  /// layout and element type) and lse.
+  SmallVector<Value> mergeSplits(OpBuilder &b, Location loc, Value pm, Value pl,
+                                 Value pacc);
+
+  /// The part of one work item both forms share: the key tiles that `tile`'s
+  /// rows read (split `split` of them in the decode form, or all when
+  /// `split` is null), walked from a fresh state; none when the tile has
+  /// no rows.
+  State computeQueryTile(OpBuilder &b, Location loc, const QueryTile &tile,
+                         Value split);
 };
+
+/// A ragged `op` in the fused form (`schedule.splits` == 0) or the decode
+/// form as one work list: a forall over (sequence, K/V head, query tile
+/// [, key split]) whose items each build their sequence's dense op
+/// (buildSequenceOp) and lower one query tile of it, writing into the
+/// packed results (or the packed partial states, merged once afterwards).
+/// Sequences with fewer query tiles than the longest leave their extra items
+/// empty. The caller emits the run-time checks (emitRaggedChecks) and
+/// guards the work.
+SmallVector<Value> buildRaggedWorkList(PatternRewriter &rewriter,
+                                       AttentionOp op,
+                                       const ScheduleSpec &schedule,
+                                       const VectorShape &shape,
+                                       bool instrument);
 
 } // namespace cpu
 } // namespace attn

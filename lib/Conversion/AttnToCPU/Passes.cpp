@@ -61,13 +61,11 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    // Ragged batches: a loop of dense ops, which this pattern then lowers.
-    if (op.isRagged()) {
-      rewriteRaggedAsLoop(rewriter, op);
-      return success();
-    }
     // The work runs only when every run-time check passed.
-    emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
+    if (op.isRagged())
+      emitRaggedChecks(rewriter, op.getLoc(), op);
+    else
+      emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
     SmallVector<Value> results = buildGuardedOrZeros(
         rewriter, op.getLoc(), op, [&](OpBuilder &, Location) {
           TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
@@ -83,6 +81,10 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           choice.registerCols = shape.nw;
           choice.vectorBits = shape.lanes * 32;
           recordLoweringChoice(op, choice);
+          // Ragged batches: one work list over the sequences' tiles.
+          if (op.isRagged())
+            return buildRaggedWorkList(rewriter, op, schedule, shape,
+                                       opts.instrument);
           FusedLowering lowering(op, rewriter, schedule, shape,
                                  opts.instrument);
           return opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())

@@ -30,13 +30,7 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
     QueryTile tile = queryTileAt(b, loc, forall.getInductionVars());
     Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs;
     Value sIdx = forall.getInductionVar(3);
-    // The readable key tiles, and this split's even chunk of them.
-    auto rules = rulesAt(b, loc);
-    auto [lo, hi] = rules->readableKeys(q0, qs, tile.kvLen, nq);
-    auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
-    auto [sLo, sHi] = rules->splitTiles(ktLo, ktHi, sIdx);
-    State st = initState(b, loc, qs);
-    st = walkKeyTiles(b, loc, tile, sLo, sHi, st);
+    State st = computeQueryTile(b, loc, tile, sIdx);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> off = {bIdx, gIdx, sIdx, zero, q0};
@@ -52,9 +46,12 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
     tensor::ParallelInsertSliceOp::create(
         b, loc, st.acc, forall.getRegionIterArgs()[2], aoff, asz, astr);
   }
-  Value pm = forall.getResult(0), pl = forall.getResult(1),
-        pacc = forall.getResult(2);
+  return mergeSplits(b, loc, forall.getResult(0), forall.getResult(1),
+                     forall.getResult(2));
+}
 
+SmallVector<Value> FusedLowering::mergeSplits(OpBuilder &b, Location loc,
+                                              Value pm, Value pl, Value pacc) {
   // Merge. Loops (b, g, r, i) over splits s: M = max_s m_s.
   SmallVector<OpFoldResult> mergedRows = {batch, hkv, groups, nq};
   AffineMap part5 = map(b, 5, {0, 1, 4, 2, 3});

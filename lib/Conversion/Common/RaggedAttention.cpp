@@ -133,15 +133,10 @@ static bool regionsReadBatch(AttentionOp op) {
   return false;
 }
 
-void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
-                                     AttentionOp op) {
-  Location loc = op.getLoc();
-  OpBuilder &b = rewriter;
+void mlir::attn::emitRaggedChecks(OpBuilder &b, Location loc, AttentionOp op) {
   int64_t nDim = op.getPhysicalDim(2);
-  bool paged = op.isPaged();
-  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
-  Value tq = tensor::DimOp::create(b, loc, q, nDim);
+  Value tq = tensor::DimOp::create(b, loc, op.getQuery(), nDim);
   Value nQ = tensor::DimOp::create(b, loc, cuQ, 0);
   getErrorContext(b, op);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
@@ -158,11 +153,98 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
                    RuntimeCheck::RaggedNoSequences, {nQ});
   checkOffsets(b, loc, op, cuQ, tq, RuntimeCheck::RaggedOffsetsQ);
   if (cuK)
-    checkOffsets(b, loc, op, cuK, tensor::DimOp::create(b, loc, k, nDim),
+    checkOffsets(b, loc, op, cuK,
+                 tensor::DimOp::create(b, loc, op.getKey(), nDim),
                  RuntimeCheck::RaggedOffsetsK);
   // The sizes the types leave open: k against v, masks against the packed
   // rows, kv_len and the page table against the sequences.
   emitRuntimeShapeChecks(b, loc, op);
+}
+
+std::pair<Value, Value> mlir::attn::sequenceRows(OpBuilder &b, Location loc,
+                                                 AttentionOp op, Value s) {
+  Value cuQ = op.getCuSeqlensQ();
+  Value next = arith::AddIOp::create(b, loc, s,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value q0 = offsetAt(b, loc, cuQ, s);
+  return {q0, arith::SubIOp::create(b, loc, offsetAt(b, loc, cuQ, next), q0)};
+}
+
+AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
+                                        AttentionOp op, Value s, Value q0,
+                                        Value nq) {
+  OpBuilder &lb = rewriter;
+  int64_t nDim = op.getPhysicalDim(2);
+  bool paged = op.isPaged();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value cuK = op.getCuSeqlensK();
+  Value zero = arith::ConstantIndexOp::create(lb, ll, 0);
+  Value one = arith::ConstantIndexOp::create(lb, ll, 1);
+  // Rows [r0, r0 + n) of `t` along N.
+  auto rows = [&](Value t, Value r0, Value n) -> Value {
+    return sliceDims(lb, ll, t, {{nDim, r0, n}});
+  };
+  // Entry s of a per-sequence tensor (kv_len, page_table rows).
+  auto entry = [&](Value t) -> Value {
+    return sliceDims(lb, ll, t, {{0, s, one}});
+  };
+  Value qs = rows(q, q0, nq), ks = k, vs = v, k0 = zero, nk;
+  if (!paged) {
+    Value next = arith::AddIOp::create(lb, ll, s, one);
+    k0 = offsetAt(lb, ll, cuK, s);
+    nk = arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuK, next), k0);
+    ks = rows(k, k0, nk);
+    vs = rows(v, k0, nk);
+  }
+  // Quantized K/V: per-token scales follow their keys' rows (the scale
+  // tensor is K's shape without D); per-page (here per-batch-entry) scales
+  // and a pool's scales stay whole.
+  auto scaleRows = [&](Value t) -> Value {
+    if (!t || paged || cast<RankedTensorType>(t.getType()).getRank() != 3)
+      return t;
+    return rows(t, k0, nk);
+  };
+  Value kScale = scaleRows(op.getKScale());
+  Value vScale = scaleRows(op.getVScale());
+  Value pageTable = paged ? entry(op.getPageTable()) : Value();
+  Value kvLen = op.getKvLen() ? entry(op.getKvLen()) : Value();
+  Value mask, bias;
+  if (op.getMask())
+    mask = sliceMaskOrBias(lb, ll, op.getMask(), q0, nq, k0, nk, paged);
+  if (op.getBias())
+    bias = sliceMaskOrBias(lb, ll, op.getBias(), q0, nq, k0, nk, paged);
+  SmallVector<Value> modInputs(op.getModInputs());
+  Value seqInput;
+  if (regionsReadBatch(op)) {
+    Value s64 = arith::IndexCastOp::create(lb, ll, lb.getI64Type(), s);
+    seqInput = tensor::FromElementsOp::create(
+        lb, ll, RankedTensorType::get({1}, lb.getI64Type()), ValueRange{s64});
+    modInputs.push_back(seqInput);
+  }
+  Type outType = withDynamicN(op.getOut().getType(), nDim);
+  Type lseType;
+  if (Value lse = op.getLse())
+    lseType = withDynamicN(lse.getType(), 2);
+  auto inner = AttentionOp::create(
+      lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(), Value(), kScale,
+      vScale, kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(), modInputs,
+      op.getLayoutAttr(), op.getVFromKAttr(), op.getCausalAttr(),
+      op.getAlignAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
+      op.getScaleAttr(), op.getSoftcapAttr(), op.getNormalizationAttr());
+  cloneRegions(rewriter, op, inner, seqInput);
+  return inner;
+}
+
+void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
+                                     AttentionOp op) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  int64_t nDim = op.getPhysicalDim(2);
+  Value q = op.getQuery(), v = op.getValue();
+  Value cuQ = op.getCuSeqlensQ();
+  Value tq = tensor::DimOp::create(b, loc, q, nDim);
+  Value nQ = tensor::DimOp::create(b, loc, cuQ, 0);
+  emitRaggedChecks(b, loc, op);
 
   // After a failed check the sequences are not visited (results are zeros).
   SmallVector<Value> replacements = buildGuardedOrZeros(
@@ -186,10 +268,7 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
         auto loop = scf::ForOp::create(
             b, loc, zero, seqs, one, inits,
             [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
-              Value next = arith::AddIOp::create(lb, ll, s, one);
-              Value q0 = offsetAt(lb, ll, cuQ, s);
-              Value nq = arith::SubIOp::create(lb, ll,
-                                               offsetAt(lb, ll, cuQ, next), q0);
+              auto [q0, nq] = sequenceRows(lb, ll, op, s);
               // A sequence without queries reads nothing (its page table
               // row and kv_len entry included).
               Value any = arith::CmpIOp::create(
@@ -200,65 +279,7 @@ void mlir::attn::rewriteRaggedAsLoop(PatternRewriter &rewriter,
               lb.setInsertionPointToStart(&visit.getElseRegion().front());
               scf::YieldOp::create(lb, ll, acc);
               lb.setInsertionPointToStart(&visit.getThenRegion().front());
-              // Rows [r0, r0 + n) of `t` along N.
-              auto rows = [&](Value t, Value r0, Value n) -> Value {
-                return sliceDims(lb, ll, t, {{nDim, r0, n}});
-              };
-              // Entry s of a per-sequence tensor (kv_len, page_table rows).
-              auto entry = [&](Value t) -> Value {
-                return sliceDims(lb, ll, t, {{0, s, one}});
-              };
-              Value qs = rows(q, q0, nq), ks = k, vs = v, k0 = zero, nk;
-              if (!paged) {
-                k0 = offsetAt(lb, ll, cuK, s);
-                nk = arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuK, next),
-                                           k0);
-                ks = rows(k, k0, nk);
-                vs = rows(v, k0, nk);
-              }
-              // Quantized K/V: per-token scales follow their keys' rows
-              // (the scale tensor is K's shape without D); per-page (here
-              // per-batch-entry) scales and a pool's scales stay whole.
-              auto scaleRows = [&](Value t) -> Value {
-                if (!t || paged ||
-                    cast<RankedTensorType>(t.getType()).getRank() != 3)
-                  return t;
-                return rows(t, k0, nk);
-              };
-              Value kScale = scaleRows(op.getKScale());
-              Value vScale = scaleRows(op.getVScale());
-              Value pageTable = paged ? entry(op.getPageTable()) : Value();
-              Value kvLen = op.getKvLen() ? entry(op.getKvLen()) : Value();
-              Value mask, bias;
-              if (op.getMask())
-                mask = sliceMaskOrBias(lb, ll, op.getMask(), q0, nq, k0, nk,
-                                       paged);
-              if (op.getBias())
-                bias = sliceMaskOrBias(lb, ll, op.getBias(), q0, nq, k0, nk,
-                                       paged);
-              SmallVector<Value> modInputs(op.getModInputs());
-              Value seqInput;
-              if (regionsReadBatch(op)) {
-                Value s64 =
-                    arith::IndexCastOp::create(lb, ll, lb.getI64Type(), s);
-                seqInput = tensor::FromElementsOp::create(
-                    lb, ll, RankedTensorType::get({1}, lb.getI64Type()),
-                    ValueRange{s64});
-                modInputs.push_back(seqInput);
-              }
-              Type outType = withDynamicN(op.getOut().getType(), nDim);
-              Type lseType;
-              if (Value lse = op.getLse())
-                lseType = withDynamicN(lse.getType(), 2);
-              auto inner = AttentionOp::create(
-                  lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(),
-                  Value(), kScale, vScale, kvLen, mask, bias,
-                  op.getAlibiSlopes(), op.getSink(), modInputs,
-                  op.getLayoutAttr(), op.getVFromKAttr(), op.getCausalAttr(),
-                  op.getAlignAttr(), op.getWindowLeftAttr(),
-                  op.getWindowRightAttr(), op.getScaleAttr(),
-                  op.getSoftcapAttr(), op.getNormalizationAttr());
-              cloneRegions(rewriter, op, inner, seqInput);
+              AttentionOp inner = buildSequenceOp(rewriter, ll, op, s, q0, nq);
               SmallVector<Value> results;
               {
                 SmallVector<OpFoldResult> off(4, lb.getIndexAttr(0));

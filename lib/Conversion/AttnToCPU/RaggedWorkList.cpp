@@ -1,0 +1,171 @@
+//===- RaggedWorkList.cpp - a ragged batch as one parallel work list ------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A ragged batch on the CPU runs as one forall over every (sequence s, K/V
+// head g, query tile qt [, key split]) of the batch, so that many short
+// sequences (decode: one query each) spread over the threads like a dense
+// batch does, instead of a loop over sequences parallel only inside each.
+//
+// An item builds the dense attn.attention of its sequence (buildSequenceOp:
+// the sequence's slices, page table row, kv_len entry, masks and regions),
+// lowers one query tile of it with that op's own FusedLowering (so causal
+// alignment, windows, ALiBi, masks and regions stay on the sequence's own
+// diagonal and indices) and writes the tile at the sequence's packed rows of
+// the shared results. The forall's query-tile extent is that of the longest
+// sequence; the extra items of shorter sequences have no rows and read no
+// keys (their kv_len is taken as 0). Rows outside every sequence keep the
+// results' initial values: out = 0, lse = -inf.
+//
+// The decode form writes each item's partial state (m, l, acc) at the
+// packed rows of per-split buffers and merges them once for the whole batch
+// (mergeSplits with B = 1 and Nq = the packed tokens).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedLowering.h"
+
+#include "attn/Conversion/RaggedAttention.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+/// A tensor of `sizes` filled with `v` (element type `elt`).
+static Value filledTensor(OpBuilder &b, Location loc,
+                          ArrayRef<OpFoldResult> sizes, Type elt, double v) {
+  Value e = tensor::EmptyOp::create(b, loc, sizes, elt);
+  Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v));
+  return linalg::FillOp::create(b, loc, c, e).getResult(0);
+}
+
+/// The most query rows of any sequence of a ragged `op`.
+static Value longestSequence(OpBuilder &b, Location loc, AttentionOp op) {
+  IndexMath im{b, loc};
+  Value seqs =
+      im.sub(tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0).getResult(),
+             im.c(1));
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), seqs, im.c(1), ValueRange{im.c(0)},
+      [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
+        Value rows = sequenceRows(lb, ll, op, s).second;
+        scf::YieldOp::create(
+            lb, ll, Value(arith::MaxSIOp::create(lb, ll, acc[0], rows)));
+      });
+  return loop.getResult(0);
+}
+
+SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
+    PatternRewriter &rewriter, AttentionOp op, const ScheduleSpec &schedule,
+    const VectorShape &shape, bool instrument) {
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  bool decode = schedule.splits > 0;
+  // The packed op's sizes: B = 1, Nq = the packed query tokens.
+  FusedLowering packed(op, b, schedule, shape, instrument);
+  IndexMath im{b, loc};
+  Value seqs =
+      im.sub(tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0).getResult(),
+             im.c(1));
+  Value tiles =
+      packed.rulesAt(b, loc)->numQueryTiles(longestSequence(b, loc, op));
+  Value numSplits = im.c(schedule.splits);
+  Type f32 = b.getF32Type();
+  double negInf = -std::numeric_limits<double>::infinity();
+
+  // The shared results: out and lse of the packed rows, or the decode
+  // form's partial states m, l [1, Hkv, S, R, T] and acc [.., Dv].
+  SmallVector<Value> dests;
+  if (decode) {
+    SmallVector<OpFoldResult> rows = {packed.batch, packed.hkv, numSplits,
+                                      packed.groups, packed.nq};
+    SmallVector<OpFoldResult> acc = rows;
+    acc.push_back(packed.dv);
+    dests = {filledTensor(b, loc, rows, f32, negInf),
+             filledTensor(b, loc, rows, f32, 0.0),
+             filledTensor(b, loc, acc, f32, 0.0)};
+  } else {
+    dests.push_back(
+        filledTensor(b, loc, packed.outSizes(b, loc), packed.elt, 0.0));
+    if (op.getLse()) {
+      SmallVector<OpFoldResult> s = {packed.batch, packed.hq, packed.nq};
+      dests.push_back(filledTensor(b, loc, s, f32, negInf));
+    }
+  }
+  SmallVector<OpFoldResult> ubs = {seqs, packed.hkv, tiles};
+  if (decode)
+    ubs.push_back(numSplits);
+  auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    ValueRange ivs = forall.getInductionVars();
+    Value s = ivs[0], g = ivs[1], qt = ivs[2];
+    IndexMath m{b, loc};
+    auto [seqRow, seqRows] = sequenceRows(b, loc, op, s);
+    AttentionOp inner = buildSequenceOp(rewriter, loc, op, s, seqRow, seqRows);
+    FusedLowering seq(inner, b, schedule, shape, instrument);
+    FusedLowering::QueryTile tile;
+    tile.b = m.c(0);
+    tile.g = g;
+    tile.qt = qt;
+    std::tie(tile.q0, tile.qs) = seq.rulesAt(b, loc)->queryTile(qt, seq.nq);
+    // Items past the sequence's last query tile: no rows, no keys.
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                      tile.qs, m.c(0));
+    tile.qs = m.max(tile.qs, m.c(0));
+    tile.kvLen = arith::SelectOp::create(b, loc, any,
+                                         seq.kvLenOf(b, loc, tile.b), m.c(0));
+    FusedLowering::State st =
+        seq.computeQueryTile(b, loc, tile, decode ? ivs[3] : Value());
+    // The tile's place in the packed rows.
+    Value row = m.add(seqRow, tile.q0);
+    Value h0 = m.mul(g, packed.groups);
+    auto ones = [&](size_t n) {
+      return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+    };
+    ValueRange shared = forall.getRegionIterArgs();
+    if (decode) {
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      OpFoldResult one = b.getIndexAttr(1), c0 = b.getIndexAttr(0);
+      SmallVector<OpFoldResult> off = {c0, g, ivs[3], c0, row};
+      SmallVector<OpFoldResult> sz = {one, one, one, packed.groups, tile.qs};
+      tensor::ParallelInsertSliceOp::create(b, loc, st.m, shared[0], off, sz,
+                                            ones(5));
+      tensor::ParallelInsertSliceOp::create(b, loc, st.l, shared[1], off, sz,
+                                            ones(5));
+      off.push_back(c0);
+      sz.push_back(packed.dv);
+      tensor::ParallelInsertSliceOp::create(b, loc, st.acc, shared[2], off, sz,
+                                            ones(6));
+    } else {
+      // Finalized into slices of the shared results, inserted back at the
+      // same place (in place after bufferization).
+      Value outDest = tensor::ExtractSliceOp::create(
+          b, loc, shared[0], packed.headRowOffsets(m.c(0), h0, row),
+          packed.headRowSizes(b, packed.groups, tile.qs, packed.dv), ones(4));
+      Value lseDest;
+      if (op.getLse()) {
+        SmallVector<OpFoldResult> lo = {b.getIndexAttr(0), h0, row};
+        SmallVector<OpFoldResult> ls = {b.getIndexAttr(1), packed.groups,
+                                        tile.qs};
+        lseDest =
+            tensor::ExtractSliceOp::create(b, loc, shared[1], lo, ls, ones(3));
+      }
+      auto [outTile, lseTile] =
+          seq.finalize(b, loc, st, tile.qs, outDest, lseDest);
+      packed.insertTiles(b, loc, forall, m.c(0), g, row, tile.qs, outTile,
+                         lseTile);
+    }
+    // The sequence's op only carried its operands to `seq`.
+    rewriter.eraseOp(inner);
+  }
+  if (decode)
+    return packed.mergeSplits(b, loc, forall.getResult(0), forall.getResult(1),
+                              forall.getResult(2));
+  return packed.castResults(b, loc, forall.getResults());
+}
