@@ -4,7 +4,7 @@
 // kv_len + 1, bottom-right causal, reading the cache at a quarter of f32's
 // bytes (dequantized tile by tile as it is loaded). 4 sequences, 8 query
 // heads over 2 K/V heads, D = 64, pages of 16 tokens, a pool of 64 pages.
-// The same step as paged_decode_step.mlir; CPU forms only.
+// The same step as paged_decode_step.mlir, on the CPU and the GPU.
 func.func @step(%q: tensor<4x8x1x64xf32>, %kn: tensor<4x2x1x64xf32>,
                 %vn: tensor<4x2x1x64xf32>,
                 %kp: tensor<64x2x16x64xf8E4M3FN>, %ks: tensor<64x2x16xf32>,

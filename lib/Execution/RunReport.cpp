@@ -189,9 +189,12 @@ llvm::Error RunReport::verificationError() const {
   return makeError("outputs differ from the reference beyond tolerance");
 }
 
-std::optional<ElementKind> mlir::attn::gpuComputeKind(ElementKind kind) {
+std::optional<ElementKind> mlir::attn::gpuComputeKind(ElementKind kind,
+                                                      bool quantizedKv) {
   if (kind == ElementKind::F32)
     return ElementKind::BF16;
+  if (quantizedKv)
+    return kind;
   return std::nullopt;
 }
 

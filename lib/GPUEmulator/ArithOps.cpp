@@ -375,7 +375,8 @@ enum class FOp {
   Rsqrt,
   Fma,
   Floor,
-  Ceil
+  Ceil,
+  RoundEven
 };
 
 template <FOp K>
@@ -463,6 +464,10 @@ static LogicalResult execFloat(Interp &in, Operation *op, Frame &f) {
       break;
     case FOp::Ceil:
       r = std::ceil(x);
+      break;
+    case FOp::RoundEven:
+      // Ties to even in the default rounding mode.
+      r = std::nearbyint(x);
       break;
     }
     Slot s;
@@ -621,6 +626,7 @@ void mlir::attn::gpuemu::registerArithHandlers(Interp &in) {
   FLT(math::FmaOp, Fma)
   FLT(math::FloorOp, Floor)
   FLT(math::CeilOp, Ceil)
+  FLT(math::RoundEvenOp, RoundEven)
 #undef FLT
 #define CAST(OP, K) in.registerHandler(TypeID::get<OP>(), execCast<Cast::K>);
   CAST(arith::IndexCastOp, IndexCast)

@@ -37,7 +37,22 @@ namespace gpuemu {
 //===----------------------------------------------------------------------===//
 
 /// Element kinds the emulator computes with.
-enum class EK : uint8_t { I1, I8, I16, I32, I64, Index, F16, BF16, F32, F64 };
+/// Float kinds follow F16 (isFloat); the fp8 kinds (quantized K/V caches)
+/// are rounded, encoded and decoded through llvm::APFloat.
+enum class EK : uint8_t {
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  Index,
+  F16,
+  BF16,
+  F32,
+  F64,
+  F8E4M3FN,
+  F8E5M2
+};
 
 /// The element kind of a scalar type (or of a vector's/memref's elements);
 /// false when unsupported.

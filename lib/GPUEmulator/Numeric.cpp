@@ -8,6 +8,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -38,6 +40,10 @@ bool mlir::attn::gpuemu::kindOf(Type type, EK &kind) {
     kind = EK::F32;
   else if (type.isF64())
     kind = EK::F64;
+  else if (isa<Float8E4M3FNType>(type))
+    kind = EK::F8E4M3FN;
+  else if (isa<Float8E5M2Type>(type))
+    kind = EK::F8E5M2;
   else
     return false;
   return true;
@@ -48,6 +54,8 @@ unsigned mlir::attn::gpuemu::bitWidth(EK k) {
   case EK::I1:
     return 1;
   case EK::I8:
+  case EK::F8E4M3FN:
+  case EK::F8E5M2:
     return 8;
   case EK::I16:
   case EK::F16:
@@ -69,8 +77,9 @@ unsigned mlir::attn::gpuemu::byteSize(EK k) {
 }
 
 const char *mlir::attn::gpuemu::kindName(EK k) {
-  static const char *names[] = {"i1",    "i8",  "i16",  "i32", "i64",
-                                "index", "f16", "bf16", "f32", "f64"};
+  static const char *names[] = {"i1",  "i8",    "i16",      "i32",
+                                "i64", "index", "f16",      "bf16",
+                                "f32", "f64",   "f8E4M3FN", "f8E5M2"};
   return names[static_cast<int>(k)];
 }
 
@@ -111,8 +120,33 @@ static double roundFast(double x, int mant, int emin, int emax) {
   return r;
 }
 
+/// The APFloat semantics of an fp8 kind.
+static const llvm::fltSemantics &fp8Semantics(EK k) {
+  return k == EK::F8E4M3FN ? llvm::APFloat::Float8E4M3FN()
+                           : llvm::APFloat::Float8E5M2();
+}
+
+/// `x` rounded to fp8 kind `k` (ties to even; e4m3fn has no infinity: out of
+/// range values become NaN, as APFloat and MLIR's constant folding round).
+static llvm::APFloat toFp8(EK k, double x) {
+  llvm::APFloat v(x);
+  bool losesInfo;
+  v.convert(fp8Semantics(k), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return v;
+}
+
+static double fp8ToDouble(llvm::APFloat v) {
+  bool losesInfo;
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return v.convertToDouble();
+}
+
 double mlir::attn::gpuemu::roundTo(EK k, double x) {
   switch (k) {
+  case EK::F8E4M3FN:
+  case EK::F8E5M2:
+    return fp8ToDouble(toFp8(k, x));
   case EK::F16:
     return roundFast(x, 10, -14, 15);
   case EK::BF16:
@@ -184,6 +218,9 @@ static double decodeSmall(uint64_t bits, int mant, int bias, int expBits) {
 
 uint64_t mlir::attn::gpuemu::toBits(EK k, Slot s) {
   switch (k) {
+  case EK::F8E4M3FN:
+  case EK::F8E5M2:
+    return toFp8(k, s.f).bitcastToAPInt().getZExtValue();
   case EK::F16:
     return encodeSmall(s.f, 10, 15, 5);
   case EK::BF16:
@@ -228,6 +265,11 @@ static const std::vector<double> &smallFloatTable(bool bf16) {
 Slot mlir::attn::gpuemu::fromBits(EK k, uint64_t bits) {
   Slot s;
   switch (k) {
+  case EK::F8E4M3FN:
+  case EK::F8E5M2:
+    s.f = fp8ToDouble(
+        llvm::APFloat(fp8Semantics(k), llvm::APInt(8, bits & 0xff)));
+    return s;
   case EK::F16:
     s.f = smallFloatTable(false)[bits & 0xffff];
     return s;

@@ -453,8 +453,10 @@ static int runMain(MLIRContext &context) {
   const std::vector<::attn::ref::Tensor> *reference =
       canVerify ? &expected : nullptr;
   std::optional<ElementKind> computeKind =
-      hostArgs.empty() ? std::nullopt
-                       : (*runner)->computeKind(hostArgs[0].kind);
+      hostArgs.empty()
+          ? std::nullopt
+          : (*runner)->computeKind(hostArgs[0].kind,
+                                   attention && attention.isQuantized());
   report.printResults(llvm::outs(), results, reference, computeKind);
   if (llvm::Error err = report.writeFiles(results, reference, hostArgs))
     return fail(std::move(err));

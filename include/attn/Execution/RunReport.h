@@ -96,8 +96,11 @@ private:
 /// The element type whose tolerance the results of a GPU kernel (on the GPU
 /// or the emulator alike) are checked at, for a spec whose inputs have
 /// element type `kind`: bf16 for f32 specs (the kernels stage f32 inputs as
-/// bf16, docs/GPU.md); none otherwise (each result at its own type's).
-std::optional<ElementKind> gpuComputeKind(ElementKind kind);
+/// bf16, docs/GPU.md); with quantized K/V (`quantizedKv`), which the kernels
+/// stage as K * scale rounded to the 16-bit type, that type for every result
+/// (lse too); none otherwise (each result at its own type's).
+std::optional<ElementKind> gpuComputeKind(ElementKind kind,
+                                          bool quantizedKv = false);
 
 /// "median_s", "min_s", "max_s" and "times_s" of the timed calls
 /// (`sortedTimes`, ascending, not empty) as attributes of a JSON object.

@@ -151,7 +151,8 @@ public:
   /// The element type whose tolerance results are checked at, for inputs
   /// of element type `inputKind` (gpuComputeKind on the GPU and the
   /// emulator: bf16 for f32 specs); none: each result at its own type's.
-  std::optional<ElementKind> computeKind(ElementKind inputKind) const;
+  std::optional<ElementKind> computeKind(ElementKind inputKind,
+                                         bool quantizedKv = false) const;
   /// What the time() clock is, for reports ("host clock", "CUDA events").
   virtual llvm::StringRef clockName() const = 0;
   /// Device-specific attributes of a JSON report ("target", "gpu",

@@ -33,6 +33,8 @@
 
 #include "KernelEmitter.h"
 
+#include "attn/Conversion/Dequant.h"
+
 #include "attn/Schedule/MaskBounds.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -49,7 +51,7 @@ using namespace mlir::attn::gpu_codegen::detail;
 void KernelEmitter::emitTileCopy(
     Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols, Value src,
     function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
-    SmallVectorImpl<Value> &tokens, Value colLimit) {
+    SmallVectorImpl<Value> &tokens, Value colLimit, Value scale) {
   int64_t chunksPerRow = cols / 8;
   int64_t chunks = rows * chunksPerRow;
   int64_t threads = kLanes * warps;
@@ -88,13 +90,31 @@ void KernelEmitter::emitTileCopy(
     }
     dstIdx.push_back(row);
     dstIdx.push_back(col);
-    if (srcElem != elem) {
-      // Converting copy (f32 inputs): a plain load of the (clamped, always
-      // in-bounds) row, zero where invalid, rounded, stored.
-      auto srcType = VectorType::get({8}, srcElem);
+    Type from = cast<MemRefType>(src.getType()).getElementType();
+    if (from != elem) {
+      // Converting copy (f32 inputs, quantized K/V): a plain load of the
+      // (clamped, always in-bounds) row, zero where invalid, rounded,
+      // stored.
+      auto srcType = VectorType::get({8}, from);
       Value x = vector::LoadOp::create(b, loc, srcType, src, srcIdx);
+      if (scale) {
+        // Quantized: decoded and multiplied by the row's scale, then zeroed
+        // where invalid (the rows past kv_len may hold any bits, their
+        // scales too).
+        x = decodeQuantized(b, loc, x);
+        auto f32x8 = VectorType::get({8}, f32);
+        SmallVector<Value> at = scaleIndex(
+            scale, op.getLayout(), srcIdx[op.getPhysicalDim(0)],
+            srcIdx[op.getPhysicalDim(1)], srcIdx[op.getPhysicalDim(2)]);
+        Value sc = memref::LoadOp::create(b, loc, scale, at);
+        x = arith::MulFOp::create(
+            b, loc, x, vector::BroadcastOp::create(b, loc, f32x8, sc));
+        srcType = f32x8;
+      }
       Value zero = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(srcType, b.getZeroAttr(srcElem)));
+          b, loc,
+          DenseElementsAttr::get(srcType,
+                                 b.getZeroAttr(srcType.getElementType())));
       x = arith::SelectOp::create(b, loc, valid, x, zero);
       x = arith::TruncFOp::create(b, loc, VectorType::get({8}, elem), x);
       vector::StoreOp::create(b, loc, x, dst, dstIdx);
@@ -345,8 +365,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       return std::make_pair(phys(bb, hk, kRow(a.min(key, nkLast)), ci(0)),
                             valid);
     };
-    emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens);
-    emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens);
+    emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens, Value(), kScaleBuf);
+    emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens, Value(), vScaleBuf);
   };
   Truth firstCls = classifyIfMasked(ktLo);
   copyKv(ktLo, ci(0), readTile(ktLo, firstCls));

@@ -232,11 +232,14 @@ private:
   /// `src` at the indices `srcRow(r)` (the last one the column where the
   /// tile starts), valid or zero-filled; with `colLimit`, the 8-element
   /// chunks from that column on are zero-filled too (a multiple of 8).
+  /// `scale` (quantized K/V): the k_scale or v_scale buffer; `src` then
+  /// holds i8 or fp8 values, decoded and scaled into the staged tile.
   void
   emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
                Value src,
                function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
-               SmallVectorImpl<Value> &tokens, Value colLimit = Value());
+               SmallVectorImpl<Value> &tokens, Value colLimit = Value(),
+               Value scale = Value());
 
   void emitMerge(gpu::LaunchOp launch);
   /// The split-KV kernels in the chain `token`: workspace, split kernel,
@@ -338,6 +341,8 @@ private:
   IRArith a;
 
   // Host values visible in the kernel.
+  /// Quantized K/V: kScaleBuf and vScaleBuf (null otherwise).
+  Value kScaleBuf, vScaleBuf;
   Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, sinkBuf, out, lse;
   /// Paged K/V: the page table, the page size S and the pool's page count.
   Value ptBuf, pageSize, poolPages;

@@ -38,6 +38,10 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   v = bufferOf(op.getValue());
   ptBuf = bufferOf(op.getPageTable());
   kvLenBuf = bufferOf(op.getKvLen());
+  kScaleBuf = bufferOf(op.getKScale());
+  // With v_from_k, V is K's prefix and takes K's scales.
+  vScaleBuf = op.getVScale() ? bufferOf(op.getVScale())
+                             : (op.getVFromK() ? kScaleBuf : Value());
   maskBuf = bufferOf(op.getMask());
   biasBuf = bufferOf(op.getBias());
   alibiBuf = bufferOf(op.getAlibiSlopes());
@@ -563,13 +567,10 @@ LogicalResult gpu_codegen::checkGpuOpSupported(AttentionOp op,
                                                const GpuKernelOptions &opts) {
   auto fail = [&](const Twine &msg) { return gpuError(op, msg); };
   Type elem = cast<ShapedType>(op.getQuery().getType()).getElementType();
-  // (The verifier makes q, k, v and out share one element type.)
+  // (The verifier makes q, k, v and out share one element type, except
+  // quantized K/V, which the tile copies decode.)
   if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
     return fail("q, k and v must be f16, bf16 or f32 (got ") << elem << ")";
-  if (op.isQuantized())
-    return fail("quantized K/V caches (k_scale, v_scale) have CPU forms only "
-                "(the GPU kernel loads f16, bf16 or f32 tiles; got k of ")
-           << cast<ShapedType>(op.getKey().getType()).getElementType() << ")";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
   for (int64_t x : {d, dv})
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256 || x == 0)

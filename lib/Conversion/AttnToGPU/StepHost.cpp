@@ -27,6 +27,7 @@
 #include "KernelBuilder.h"
 #include "KernelEmitter.h"
 
+#include "attn/Conversion/Dequant.h"
 #include "attn/Conversion/RuntimeChecks.h"
 
 using namespace mlir;
@@ -90,9 +91,6 @@ LogicalResult gpu_codegen::checkGpuStepSupported(func::FuncOp fn,
         return failure();
       continue;
     }
-    if (auto append = dyn_cast<KvCacheAppendOp>(op);
-        append && append.getScales())
-      return gpuError(append, "a quantized cache (scales) has CPU forms only");
     if (isa<KvCacheAppendOp>(op) || isTensorElementwise(&op))
       continue;
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
@@ -237,6 +235,16 @@ void StepBuilder::emitAppend(KvCacheAppendOp op) {
   Value table = op.getPageTable() ? bufferOf(op.getPageTable()) : Value();
   Value result =
       resultBuffer(op.getResult(), [&](int64_t d) { return dim(cache, d); });
+  // A quantized cache: its scales, and the buffer of the scales after the
+  // append (per-token scales gain the new rows'; per-page ones are copied).
+  Value scales = op.getScales() ? bufferOf(op.getScales()) : Value();
+  Value newScales;
+  bool perToken = false;
+  if (scales) {
+    newScales = resultBuffer(op.getNewScales(),
+                             [&](int64_t d) { return dim(scales, d); });
+    perToken = cast<MemRefType>(scales.getType()).getRank() == 3;
+  }
 
   // Sizes the types leave dynamic; the result is the cache as it was when
   // this or an earlier check fails (the writes are skipped then, as on the
@@ -247,27 +255,35 @@ void StepBuilder::emitAppend(KvCacheAppendOp op) {
   });
   checkOutputDims(op.getResult(), result,
                   [&](int64_t d) { return dim(cache, d); });
-  Value sameSizes = a.cb(true);
-  auto resultType = cast<ShapedType>(op.getResult().getType());
-  for (int64_t d = 0; d < resultType.getRank(); ++d)
-    if (resultType.isDynamicDim(d))
-      sameSizes = a.both(sameSizes, a.eq(dim(result, d), dim(cache, d)));
+  if (scales)
+    checkOutputDims(op.getNewScales(), newScales,
+                    [&](int64_t d) { return dim(scales, d); });
   auto idx = [&](Value buf) -> Value {
     return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf);
   };
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  {
+  // `to` starts as a copy of `from` (unless they are one buffer) whenever
+  // their sizes agree.
+  auto copyInto = [&](Value resultValue, Value to, Value from) {
+    Value sameSizes = a.cb(true);
+    auto resultType = cast<ShapedType>(resultValue.getType());
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      if (resultType.isDynamicDim(d))
+        sameSizes = a.both(sameSizes, a.eq(dim(to, d), dim(from, d)));
     auto ifCopy = scf::IfOp::create(
-        b, loc, a.both(sameSizes, a.negate(a.eq(idx(result), idx(cache)))),
+        b, loc, a.both(sameSizes, a.negate(a.eq(idx(to), idx(from)))),
         /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifCopy.getThenRegion().front());
     Value t =
         gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-    t = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{t}, result, cache)
+    t = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{t}, to, from)
             .getAsyncToken();
     gpu::WaitOp::create(b, loc, Type(), ValueRange{t});
-  }
+  };
+  copyInto(op.getResult(), result, cache);
+  if (scales)
+    copyInto(op.getNewScales(), newScales, scales);
 
   auto ifOk = scf::IfOp::create(
       b, loc, a.negate(buildHasFailedIn(b, loc, errors)), /*withElse=*/false);
@@ -352,23 +368,78 @@ void StepBuilder::emitAppend(KvCacheAppendOp op) {
     b.setInsertionPointToStart(perEntry.getBody());
     Value bi = perEntry.getInductionVar();
     Value p = position(bi);
-    auto elems =
-        scf::ForOp::create(b, loc, tid, a.mul(rows, width), ci(kStepThreads));
-    {
+    auto at = [&](Value bb, Value n, Value dd) {
+      return bhnd ? SmallVector<Value>{bb, h, n, dd}
+                  : SmallVector<Value>{bb, n, h, dd};
+    };
+    // Where the row of new token t goes: (batch entry or page, row).
+    auto placeOf = [&](Value t) -> std::pair<Value, Value> {
+      Value pos = a.add(p, t);
+      if (table)
+        return {entryOf(bi, divu(pos, pageSize)), remu(pos, pageSize)};
+      return {bi, pos};
+    };
+    if (scales) {
+      // Quantized: one thread per row, which finds the row's scale (per
+      // token: max_d |x| / qmax, 1 for a zero row; per page: the caller's)
+      // and writes round(x / scale), and per token the scale beside it.
+      Type elt = cast<MemRefType>(cache.getType()).getElementType();
+      Type f32 = b.getF32Type();
+      auto cf = [&](double x) -> Value {
+        return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(x));
+      };
+      auto load = [&](Value t, Value dd) -> Value {
+        Value x = memref::LoadOp::create(b, loc, update, at(bi, t, dd));
+        return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+      };
+      auto rowLoop = scf::ForOp::create(b, loc, tid, rows, ci(kStepThreads));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(rowLoop.getBody());
+      Value t = rowLoop.getInductionVar();
+      auto [block, row] = placeOf(t);
+      Value scale;
+      if (perToken) {
+        auto amax = scf::ForOp::create(b, loc, ci(0), width, ci(1),
+                                       ValueRange{cf(0.0)});
+        {
+          OpBuilder::InsertionGuard g3(b);
+          b.setInsertionPointToStart(amax.getBody());
+          Value x =
+              math::AbsFOp::create(b, loc, load(t, amax.getInductionVar()));
+          scf::YieldOp::create(b, loc,
+                               ValueRange{arith::MaximumFOp::create(
+                                   b, loc, amax.getRegionIterArgs()[0], x)});
+        }
+        Value m = amax.getResult(0);
+        Value isZero =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, cf(0));
+        scale = arith::SelectOp::create(
+            b, loc, isZero, cf(1.0),
+            arith::DivFOp::create(b, loc, m, cf(quantizedMax(elt))));
+        memref::StoreOp::create(
+            b, loc, scale, newScales,
+            scaleIndex(newScales, op.getLayout(), block, h, row));
+      } else {
+        scale = memref::LoadOp::create(
+            b, loc, scales, scaleIndex(scales, op.getLayout(), block, h, row));
+      }
+      auto cols = scf::ForOp::create(b, loc, ci(0), width, ci(1));
+      b.setInsertionPointToStart(cols.getBody());
+      Value dd = cols.getInductionVar();
+      Value y = arith::DivFOp::create(b, loc, load(t, dd), scale);
+      memref::StoreOp::create(b, loc, encodeQuantized(b, loc, y, elt), result,
+                              at(block, row, dd));
+    } else {
+      // One thread per element.
+      auto elems =
+          scf::ForOp::create(b, loc, tid, a.mul(rows, width), ci(kStepThreads));
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(elems.getBody());
       Value e = elems.getInductionVar();
       Value t = divu(e, width), dd = remu(e, width);
-      Value pos = a.add(p, t);
-      auto at = [&](Value bb, Value n) {
-        return bhnd ? SmallVector<Value>{bb, h, n, dd}
-                    : SmallVector<Value>{bb, n, h, dd};
-      };
-      Value x = memref::LoadOp::create(b, loc, update, at(bi, t));
-      SmallVector<Value> dst =
-          table ? at(entryOf(bi, divu(pos, pageSize)), remu(pos, pageSize))
-                : at(bi, pos);
-      memref::StoreOp::create(b, loc, x, result, dst);
+      Value x = memref::LoadOp::create(b, loc, update, at(bi, t, dd));
+      auto [block, row] = placeOf(t);
+      memref::StoreOp::create(b, loc, x, result, at(block, row, dd));
     }
     // The next entry's writes after this one's (rows both write end as
     // on the CPU).

@@ -139,7 +139,7 @@ Value mlir::attn::encodeQuantized(OpBuilder &b, Location loc, Value y, Type t) {
 
 SmallVector<Value> mlir::attn::scaleIndex(Value scale, Layout layout,
                                           Value block, Value head, Value row) {
-  if (cast<RankedTensorType>(scale.getType()).getRank() == 2)
+  if (cast<ShapedType>(scale.getType()).getRank() == 2)
     return {block, head};
   if (layout == Layout::bhnd)
     return {block, head, row};

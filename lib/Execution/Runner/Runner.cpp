@@ -47,10 +47,11 @@ llvm::Expected<RunDevice> mlir::attn::parseRunDevice(llvm::StringRef name) {
 
 Runner::~Runner() = default;
 
-std::optional<ElementKind> Runner::computeKind(ElementKind inputKind) const {
+std::optional<ElementKind> Runner::computeKind(ElementKind inputKind,
+                                               bool quantizedKv) const {
   if (dev == RunDevice::Cpu)
     return std::nullopt;
-  return gpuComputeKind(inputKind);
+  return gpuComputeKind(inputKind, quantizedKv);
 }
 
 /// The argument `v` has the shape of: itself, the cache of the

@@ -132,32 +132,3 @@ func.func @projected_head_dim(%x: tensor<1x16x64xf16>, %wq: tensor<64x40xf16>,
   return %y : tensor<1x16x64xf16>
 }
 
-// -----
-
-// A quantized cache has CPU forms only.
-func.func @quantized(%q: tensor<1x4x16x64xf16>, %k: tensor<1x1x16x64xi8>,
-                     %v: tensor<1x1x16x64xi8>, %ks: tensor<1x1x16xf32>,
-                     %vs: tensor<1x1x16xf32>) -> tensor<1x4x16x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: quantized K/V caches (k_scale, v_scale) have CPU forms only (the GPU kernel loads f16, bf16 or f32 tiles; got k of 'i8')}}
-  %o = attn.attention q(%q : tensor<1x4x16x64xf16>) k(%k : tensor<1x1x16x64xi8>)
-      v(%v : tensor<1x1x16x64xi8>) k_scale(%ks : tensor<1x1x16xf32>)
-      v_scale(%vs : tensor<1x1x16xf32>) -> tensor<1x4x16x64xf16>
-  return %o : tensor<1x4x16x64xf16>
-}
-
-// -----
-
-// A decode step that appends to a quantized cache: CPU forms only.
-func.func @quantized_append(%q: tensor<1x4x1x64xf16>, %k: tensor<1x1x16x64xi8>,
-                            %ks: tensor<1x1x16xf32>, %kn: tensor<1x1x1x64xf16>,
-                            %len: tensor<1xi32>) -> tensor<1x4x1x64xf16> {
-  // expected-error @+1 {{cannot be lowered to the GPU: a quantized cache (scales) has CPU forms only}}
-  %k2, %ks2 = attn.kv_cache_append cache(%k : tensor<1x1x16x64xi8>)
-      update(%kn : tensor<1x1x1x64xf16>) at(%len : tensor<1xi32>)
-      scales(%ks : tensor<1x1x16xf32>) -> tensor<1x1x16x64xi8>, tensor<1x1x16xf32>
-  %o = attn.attention q(%q : tensor<1x4x1x64xf16>) k(%k2 : tensor<1x1x16x64xi8>)
-      v(%k2 : tensor<1x1x16x64xi8>) k_scale(%ks2 : tensor<1x1x16xf32>)
-      v_scale(%ks2 : tensor<1x1x16xf32>) kv_len(%len : tensor<1xi32>)
-      -> tensor<1x4x1x64xf16>
-  return %o : tensor<1x4x1x64xf16>
-}

@@ -3,8 +3,11 @@
 from docs/Semantics.md (no code shared with the compiler).
 
   quantized_step.py gen DIR     writes the step's inputs into DIR
-  quantized_step.py check DIR   checks DIR/out*.npy (attn-run --output) and
-                                exits 1 on a mismatch
+  quantized_step.py check DIR [ATOL]
+                                checks DIR/out*.npy (attn-run --output) and
+                                exits 1 on a mismatch; out within ATOL of
+                                the reference (1e-5; the GPU kernel, which
+                                stages K/V in bf16, needs more)
 
 The step appends one token's K and V per sequence to e4m3 page pools with
 per-token scales (scale = max |x| / 448, values x / scale rounded to nearest
@@ -70,7 +73,7 @@ def gen(d):
     np.save(f"{d}/len.npy", lens)
 
 
-def check(d):
+def check(d, atol=1e-5):
     ld = lambda n: np.load(f"{d}/{n}.npy")
     q, kn, vn = ld("q").astype(np.float64), ld("kn"), ld("vn")
     table, lens = ld("pt"), ld("len")
@@ -109,7 +112,7 @@ def check(d):
             want = p @ v[h // g] / p.sum()
             err = max(err, float(np.abs(out[b, h, 0] - want).max()))
     print(f"out vs f64 reference on the dequantized cache: max abs err {err:.2e}")
-    if not err <= 1e-5:
+    if not err <= atol:
         ok = False
     print("appended rows and scales: " + ("match" if ok else "MISMATCH"))
     return ok
@@ -119,4 +122,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "gen":
         gen(sys.argv[2])
     else:
-        sys.exit(0 if check(sys.argv[2]) else 1)
+        atol = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-5
+        sys.exit(0 if check(sys.argv[2], atol) else 1)

@@ -8,7 +8,7 @@
 // the warp-level emulator (every lane's ldmatrix, mma.sync, shuffle and
 // cp.async), compared with the f64 reference: masks (causal in both
 // alignments, windows, kv_len, bias, boolean masks, ALiBi, soft cap, sinks,
-// score_mod and mask_mod regions), sigmoid
+// score_mod and mask_mod regions), quantized K/V (int8, fp8), sigmoid
 // normalization, tails (sizes that are not multiples of the tiles), GQA group
 // sizes, head dims, dtypes (f16, bf16; f32, which the kernel stages as bf16),
 // layouts (bhnd, bnhd), warps and key-tile sizes. Specs the lowering
@@ -67,6 +67,7 @@ struct Case {
   int64_t warps = 0, tileK = 64;
   int64_t nk = 0;
   bool sigmoid = false;
+  bool quantized = false;
   std::string describe() const {
     std::ostringstream os;
     os << "GPU sweep seed " << seed << ", case " << index << " (replay: "
@@ -155,8 +156,10 @@ Case makeCase(uint64_t seed, int index) {
   };
   // layout(bnhd): q, k, v and out stored [B, N, H, D] (FlashAttention's).
   bool bnhd = rng() % 4 == 0;
-  auto qkvShape = [&](int64_t h, int64_t n, int64_t dd) {
-    return bnhd ? shape({b, n, h, dd}, t) : shape({b, h, n, dd}, t);
+  auto qkvShape = [&](int64_t h, int64_t n, int64_t dd,
+                      const std::string &et = "") {
+    const std::string &e = et.empty() ? t : et;
+    return bnhd ? shape({b, n, h, dd}, e) : shape({b, h, n, dd}, e);
   };
   // Paged K/V (from a generator of its own, so that the draws above and
   // below, and so every case that is not paged, stay those of earlier
@@ -208,13 +211,21 @@ Case makeCase(uint64_t seed, int index) {
     hq = g;
     dv = 16 * (1 + static_cast<int64_t>(latentRng() % (d / 16 - 1)));
   }
+  // Quantized K/V (a generator of its own): int8, e4m3 or e5m2 caches
+  // with f32 scales per token and head or per page (batch entry) and head,
+  // which the tile copies decode.
+  std::mt19937_64 quantRng(seed * 0x9E3779B97F4A7C15ull + index);
+  bool quantized = quantRng() % 6 == 0 || (scenario == 4 && index % 20 == 4);
+  std::string kvT = t;
+  if (quantized)
+    kvT = pick<std::string>(quantRng, {"i8", "f8E4M3FN", "f8E5M2"});
   auto poolShape = [&](int64_t dd) {
-    return bnhd ? shape({pool, pageSize, hkv, dd}, t)
-                : shape({pool, hkv, pageSize, dd}, t);
+    return bnhd ? shape({pool, pageSize, hkv, dd}, kvT)
+                : shape({pool, hkv, pageSize, dd}, kvT);
   };
   std::string qT = qkvShape(hq, nq, d),
-              kT = paged ? poolShape(d) : qkvShape(hkv, nk, d),
-              vT = paged ? poolShape(dv) : qkvShape(hkv, nk, dv),
+              kT = paged ? poolShape(d) : qkvShape(hkv, nk, d, kvT),
+              vT = paged ? poolShape(dv) : qkvShape(hkv, nk, dv, kvT),
               oT = qkvShape(hq, nq, dv), lT = shape({b, hq, nq}, "f32");
   std::string args = "%q: " + qT + ", %k: " + kT;
   if (!latent)
@@ -237,6 +248,24 @@ Case makeCase(uint64_t seed, int index) {
     std::string ptT = shape({rows, maxPages}, "i32");
     args += ", %pt: " + ptT;
     mods += " page_table(%pt : " + ptT + ")";
+  }
+  if (quantized) {
+    // K's shape without D (per token), or [blocks, Hkv] (per page).
+    auto scaleType = [&](bool perToken) {
+      int64_t blocks = paged ? pool : b, n = paged ? pageSize : nk;
+      if (!perToken)
+        return shape({blocks, hkv}, "f32");
+      return bnhd ? shape({blocks, n, hkv}, "f32")
+                  : shape({blocks, hkv, n}, "f32");
+    };
+    std::string ksT = scaleType(quantRng() % 2 == 0);
+    args += ", %ks: " + ksT;
+    mods += " k_scale(%ks : " + ksT + ")";
+    if (!latent) {
+      std::string vsT = scaleType(quantRng() % 2 == 0);
+      args += ", %vs: " + vsT;
+      mods += " v_scale(%vs : " + vsT + ")";
+    }
   }
   if (kvLen) {
     args += ", %len: " + shape({rows}, "i32");
@@ -415,6 +444,7 @@ Case makeCase(uint64_t seed, int index) {
   c.spec = os.str();
   c.nk = nk;
   c.sigmoid = sigmoid;
+  c.quantized = quantized;
   return c;
 }
 
@@ -504,8 +534,13 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     // The kernel stages f32 inputs as bf16 (the GPU form's choice), so
     // f32 specs are held to bf16's tolerance; the error against f32's own
     // tolerance is what a TF32 or f32 staging would have to meet.
+    // Quantized K/V are staged as K * scale rounded to the 16-bit type:
+    // every result (lse too) is held to that type's tolerance.
     double atol, rtol;
-    defaultTolerance(isF32 ? ElementKind::BF16 : results[i].kind, atol, rtol);
+    defaultTolerance(isF32         ? ElementKind::BF16
+                     : c.quantized ? binding->args[0].kind
+                                   : results[i].kind,
+                     atol, rtol);
     // norm(sigmoid) has no row sum: the kernel rounds each weight (< 1) to
     // f16/bf16 (unit roundoff u) for P V, and the errors add up over the
     // keys (|v| <= 1) while the output, a cancelling sum, stays small. A
