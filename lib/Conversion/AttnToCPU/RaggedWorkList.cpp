@@ -21,7 +21,11 @@
 //
 // The decode form writes each item's partial state (m, l, acc) at the
 // packed rows of per-split buffers and merges them once for the whole batch
-// (mergeSplits with B = 1 and Nq = the packed tokens).
+// (mergeSplits with B = 1 and Nq = the packed tokens). Its items are
+// versioned on a tile of one row (qs == 1, a decode batch's usual case),
+// lowered with qs a constant so that the row loops fold; without that the
+// dynamic row count made a batch of 64 one-query sequences about 12% slower
+// than the dense batch on two threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,8 +124,40 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
     tile.qs = m.max(tile.qs, m.c(0));
     tile.kvLen = arith::SelectOp::create(b, loc, any,
                                          seq.kvLenOf(b, loc, tile.b), m.c(0));
-    FusedLowering::State st =
-        seq.computeQueryTile(b, loc, tile, decode ? ivs[3] : Value());
+    Value split = decode ? ivs[3] : Value();
+    FusedLowering::State st;
+    if (decode) {
+      // Decode batches mostly hold one query per sequence: that case is
+      // lowered with qs a constant 1 (the row loops fold away), the general
+      // one beside it.
+      Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           tile.qs, m.c(1));
+      // Both branches yield fully dynamic state types.
+      auto yieldState = [&](OpBuilder &yb, Location yl,
+                            const FusedLowering::State &x) {
+        SmallVector<Value> r;
+        for (Value t : {x.m, x.l, x.acc}) {
+          auto type = cast<RankedTensorType>(t.getType());
+          SmallVector<int64_t> shape(type.getRank(), ShapedType::kDynamic);
+          r.push_back(tensor::CastOp::create(
+              yb, yl, RankedTensorType::get(shape, type.getElementType()), t));
+        }
+        scf::YieldOp::create(yb, yl, r);
+      };
+      auto ifOp = scf::IfOp::create(
+          b, loc, single,
+          [&](OpBuilder &tb, Location tl) {
+            FusedLowering::QueryTile one = tile;
+            one.qs = arith::ConstantIndexOp::create(tb, tl, 1);
+            yieldState(tb, tl, seq.computeQueryTile(tb, tl, one, split));
+          },
+          [&](OpBuilder &eb, Location el) {
+            yieldState(eb, el, seq.computeQueryTile(eb, el, tile, split));
+          });
+      st = {ifOp.getResult(0), ifOp.getResult(1), ifOp.getResult(2)};
+    } else {
+      st = seq.computeQueryTile(b, loc, tile, split);
+    }
     // The tile's place in the packed rows.
     Value row = m.add(seqRow, tile.q0);
     Value h0 = m.mul(g, packed.groups);
