@@ -4,8 +4,10 @@
 For every spec and chip: attn-compile --emit=ptx, then `ptxas -v`; prints
 one line with the kernel's registers, spills, stack frame and shared memory
 (static from ptxas plus the dynamic amount the launch requests), and fails
-(exit 1) on a ptxas error, any spill or stack frame, unresolved externals, a
-missing tensor-core instruction, or shared memory over the chip's budget.
+(exit 1) on a ptxas error or warning (the warnings that say wgmma was
+serialized or setmaxnreg ignored among them), any spill or stack frame,
+unresolved externals, a missing tensor-core instruction, or shared memory
+over the chip's budget.
 Specs the GPU form does not take print NOT-GPU with the compiler's reason.
 With --allow-spills, spills and stack frames are listed as SPILLS, not
 failures (the sweep's heaviest configurations).
@@ -78,6 +80,11 @@ def main():
                     print(f"FAIL {name} {chip}: ptxas: {info.strip()}")
                     failures += 1
                     continue
+                # Any ptxas warning fails: among them the ones that mean
+                # wgmma was serialized (C7515, C7510) or setmaxnreg ignored
+                # (C7508), which cost speed without an error.
+                for w in re.findall(r"ptxas (?:warning|W)[^\n]*", info):
+                    problems.append("ptxas " + w.split(":", 1)[-1].strip())
                 static = 0
                 kernels = re.split(r"ptxas info\s*: Compiling entry function ", info)[1:]
                 if not kernels:
