@@ -1,0 +1,337 @@
+"""flash-attn-compatible functions on attn kernels.
+
+``flash_attn_func``, ``flash_attn_varlen_func`` and ``flash_attn_with_kvcache``
+take the arguments of the flash-attn package's functions of those names
+(inference: ``dropout_p`` must be 0) and ``merge_state`` merges two partial
+results through their log-sum-exp. Inputs are numpy arrays or PyTorch
+tensors (CPU; CUDA tensors run the GPU kernels), ``float16``, ``bfloat16``
+(torch) or ``float32``, in flash-attn's layouts:
+
+- ``q`` ``[B, Nq, Hq, D]``, ``k`` and ``v`` ``[B, Nk, Hkv, D]`` (``Hq`` a
+  multiple of ``Hkv``: MHA, GQA, MQA); varlen: ``[total, H, D]`` with
+  ``cu_seqlens`` (int32, ``[batch + 1]``); paged caches
+  ``[num_blocks, block_size, Hkv, D]`` with ``block_table``
+  ``[B, max_blocks]`` (int32).
+- ``out`` has q's layout; ``softmax_lse`` is ``[B, Hq, Nq]`` (varlen:
+  ``[Hq, total_q]``), float32, natural log, ``-inf`` for a row without keys.
+
+flash-attn's conventions, which are also the attn dialect's
+(docs/Semantics.md): ``causal`` and ``window_size`` are aligned to the
+bottom-right corner (query ``i`` sits at key position ``i + Nk - Nq``), the
+window ``(left, right)`` with ``-1`` for unbounded, ``softcap`` applies
+``cap * tanh(s / cap)`` to the scaled scores, ``alibi_slopes`` (``[Hq]``,
+float32) subtract ``slope * |j - p(i)|``, ``softmax_scale`` defaults to
+``1 / sqrt(D)``.
+
+Each distinct configuration (element type, head counts and dims, flags) is
+compiled once through ``attn.jit`` and cached; batch and sequence sizes are
+dynamic, so new lengths reuse the kernel.
+"""
+
+import math
+
+__all__ = ["flash_attn_func", "flash_attn_varlen_func",
+           "flash_attn_with_kvcache", "merge_state", "clear_cache"]
+
+_KERNELS = {}
+
+
+def clear_cache():
+    """Forgets the compiled kernels."""
+    _KERNELS.clear()
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith("torch")
+
+
+def _elt(x):
+    name = str(x.dtype).replace("torch.", "")
+    elts = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+    if name not in elts:
+        raise TypeError(f"attn.flash: q, k and v must be float16, bfloat16 or "
+                        f"float32, got {name}")
+    return elts[name]
+
+
+def _device(x):
+    return "gpu" if getattr(getattr(x, "device", None), "type",
+                            None) == "cuda" else "cpu"
+
+
+def _empty(like, shape, dtype):
+    from . import _abi
+    return _abi.empty_like(like, list(shape), dtype)
+
+
+def _tensor(dims, elt):
+    return "tensor<" + "".join(
+        ("?" if d is None else str(d)) + "x" for d in dims) + elt + ">"
+
+
+def _kernel(text, name, device):
+    key = (text, device)
+    if key not in _KERNELS:
+        from . import jit
+        _KERNELS[key] = jit(text, name=f"attn.flash.{name}",
+                            device=device)[name]
+    return _KERNELS[key]
+
+
+def _modifiers(causal, window_size, softcap, alibi, scale, default_scale):
+    """The spec's masks and logit modifiers in flash-attn's conventions."""
+    mods = []
+    left, right = window_size if window_size is not None else (-1, -1)
+    if causal:
+        mods.append("causal(bottom_right)")
+        right = -1  # causal already bounds the right side
+    elif left >= 0 or right >= 0 or alibi:
+        mods.append("align(bottom_right)")
+    if left >= 0:
+        mods.append(f"window_left({int(left)})")
+    if right >= 0:
+        mods.append(f"window_right({int(right)})")
+    if softcap:
+        mods.append(f"softcap({float(softcap)!r})")
+    if scale is not None and scale != default_scale:
+        mods.append(f"scale({float(scale)!r})")
+    return mods
+
+
+def _check_common(dropout_p, q, k, v):
+    if dropout_p:
+        raise ValueError("attn.flash: dropout_p must be 0 (inference only)")
+    if not (_elt(q) == _elt(k) == _elt(v)):
+        raise TypeError("attn.flash: q, k and v must share one dtype")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"attn.flash: q's head dim {q.shape[-1]} differs "
+                         f"from k's {k.shape[-1]}")
+    if q.shape[-2] % k.shape[-2] != 0:
+        raise ValueError(f"attn.flash: {q.shape[-2]} query heads are not a "
+                         f"multiple of {k.shape[-2]} K/V heads")
+
+
+def _attention(name, args, mods, q_dims, o_dims, lse_dims, elt):
+    """The text of a function holding one attn.attention."""
+    params = ", ".join(f"%{n}: {t}" for n, t, _ in args)
+    operands = " ".join(f"{role}(%{n} : {t})" for n, t, role in args if role)
+    out_t, lse_t = _tensor(o_dims, elt), _tensor(lse_dims, "f32")
+    return (f"func.func @{name}({params}) -> ({out_t}, {lse_t}) {{\n"
+            f"  %o, %l = attn.attention {operands} layout(bnhd) "
+            f"{' '.join(mods)} -> {out_t}, {lse_t}\n"
+            f"  return %o, %l : {out_t}, {lse_t}\n}}\n")
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                    deterministic=False, return_attn_probs=False):
+    """flash_attn.flash_attn_func: out ``[B, Nq, Hq, D]``; with
+    ``return_attn_probs``, ``(out, softmax_lse, None)`` (no probabilities
+    are materialized)."""
+    _check_common(dropout_p, q, k, v)
+    elt = _elt(q)
+    hq, d, hkv, dv = q.shape[2], q.shape[3], k.shape[2], v.shape[3]
+    default = 1.0 / math.sqrt(d)
+    args = [("q", _tensor([None, None, hq, d], elt), "q"),
+            ("k", _tensor([None, None, hkv, d], elt), "k"),
+            ("v", _tensor([None, None, hkv, dv], elt), "v")]
+    inputs = [q, k, v]
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
+                      softmax_scale, default)
+    if alibi_slopes is not None:
+        args.append(("slopes", _tensor([hq], "f32"), "alibi"))
+        inputs.append(alibi_slopes)
+    text = _attention("flash_attn", args, mods, None,
+                      [None, None, hq, dv], [None, hq, None], elt)
+    kernel = _kernel(text, "flash_attn", _device(q))
+    b, nq = q.shape[0], q.shape[1]
+    out = _empty(q, (b, nq, hq, dv), elt)
+    lse = _empty(q, (b, hq, nq), "f32")
+    kernel(*inputs, out=(out, lse))
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                           max_seqlen_k, dropout_p=0.0, softmax_scale=None,
+                           causal=False, window_size=(-1, -1), softcap=0.0,
+                           alibi_slopes=None, deterministic=False,
+                           return_attn_probs=False, block_table=None):
+    """flash_attn.flash_attn_varlen_func: the sequences packed along the
+    first dimension (``q`` ``[total_q, Hq, D]``), each its own problem
+    (causal on its own bottom-right diagonal); out ``[total_q, Hq, D]``,
+    softmax_lse ``[Hq, total_q]``. With ``block_table`` k and v are paged
+    caches ``[num_blocks, block_size, Hkv, D]`` and ``cu_seqlens_k`` gives
+    each sequence's key count by its differences."""
+    _check_common(dropout_p, q, k, v)
+    elt = _elt(q)
+    hq, d, hkv, dv = q.shape[1], q.shape[2], k.shape[-2], v.shape[-1]
+    default = 1.0 / math.sqrt(d)
+    cu_t = _tensor([None], "i32")
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
+                      softmax_scale, default)
+    # The packed tokens are one batch entry of the bnhd layout (a view).
+    q4 = q.reshape(1, *q.shape)
+    if block_table is None:
+        args = [("q", _tensor([1, None, hq, d], elt), "q"),
+                ("k", _tensor([1, None, hkv, d], elt), "k"),
+                ("v", _tensor([1, None, hkv, dv], elt), "v"),
+                ("cq", cu_t, None), ("ck", cu_t, None)]
+        inputs = [q4, k.reshape(1, *k.shape), v.reshape(1, *v.shape),
+                  cu_seqlens_q, cu_seqlens_k]
+        mods.insert(0, f"ragged(%cq, %ck : {cu_t}, {cu_t})")
+    else:
+        # Paged: each sequence's keys through its row of the table, its key
+        # count kv_len = cu_seqlens_k[s + 1] - cu_seqlens_k[s].
+        bs = k.shape[1]
+        pool_k = _tensor([None, bs, hkv, d], elt)
+        pool_v = _tensor([None, bs, hkv, dv], elt)
+        pt = _tensor([None, None], "i32")
+        args = [("q", _tensor([1, None, hq, d], elt), "q"),
+                ("k", pool_k, "k"), ("v", pool_v, "v"),
+                ("cq", cu_t, None), ("pt", pt, "page_table"),
+                ("len", cu_t, "kv_len")]
+        lens = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
+        inputs = [q4, k, v, cu_seqlens_q, block_table, lens]
+        mods.insert(0, f"ragged(%cq : {cu_t})")
+    if alibi_slopes is not None:
+        args.append(("slopes", _tensor([hq], "f32"), "alibi"))
+        inputs.append(alibi_slopes)
+    name = "flash_attn_varlen" + ("_paged" if block_table is not None else "")
+    text = _attention(name, args, mods, None, [1, None, hq, dv],
+                      [1, hq, None], elt)
+    kernel = _kernel(text, name, _device(q))
+    total = q.shape[0]
+    out = _empty(q, (1, total, hq, dv), elt)
+    lse = _empty(q, (1, hq, total), "f32")
+    kernel(*inputs, out=(out, lse))
+    out, lse = out.reshape(total, hq, dv), lse.reshape(hq, total)
+    return (out, lse, None) if return_attn_probs else out
+
+
+def _append_rows(cache, new, seqlens, block_table):
+    """Writes new [B, Nnew, Hkv, D] at positions seqlens[b] .. of each
+    sequence's cache, in place (through the block table when paged)."""
+    b, n = new.shape[0], new.shape[1]
+    for s in range(b):
+        start = int(seqlens[s])
+        if block_table is None:
+            if start < 0 or start + n > cache.shape[1]:
+                raise ValueError(f"attn.flash: sequence {s}'s new tokens "
+                                 f"[{start}, {start + n}) do not fit its "
+                                 f"cache of {cache.shape[1]}")
+            cache[s, start:start + n] = new[s]
+            continue
+        bs = cache.shape[1]
+        for t in range(n):
+            pos = start + t
+            slot = pos // bs
+            if pos < 0 or slot >= block_table.shape[1]:
+                raise ValueError(f"attn.flash: position {pos} of sequence "
+                                 f"{s} is past its block table")
+            page = int(block_table[s, slot])
+            if page < 0 or page >= cache.shape[0]:
+                raise ValueError(f"attn.flash: block_table[{s}, {slot}] = "
+                                 f"{page} is not a block of the cache")
+            cache[page, pos % bs] = new[s, t]
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
+                            rotary_cos=None, rotary_sin=None,
+                            cache_seqlens=None, cache_batch_idx=None,
+                            cache_leftpad=None, block_table=None,
+                            softmax_scale=None, causal=False,
+                            window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None,
+                            num_splits=0, return_softmax_lse=False):
+    """flash_attn.flash_attn_with_kvcache: decode (or a chunk of new
+    queries) against a KV cache ``[B, Nmax, Hkv, D]`` or a paged one
+    ``[num_blocks, block_size, Hkv, D]`` with ``block_table``. With ``k`` and
+    ``v`` (``[B, Nnew, Hkv, D]``) the new tokens are first written into the
+    caches in place at ``cache_seqlens``; the attention then reads
+    ``cache_seqlens + Nnew`` keys per sequence. Rotary embeddings,
+    ``cache_batch_idx`` and ``cache_leftpad`` are not supported (raise)."""
+    if rotary_cos is not None or rotary_sin is not None:
+        raise NotImplementedError("attn.flash: rotary embeddings are not "
+                                  "applied by flash_attn_with_kvcache")
+    if cache_batch_idx is not None or cache_leftpad is not None:
+        raise NotImplementedError("attn.flash: cache_batch_idx and "
+                                  "cache_leftpad are not supported")
+    _check_common(0.0, q, k_cache, v_cache)
+    elt = _elt(q)
+    bsz, nq, hq, d = q.shape
+    hkv, dv = k_cache.shape[2], v_cache.shape[3]
+    torch_in = _is_torch(q)
+
+    def lengths(values):
+        if torch_in:
+            import torch
+            return torch.as_tensor(values, dtype=torch.int32,
+                                   device=q.device)
+        import numpy as np
+        return np.asarray(values, dtype=np.int32)
+    if cache_seqlens is None:
+        full = k_cache.shape[1] * (block_table.shape[1]
+                                   if block_table is not None else 1)
+        cache_seqlens = [full] * bsz
+    elif isinstance(cache_seqlens, int):
+        cache_seqlens = [cache_seqlens] * bsz
+    seqlens = [int(x) for x in (cache_seqlens.tolist()
+                                if hasattr(cache_seqlens, "tolist")
+                                else cache_seqlens)]
+    if k is not None or v is not None:
+        if k is None or v is None:
+            raise ValueError("attn.flash: give both k and v, or neither")
+        _append_rows(k_cache, k, seqlens, block_table)
+        _append_rows(v_cache, v, seqlens, block_table)
+        seqlens = [x + k.shape[1] for x in seqlens]
+    lens = lengths(seqlens)
+    default = 1.0 / math.sqrt(d)
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
+                      softmax_scale, default)
+    len_t = _tensor([None], "i32")
+    args = [("q", _tensor([None, None, hq, d], elt), "q")]
+    if block_table is None:
+        args += [("k", _tensor([None, None, hkv, d], elt), "k"),
+                 ("v", _tensor([None, None, hkv, dv], elt), "v")]
+        inputs = [q, k_cache, v_cache]
+    else:
+        bs = k_cache.shape[1]
+        args += [("k", _tensor([None, bs, hkv, d], elt), "k"),
+                 ("v", _tensor([None, bs, hkv, dv], elt), "v"),
+                 ("pt", _tensor([None, None], "i32"), "page_table")]
+        inputs = [q, k_cache, v_cache, block_table]
+    args.append(("len", len_t, "kv_len"))
+    inputs.append(lens)
+    if alibi_slopes is not None:
+        args.append(("slopes", _tensor([hq], "f32"), "alibi"))
+        inputs.append(alibi_slopes)
+    name = "flash_attn_kvcache" + ("_paged" if block_table is not None
+                                   else "")
+    text = _attention(name, args, mods, None, [None, None, hq, dv],
+                      [None, hq, None], elt)
+    kernel = _kernel(text, name, _device(q))
+    out = _empty(q, (bsz, nq, hq, dv), elt)
+    lse = _empty(q, (bsz, hq, nq), "f32")
+    kernel(*inputs, out=(out, lse))
+    return (out, lse) if return_softmax_lse else out
+
+
+def merge_state(out_a, lse_a, out_b, lse_b):
+    """The exact merge of two attention results over disjoint key sets
+    (attn.combine): out ``[B, N, H, D]`` (flash-attn's layout) and lse
+    ``[B, H, N]`` (natural log) each; returns ``(out, lse)``. A side whose
+    lse is -inf (no keys) contributes nothing."""
+    elt = _elt(out_a)
+    b, n, h, d = out_a.shape
+    o_t = _tensor([None, None, h, d], elt)
+    l_t = _tensor([None, h, None], "f32")
+    text = (f"func.func @merge_state(%oa: {o_t}, %la: {l_t}, %ob: {o_t}, "
+            f"%lb: {l_t}) -> ({o_t}, {l_t}) {{\n"
+            f"  %o, %l = attn.combine a(%oa, %la : {o_t}, {l_t}) "
+            f"b(%ob, %lb : {o_t}, {l_t}) layout(bnhd) -> {o_t}, {l_t}\n"
+            f"  return %o, %l : {o_t}, {l_t}\n}}\n")
+    kernel = _kernel(text, "merge_state", _device(out_a))
+    out = _empty(out_a, (b, n, h, d), elt)
+    lse = _empty(out_a, (b, h, n), "f32")
+    kernel(out_a, lse_a, out_b, lse_b, out=(out, lse))
+    return out, lse

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""attn.flash (python/attn/flash.py): the flash-attn-compatible functions on
+numpy arrays against this file's own f64 reference, written from
+flash-attn's documented semantics (bottom-right causal and windows, softcap
+on the scaled scores, ALiBi as -slope * |j - p(i)|, natural-log lse).
+
+    flash-test.py numpy
+
+Exits 77 (skipped) when numpy cannot be imported.
+"""
+
+import math
+import os
+import sys
+
+SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "python"))
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is not available: skipped")
+    sys.exit(SKIP)
+
+import attn.flash as flash  # noqa: E402
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok    " if ok else "FAIL  ") + what)
+    failures += 0 if ok else 1
+
+
+def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0,
+              alibi=None, scale=None, kv_len=None):
+    """out [Nq, Hq, Dv] and lse [Hq, Nq] of one sequence (q [Nq, Hq, D],
+    k and v [Nk, Hkv, D]) in f64; rows without keys: out 0, lse -inf."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    nq, hq, d = q.shape
+    nk, hkv = k.shape[0], k.shape[1]
+    n = nk if kv_len is None else kv_len
+    scale = 1 / math.sqrt(d) if scale is None else scale
+    out = np.zeros((nq, hq, v.shape[2]))
+    lse = np.full((hq, nq), -np.inf)
+    for h in range(hq):
+        g = h // (hq // hkv)
+        for i in range(nq):
+            p = i + n - nq
+            logits = []
+            for j in range(n):
+                if causal and j > p:
+                    continue
+                if window[0] >= 0 and p - j > window[0]:
+                    continue
+                if window[1] >= 0 and not causal and j - p > window[1]:
+                    continue
+                s = scale * float(q[i, h] @ k[j, g])
+                if softcap:
+                    s = softcap * math.tanh(s / softcap)
+                if alibi is not None:
+                    s -= alibi[h] * abs(j - p)
+                logits.append((j, s))
+            if not logits:
+                continue
+            m = max(s for _, s in logits)
+            w = [(j, math.exp(s - m)) for j, s in logits]
+            total = sum(x for _, x in w)
+            out[i, h] = sum(x * v[j, g] for j, x in w) / total
+            lse[h, i] = m + math.log(total)
+    return out, lse
+
+
+rng = np.random.default_rng(7)
+
+
+def rand(*shape, dtype=np.float32):
+    return rng.uniform(-1, 1, shape).astype(dtype)
+
+
+def close(got, want, tol):
+    got = np.asarray(got, dtype=np.float64)
+    both_inf = np.isneginf(got) & np.isneginf(want)
+    diff = np.where(both_inf, 0.0, np.abs(got - np.where(both_inf, 0, want)))
+    return bool(np.all(np.isfinite(diff)) and diff.max() <= tol)
+
+
+# flash_attn_func: GQA (4 query heads over 2), Nq != Nk, every modifier.
+B, NQ, NK, HQ, HKV, D = 2, 5, 9, 4, 2, 16
+slopes = np.array([0.5, 0.25, 0.125, 0.0625], np.float32)
+configs = [
+    ("plain", {}),
+    ("causal", {"causal": True}),
+    ("window (3, 1)", {"window_size": (3, 1)}),
+    ("causal window 2", {"causal": True, "window_size": (2, -1)}),
+    ("softcap 2", {"softcap": 2.0}),
+    ("alibi causal", {"alibi_slopes": slopes, "causal": True}),
+    ("scale 0.3", {"softmax_scale": 0.3}),
+]
+for dtype, tol in ((np.float32, 2e-5), (np.float16, 4e-3)):
+    q, k, v = rand(B, NQ, HQ, D, dtype=dtype), rand(B, NK, HKV, D,
+                                                   dtype=dtype), \
+        rand(B, NK, HKV, D, dtype=dtype)
+    for label, kw in configs:
+        out, lse, _ = flash.flash_attn_func(q, k, v, return_attn_probs=True,
+                                            **kw)
+        ok = out.shape == (B, NQ, HQ, D) and lse.shape == (B, HQ, NQ)
+        for b in range(B):
+            want_o, want_l = reference(
+                q[b], k[b], v[b], causal=kw.get("causal", False),
+                window=kw.get("window_size", (-1, -1)),
+                softcap=kw.get("softcap", 0.0), alibi=kw.get("alibi_slopes"),
+                scale=kw.get("softmax_scale"))
+            ok = ok and close(out[b], want_o, tol) and close(lse[b], want_l,
+                                                             1e-4)
+        check(ok, f"flash_attn_func {np.dtype(dtype).name} {label}")
+# Other lengths reuse the compiled kernel (dynamic batch and sequence sizes).
+kernels = len(flash._KERNELS)
+q2, k2, v2 = rand(1, 3, HQ, D), rand(1, 20, HKV, D), rand(1, 20, HKV, D)
+o2 = flash.flash_attn_func(q2, k2, v2, causal=True)
+check(close(o2[0], reference(q2[0], k2[0], v2[0], causal=True)[0], 2e-5)
+      and len(flash._KERNELS) == kernels, "new lengths, same kernel")
+try:
+    flash.flash_attn_func(q2, k2, v2, dropout_p=0.1)
+    check(False, "dropout refused")
+except ValueError as e:
+    check("dropout_p" in str(e), "dropout refused")
+
+# flash_attn_varlen_func: three sequences packed, causal per sequence.
+lq, lk = [3, 1, 4], [5, 2, 4]
+cq = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
+ck = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
+q, k, v = rand(cq[-1], HQ, D), rand(ck[-1], HKV, D), rand(ck[-1], HKV, D)
+out, lse, _ = flash.flash_attn_varlen_func(
+    q, k, v, cq, ck, max(lq), max(lk), causal=True, return_attn_probs=True)
+ok = out.shape == (cq[-1], HQ, D) and lse.shape == (HQ, cq[-1])
+for s in range(3):
+    wo, wl = reference(q[cq[s]:cq[s + 1]], k[ck[s]:ck[s + 1]],
+                       v[ck[s]:ck[s + 1]], causal=True)
+    ok = ok and close(out[cq[s]:cq[s + 1]], wo, 2e-5) and \
+        close(lse[:, cq[s]:cq[s + 1]], wl, 1e-4)
+check(ok, "flash_attn_varlen_func causal")
+
+# Paged varlen (chunked prefill): each sequence's keys through its block
+# table row, cu_seqlens_k giving the key counts.
+BS, PAGES = 4, 10
+pool_k, pool_v = rand(PAGES, BS, HKV, D), rand(PAGES, BS, HKV, D)
+table = rng.permutation(PAGES)[:6].reshape(3, 2).astype(np.int32)
+kc = [6, 3, 8]  # keys per sequence (cached + new)
+ckp = np.concatenate([[0], np.cumsum(kc)]).astype(np.int32)
+out = flash.flash_attn_varlen_func(q, pool_k, pool_v, cq, ckp, max(lq),
+                                   max(kc), causal=True, block_table=table)
+ok = True
+for s in range(3):
+    dk = pool_k[table[s]].reshape(-1, HKV, D)[:kc[s]]
+    dv = pool_v[table[s]].reshape(-1, HKV, D)[:kc[s]]
+    ok = ok and close(out[cq[s]:cq[s + 1]],
+                      reference(q[cq[s]:cq[s + 1]], dk, dv, causal=True)[0],
+                      2e-5)
+check(ok, "flash_attn_varlen_func paged")
+
+# flash_attn_with_kvcache: append two new tokens in place, then attend.
+NMAX = 12
+kcache, vcache = rand(B, NMAX, HKV, D), rand(B, NMAX, HKV, D)
+seqlens = np.array([4, 7], np.int32)
+kn, vn = rand(B, 2, HKV, D), rand(B, 2, HKV, D)
+qn = rand(B, 2, HQ, D)
+before = kcache.copy()
+out, lse = flash.flash_attn_with_kvcache(
+    qn, kcache, vcache, k=kn, v=vn, cache_seqlens=seqlens, causal=True,
+    return_softmax_lse=True)
+ok = True
+for b in range(B):
+    n = seqlens[b]
+    ok = ok and np.array_equal(kcache[b, n:n + 2], kn[b]) and \
+        np.array_equal(kcache[b, :n], before[b, :n]) and \
+        np.array_equal(kcache[b, n + 2:], before[b, n + 2:])
+    wo, wl = reference(qn[b], kcache[b], vcache[b], causal=True,
+                       kv_len=n + 2)
+    ok = ok and close(out[b], wo, 2e-5) and close(lse[b], wl, 1e-4)
+check(ok, "flash_attn_with_kvcache append + attend")
+# Paged cache, decode (one query), no append.
+pt = np.array([[3, 1, 7], [0, 5, 2]], np.int32)
+lens = np.array([9, 5], np.int32)
+q1 = rand(B, 1, HQ, D)
+out = flash.flash_attn_with_kvcache(q1, pool_k, pool_v, cache_seqlens=lens,
+                                    block_table=pt)
+ok = True
+for b in range(B):
+    dk = pool_k[pt[b]].reshape(-1, HKV, D)
+    dv = pool_v[pt[b]].reshape(-1, HKV, D)
+    ok = ok and close(out[b], reference(q1[b], dk, dv, kv_len=lens[b])[0],
+                      2e-5)
+check(ok, "flash_attn_with_kvcache paged decode")
+try:
+    flash.flash_attn_with_kvcache(qn, kcache, vcache, k=kn, v=vn,
+                                  cache_seqlens=np.array([11, 0], np.int32))
+    check(False, "append past the cache refused")
+except ValueError as e:
+    check("do not fit" in str(e), "append past the cache refused")
+
+# merge_state: the two halves of the keys merge into the whole.
+q, k, v = rand(B, NQ, HQ, D), rand(B, NK, HKV, D), rand(B, NK, HKV, D)
+oa, la, _ = flash.flash_attn_func(q, k[:, :4], v[:, :4],
+                                  return_attn_probs=True)
+ob, lb, _ = flash.flash_attn_func(q, k[:, 4:], v[:, 4:],
+                                  return_attn_probs=True)
+om, lm = flash.merge_state(oa, la, ob, lb)
+ow, lw, _ = flash.flash_attn_func(q, k, v, return_attn_probs=True)
+check(close(om, ow.astype(np.float64), 2e-5) and close(lm, lw, 1e-5),
+      "merge_state of two key halves equals the whole")
+# A side without keys (lse -inf) contributes nothing.
+empty_l = np.full_like(lb, -np.inf)
+om, lm = flash.merge_state(oa, la, np.zeros_like(ob), empty_l)
+check(close(om, oa.astype(np.float64), 1e-7) and close(lm, la, 1e-7),
+      "merge_state with an empty side")
+
+print("attn.flash: " + ("all passed" if not failures
+                        else f"{failures} FAILED"))
+sys.exit(1 if failures else 0)
