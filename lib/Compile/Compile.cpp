@@ -164,6 +164,11 @@ mlir::attn::kernelSignatures(ModuleOp module,
       }
       t->isOutput = true;
       Value v = terminator->getOperand(i);
+      // An attn op's results name their dimensions after the inputs they
+      // come from (B, Hq, Nq, Dv): callers size dynamic outputs by them.
+      std::vector<std::string> dims = resultDimNames(v);
+      if (dims.size() == t->dimNames.size())
+        t->dimNames = dims;
       Operation *def = v.getDefiningOp();
       std::string name = "result" + std::to_string(i);
       if (def && def->getName().getDialectNamespace() == "attn" &&

@@ -216,6 +216,25 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
   return roles;
 }
 
+std::vector<std::string> mlir::attn::resultDimNames(Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return {};
+  Operation *op = result.getOwner();
+  if (auto a = dyn_cast<AttentionOp>(op)) {
+    if (result.getResultNumber() == 1)
+      return {"B", "Hq", "Nq"};
+    std::vector<std::string> phys(4);
+    std::string logical[4] = {"B", "Hq", "Nq", "Dv"};
+    for (int64_t l = 0; l < 4; ++l)
+      phys[a.getPhysicalDim(l)] = logical[l];
+    return phys;
+  }
+  if (isa<ProjectedAttentionOp>(op) && result.getResultNumber() == 0)
+    return {"B", "Nq", "D"};
+  return {};
+}
+
 int mlir::attn::findArg(llvm::ArrayRef<ArgRole> roles, llvm::StringRef key) {
   unsigned n;
   if (!key.getAsInteger(10, n))

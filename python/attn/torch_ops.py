@@ -3,10 +3,14 @@
     op = attn.torch_ops.register(lib["gqa_causal"], "attn_kernels::gqa")
     out, lse = op(q, k, v)            # eager, and traceable by torch.compile
 
-The op allocates its outputs (static shapes only) and calls the kernel
-through DLPack; its fake implementation returns empty tensors of the
-output shapes so that torch.compile and FakeTensor tracing work. Nothing
-here is tied to one PyTorch version beyond torch.library.custom_op (2.4+).
+The op allocates its outputs and calls the kernel through DLPack; its fake
+implementation returns empty tensors of the output shapes so that
+torch.compile and FakeTensor tracing work. Outputs of dynamic sizes are
+sized by their dimension names (an attention's out is [B, Hq, Nq, Dv] in
+its layout, lse [B, Hq, Nq]; the kernel info names them), taken from the
+inputs' sizes: under torch.compile(dynamic=True) those are symbolic, so one
+trace serves every size. Nothing here is tied to one PyTorch version beyond
+torch.library.custom_op (2.4+).
 """
 
 import torch
@@ -17,30 +21,60 @@ _TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64,
                  "bool": torch.bool}
 
 
+def output_shapes(kernel, inputs):
+    """The output shapes of `kernel` for `inputs` (tensors or anything with
+    .shape): static sizes as they are, dynamic ones by their dimension names
+    from the inputs' sizes (ints or torch SymInts)."""
+    sizes = {}
+    for t, x in zip(kernel.inputs, inputs):
+        for name, size in zip(t["dims"], x.shape):
+            if name and name not in sizes:
+                sizes[name] = size
+    shapes = []
+    for t in kernel.outputs:
+        shape = []
+        for d, (size, name) in enumerate(zip(t["shape"], t["dims"])):
+            if size >= 0:
+                shape.append(size)
+            elif name in sizes:
+                shape.append(sizes[name])
+            else:
+                raise ValueError(f"{kernel.name}: dimension {d} of output "
+                                 f"{t['name']} is dynamic and no input names "
+                                 f"its size")
+        shapes.append(shape)
+    return shapes
+
+
 def register(kernel, qualname):
     """A torch.library.custom_op calling `kernel`, named `qualname`
     ("namespace::name")."""
     for t in kernel.outputs:
-        if any(s < 0 for s in t["shape"]):
-            raise ValueError(f"{kernel.name}: output {t['name']} has dynamic "
-                             "sizes; only static outputs can be a custom op")
+        for size, name in zip(t["shape"], t["dims"]):
+            if size < 0 and not any(name and name in i["dims"]
+                                    for i in kernel.inputs):
+                raise ValueError(f"{kernel.name}: output {t['name']} has a "
+                                 f"dynamic size no input names; it cannot "
+                                 f"be a custom op")
     args = ", ".join(f"Tensor {t['name']}" for t in kernel.inputs)
     results = ", ".join("Tensor" for _ in kernel.outputs)
     if len(kernel.outputs) > 1:
         results = f"({results})"
     schema = f"({args}) -> {results}"
 
-    def outputs(device):
-        return [torch.empty(t["shape"], dtype=_TORCH_DTYPES[t["dtype"]],
-                            device=device) for t in kernel.outputs]
+    def outputs(inputs):
+        return [torch.empty(shape, dtype=_TORCH_DTYPES[t["dtype"]],
+                            device=inputs[0].device)
+                for t, shape in zip(kernel.outputs,
+                                    output_shapes(kernel, inputs))]
 
     def impl(*inputs):
-        outs = outputs(inputs[0].device)
+        outs = outputs(inputs)
         kernel(*[x.contiguous() for x in inputs], out=outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def fake(*inputs):
-        outs = outputs(inputs[0].device)
+        outs = outputs(inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     op = torch.library.custom_op(qualname, impl, mutates_args=(),

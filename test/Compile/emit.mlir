@@ -14,7 +14,7 @@
 
 // HEADER: #include <attn-c/Kernel.h>
 // HEADER: q: f32[1,2,4,8] (DLPack code 2, 32 bits) B,Hq,Nq,Dqk, input
-// HEADER: out: f32[1,2,4,8] (DLPack code 2, 32 bits), output
+// HEADER: out: f32[1,2,4,8] (DLPack code 2, 32 bits) B,Hq,Nq,Dv, output
 // HEADER: attn_status_t attn_small(const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out, const attn_exec_options_t *options);
 // HEADER: attn_status_t attn_small_workspace_size(const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out, size_t *bytes);
 // HEADER: const attn_kernel_info_t *attn_small_info(void);

@@ -235,7 +235,10 @@ func.func @gqa(%q: tensor<1x4x32x32xDT>, %k: tensor<1x2x32x32xDT>,
     # causal), on the CPU and on the GPU emulator: a read out of bounds is a
     # ValueError with the runtime's message (the kernel's error word on the
     # GPU), then a good call of the same kernel matches the reference of
-    # each document alone. (The C API once refused every region spec.)
+    # each document alone. (The C API once refused every region spec.) The
+    # region computes its indices (i + 0): an ids tensor read directly at i
+    # names its dimension Nq, and the runtime refuses one of another size
+    # before the kernel runs.
     doc_spec = """
 func.func @docs(%q: tensor<1x2x48x32xf16>, %ids: tensor<?xi32>)
     -> tensor<1x2x48x32xf16> {
@@ -244,8 +247,11 @@ func.func @docs(%q: tensor<1x2x48x32xf16>, %ids: tensor<?xi32>)
       causal(top_left) mod_inputs(%ids : tensor<?xi32>)
       mask_mod {
       ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<?xi32>):
-        %di = tensor.extract %d[%i] : tensor<?xi32>
-        %dj = tensor.extract %d[%j] : tensor<?xi32>
+        %c0 = arith.constant 0 : index
+        %ii = arith.addi %i, %c0 : index
+        %jj = arith.addi %j, %c0 : index
+        %di = tensor.extract %d[%ii] : tensor<?xi32>
+        %dj = tensor.extract %d[%jj] : tensor<?xi32>
         %same = arith.cmpi eq, %di, %dj : i32
         attn.yield %same : i1
       } -> tensor<1x2x48x32xf16>
@@ -304,6 +310,38 @@ else:
     compiled = torch.compile(lambda a, b, c: op(a, b, c)[0] * 2,
                              backend="eager", fullgraph=True)
     check(torch.equal(compiled(tq, tk, tv), out * 2), "torch.compile")
+    # A kernel of dynamic batch and sequence sizes as a custom op: its fake
+    # implementation sizes out and lse from the inputs, so one dynamic trace
+    # serves every size (fullgraph, no graph break).
+    dyn_spec = """
+func.func @dyn(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>,
+               %v: tensor<?x2x?x16xf32>)
+    -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<?x4x?x16xf32>)
+      k(%k : tensor<?x2x?x16xf32>) v(%v : tensor<?x2x?x16xf32>)
+      causal(bottom_right) -> tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
+  return %o, %l : tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
+}"""
+    dyn = attn.torch_ops.register(attn.jit(dyn_spec, name="dyn.mlir")["dyn"],
+                                  "attn_test::dyn")
+    fn = torch.compile(lambda a, b, c: dyn(a, b, c)[0] + 1, backend="eager",
+                       fullgraph=True, dynamic=True)
+    ok = True
+    for bsz, nq, nk in ((1, 3, 7), (2, 5, 9), (3, 1, 20)):
+        a = torch.rand(bsz, 4, nq, 16) * 2 - 1
+        b, c = (torch.rand(bsz, 2, nk, 16) * 2 - 1 for _ in range(2))
+        got = fn(a, b, c)
+        want = torch.stack([torch.nn.functional.scaled_dot_product_attention(
+            a[i:i + 1].double(), b[i:i + 1].double().repeat_interleave(2, 1),
+            c[i:i + 1].double().repeat_interleave(2, 1),
+            attn_mask=torch.ones(nq, nk, dtype=torch.bool).tril(nk - nq))[0]
+            for i in range(bsz)])
+        ok = ok and got.shape == (bsz, 4, nq, 16) and \
+            (got.double() - 1 - want).abs().max() < 2e-5
+    check(ok, "dynamic custom op under torch.compile(dynamic=True)")
+    torch.library.opcheck(dyn, (torch.rand(2, 4, 5, 16),
+                                torch.rand(2, 2, 7, 16),
+                                torch.rand(2, 2, 7, 16)))
 
 if failures:
     print(f"python-test {mode}: {failures} failures")

@@ -74,6 +74,12 @@ Operation *findAttnOp(func::FuncOp fn);
 /// (which may be null: no roles).
 std::vector<ArgRole> argRoles(func::FuncOp fn, Operation *attnOp);
 
+/// The dimension names of `v` when it is a result of an attn.attention (out:
+/// q's B, Hq, Nq and Dv in the op's layout; lse: B, Hq, Nq) or of an
+/// attn.projected_attention (B, Nq, D), the names argRoles gives the inputs
+/// they come from; empty otherwise.
+std::vector<std::string> resultDimNames(Value v);
+
 /// The argument named `key` (a role name or an argument number), or -1.
 int findArg(llvm::ArrayRef<ArgRole> roles, llvm::StringRef key);
 
