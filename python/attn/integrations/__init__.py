@@ -1,0 +1,2 @@
+"""Integrations of attn kernels into frameworks (optional dependencies):
+``attn.integrations.transformers`` (Hugging Face transformers)."""
