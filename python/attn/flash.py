@@ -85,7 +85,7 @@ def _modifiers(causal, window_size, softcap, alibi, scale, default_scale):
     if causal:
         mods.append("causal(bottom_right)")
         right = -1  # causal already bounds the right side
-    elif left >= 0 or right >= 0 or alibi:
+    elif left >= 0 or right >= 0 or alibi is not None:
         mods.append("align(bottom_right)")
     if left >= 0:
         mods.append(f"window_left({int(left)})")
@@ -111,7 +111,7 @@ def _check_common(dropout_p, q, k, v):
                          f"multiple of {k.shape[-2]} K/V heads")
 
 
-def _attention(name, args, mods, q_dims, o_dims, lse_dims, elt):
+def _attention(name, args, mods, o_dims, lse_dims, elt):
     """The text of a function holding one attn.attention."""
     params = ", ".join(f"%{n}: {t}" for n, t, _ in args)
     operands = " ".join(f"{role}(%{n} : {t})" for n, t, role in args if role)
@@ -141,8 +141,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     if alibi_slopes is not None:
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
-    text = _attention("flash_attn", args, mods, None,
-                      [None, None, hq, dv], [None, hq, None], elt)
+    text = _attention("flash_attn", args, mods, [None, None, hq, dv],
+                      [None, hq, None], elt)
     kernel = _kernel(text, "flash_attn", _device(q))
     b, nq = q.shape[0], q.shape[1]
     out = _empty(q, (b, nq, hq, dv), elt)
@@ -197,8 +197,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
     name = "flash_attn_varlen" + ("_paged" if block_table is not None else "")
-    text = _attention(name, args, mods, None, [1, None, hq, dv],
-                      [1, hq, None], elt)
+    text = _attention(name, args, mods, [1, None, hq, dv], [1, hq, None],
+                      elt)
     kernel = _kernel(text, name, _device(q))
     total = q.shape[0]
     out = _empty(q, (1, total, hq, dv), elt)
@@ -307,7 +307,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         inputs.append(alibi_slopes)
     name = "flash_attn_kvcache" + ("_paged" if block_table is not None
                                    else "")
-    text = _attention(name, args, mods, None, [None, None, hq, dv],
+    text = _attention(name, args, mods, [None, None, hq, dv],
                       [None, hq, None], elt)
     kernel = _kernel(text, name, _device(q))
     out = _empty(q, (bsz, nq, hq, dv), elt)

@@ -124,6 +124,7 @@ configs = [
     ("causal window 2", {"causal": True, "window_size": (2, -1)}),
     ("softcap 2", {"softcap": 2.0}),
     ("alibi causal", {"alibi_slopes": slopes, "causal": True}),
+    ("alibi", {"alibi_slopes": slopes}),
     ("scale 0.3", {"softmax_scale": 0.3}),
 ]
 dtypes = [("float32", 2e-5), ("float16", 4e-3)]
