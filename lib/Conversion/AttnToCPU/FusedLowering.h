@@ -148,10 +148,13 @@ public:
   /// (b, g, qt, ...).
   QueryTile queryTileAt(OpBuilder &b, Location loc, ValueRange ivs);
 
+  /// A tensor of `shape` filled with `v`, f32 unless `type` says otherwise.
   Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> shape,
-               double v) {
-    Value e = tensor::EmptyOp::create(b, loc, shape, f32);
-    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+               double v, Type type = {}) {
+    if (!type)
+      type = f32;
+    Value e = tensor::EmptyOp::create(b, loc, shape, type);
+    Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
     return linalg::FillOp::create(b, loc, c, e).getResult(0);
   }
 

@@ -39,20 +39,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-/// A tensor of `sizes` filled with `v` (element type `elt`).
-static Value filledTensor(OpBuilder &b, Location loc,
-                          ArrayRef<OpFoldResult> sizes, Type elt, double v) {
-  Value e = tensor::EmptyOp::create(b, loc, sizes, elt);
-  Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v));
-  return linalg::FillOp::create(b, loc, c, e).getResult(0);
-}
-
-/// The most query rows of any sequence of a ragged `op`.
-static Value longestSequence(OpBuilder &b, Location loc, AttentionOp op) {
+/// The most query rows of any of the `seqs` sequences of a ragged `op`.
+static Value longestSequence(OpBuilder &b, Location loc, AttentionOp op,
+                             Value seqs) {
   IndexMath im{b, loc};
-  Value seqs =
-      im.sub(tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0).getResult(),
-             im.c(1));
   auto loop = scf::ForOp::create(
       b, loc, im.c(0), seqs, im.c(1), ValueRange{im.c(0)},
       [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
@@ -76,9 +66,8 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
       im.sub(tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0).getResult(),
              im.c(1));
   Value tiles =
-      packed.rulesAt(b, loc)->numQueryTiles(longestSequence(b, loc, op));
+      packed.rulesAt(b, loc)->numQueryTiles(longestSequence(b, loc, op, seqs));
   Value numSplits = im.c(schedule.splits);
-  Type f32 = b.getF32Type();
   double negInf = -std::numeric_limits<double>::infinity();
 
   // The shared results: out and lse of the packed rows, or the decode
@@ -89,15 +78,14 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
                                       packed.groups, packed.nq};
     SmallVector<OpFoldResult> acc = rows;
     acc.push_back(packed.dv);
-    dests = {filledTensor(b, loc, rows, f32, negInf),
-             filledTensor(b, loc, rows, f32, 0.0),
-             filledTensor(b, loc, acc, f32, 0.0)};
+    dests = {packed.filled(b, loc, rows, negInf),
+             packed.filled(b, loc, rows, 0.0), packed.filled(b, loc, acc, 0.0)};
   } else {
     dests.push_back(
-        filledTensor(b, loc, packed.outSizes(b, loc), packed.elt, 0.0));
+        packed.filled(b, loc, packed.outSizes(b, loc), 0.0, packed.elt));
     if (op.getLse()) {
       SmallVector<OpFoldResult> s = {packed.batch, packed.hq, packed.nq};
-      dests.push_back(filledTensor(b, loc, s, f32, negInf));
+      dests.push_back(packed.filled(b, loc, s, negInf));
     }
   }
   SmallVector<OpFoldResult> ubs = {seqs, packed.hkv, tiles};

@@ -39,9 +39,8 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   ptBuf = bufferOf(op.getPageTable());
   kvLenBuf = bufferOf(op.getKvLen());
   kScaleBuf = bufferOf(op.getKScale());
-  // With v_from_k, V is K's prefix and takes K's scales.
-  vScaleBuf = op.getVScale() ? bufferOf(op.getVScale())
-                             : (op.getVFromK() ? kScaleBuf : Value());
+  // (With v_from_k, V is K's prefix and takes K's scales.)
+  vScaleBuf = bufferOf(op.getValueScale());
   maskBuf = bufferOf(op.getMask());
   biasBuf = bufferOf(op.getBias());
   alibiBuf = bufferOf(op.getAlibiSlopes());

@@ -25,14 +25,11 @@ must be 0); ``output_attentions`` is not supported.
 
 import torch
 
+from ..flash import _tensor
+
 _KERNELS = {}
 
 _ELT = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
-
-
-def _tensor(dims, elt):
-    return "tensor<" + "".join(
-        ("?" if d is None else str(d)) + "x" for d in dims) + elt + ">"
 
 
 # Static shapes for multi-query calls (prefill): "prefill" (the default)
