@@ -23,6 +23,8 @@ the pool, ragged offsets, a region reading out of bounds) as
 ``attn.KernelMemoryError``, also a ``MemoryError``.
 ``attn.torch_ops.register(kernel, "ns::name")`` makes a kernel a
 ``torch.library.custom_op`` with a fake implementation for torch.compile.
+``attn.flash`` has flash-attn's functions on the kernels and ``attn.ring``
+ring attention over ``torch.distributed`` (context parallelism).
 """
 
 import ctypes
