@@ -111,9 +111,12 @@ typedef struct attn_tensor_info_t {
 
 typedef struct attn_kernel_info_t {
   uint32_t abi_version;
-  /* ATTN_KERNEL_RETURNS_OUTPUTS: the outputs are dynamically shaped; the
-     kernel allocates them and the runtime copies them into the caller's
-     tensors (whose shapes are checked after the call).
+  /* ATTN_KERNEL_RETURNS_OUTPUTS: the outputs are dynamically shaped and
+     not all of them an attention op's own results; the kernel allocates
+     them and the runtime copies them into the caller's tensors (whose
+     shapes are checked after the call). Without it every output is written
+     in place, dynamically shaped attention results included (their sizes
+     follow from the inputs: dim_names).
      ATTN_KERNEL_GPU: the kernel runs on an NVIDIA GPU; target_cpu names the
      chip ("sm_90a"). */
   uint32_t flags;

@@ -11,6 +11,7 @@
 #include "attn/Pipelines/GpuPipeline.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/CpuTarget.h"
+#include "attn/Transforms/Destinations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -154,6 +155,7 @@ mlir::attn::kernelSignatures(ModuleOp module,
       sig.tensors.push_back(std::move(*t));
     }
     sig.numInputs = fn.getNumArguments();
+    bool destinations = destinationShapes(fn).has_value();
     Operation *terminator = fn.getBody().back().getTerminator();
     for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
       auto t = kernelTensor(type, fn.getLoc(),
@@ -178,9 +180,11 @@ mlir::attn::kernelSignatures(ModuleOp module,
         name += std::to_string(i);
       used.insert(name);
       t->name = name;
-      // GPU kernels write every result into the caller's tensor.
-      sig.returnsOutputs |=
-          !options.allOutParams() && llvm::is_contained(t->shape, -1);
+      // GPU kernels write every result into the caller's tensor, CPU
+      // kernels those they take as destinations
+      // (attn-results-to-destinations) and static ones.
+      sig.returnsOutputs |= !options.allOutParams() && !destinations &&
+                            llvm::is_contained(t->shape, -1);
       sig.tensors.push_back(std::move(*t));
     }
     sig.numOutputs = fn.getNumResults();

@@ -7,6 +7,7 @@
 #include "attn/Execution/Jit.h"
 
 #include "attn-c/Kernel.h"
+#include "attn/Transforms/Destinations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -198,11 +199,22 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   CpuPipelineOptions pipelineOpts;
   setPipelineOptions(pipelineOpts, options);
   // Out-params when every result is statically shaped (the rule of
-  // attn-results-to-out-params).
-  jit->resultsOut = options.outParams && !jit->results.empty() &&
-                    llvm::all_of(jit->results, [](RankedTensorType r) {
-                      return r.hasStaticShape();
-                    });
+  // attn-results-to-out-params) or the results become destinations sized
+  // from the arguments (attn-results-to-destinations).
+  std::optional<llvm::SmallVector<DestinationShape>> destinations =
+      destinationShapes(fn);
+  jit->resultsOut =
+      options.outParams && !jit->results.empty() &&
+      (destinations || llvm::all_of(jit->results, [](RankedTensorType r) {
+         return r.hasStaticShape();
+       }));
+  if (jit->resultsOut && destinations)
+    for (const DestinationShape &shape : *destinations) {
+      std::vector<std::pair<int64_t, int64_t>> dims;
+      for (const DestinationDim &d : shape)
+        dims.emplace_back(d.arg, d.arg < 0 ? d.size : d.dim);
+      jit->resultSizes.push_back(std::move(dims));
+    }
   if (failed(lowerToLLVM(*clone, pipelineOpts)))
     return makeError("lowering to the LLVM dialect failed");
   if (Operation *fn = clone->lookupSymbol(entry))
@@ -318,11 +330,17 @@ llvm::Error JitFunction::invoke(llvm::ArrayRef<const HostTensor *> inputs,
   // Out-params: the caller's buffers, after the inputs.
   std::vector<HostTensor> outBuffers;
   if (resultsOut) {
-    for (RankedTensorType r : results) {
+    for (auto [i, r] : llvm::enumerate(results)) {
       ElementKind kind;
       getElementKind(r.getElementType(), kind);
+      std::vector<int64_t> shape(r.getShape());
+      // Destinations: sized from the arguments.
+      if (i < resultSizes.size())
+        for (auto [d, size] : llvm::enumerate(resultSizes[i]))
+          shape[d] = size.first < 0 ? size.second
+                                    : inputs[size.first]->shape[size.second];
       HostTensor t;
-      t.resize(kind, std::vector<int64_t>(r.getShape()));
+      t.resize(kind, shape);
       outBuffers.push_back(std::move(t));
     }
     for (const HostTensor &t : outBuffers)

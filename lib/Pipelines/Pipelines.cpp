@@ -113,11 +113,17 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
 
 void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
                                       const CpuPipelineOptions &opts) {
+  // Dynamically shaped attention results: the caller's buffers, written in
+  // place (attn-results-to-destinations, then attn-write-destinations).
+  if (opts.outParams)
+    pm.addPass(createAttnResultsToDestinations());
   addAttnFormPasses(pm, opts);
   if (opts.approximateMath)
     pm.addPass(createAttnApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (opts.outParams)
+    pm.addPass(createAttnWriteDestinations());
 
   // Tensors -> buffers, with identity layouts at function boundaries so the
   // C interface sees plain strided memrefs.

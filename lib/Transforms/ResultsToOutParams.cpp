@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Transforms/Destinations.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -18,11 +19,46 @@ namespace attn {
 
 using namespace mlir;
 
+/// Drops the results of `fn` that return one of its destination arguments
+/// (through casts); fails when a function with destinations returns
+/// anything else.
+static LogicalResult dropDestinationResults(func::FuncOp fn) {
+  if (fn.isExternal() || llvm::none_of(fn.getArguments(), [&](BlockArgument a) {
+        return fn.getArgAttr(a.getArgNumber(), attn::kDestinationAttr);
+      }))
+    return success();
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError("attn: a function with destinations must have one "
+                        "block");
+  Operation *ret = fn.getBody().front().getTerminator();
+  for (Value r : ret->getOperands()) {
+    Value v = r;
+    while (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &fn.getBody().front() ||
+        !fn.getArgAttr(arg.getArgNumber(), attn::kDestinationAttr))
+      return fn.emitError("attn: a function with destinations must return "
+                          "them (after bufferization); result ")
+             << r << " is not one";
+  }
+  ret->setOperands({});
+  llvm::BitVector all(fn.getNumResults(), true);
+  if (failed(fn.eraseResults(all)))
+    return failure();
+  for (BlockArgument a : fn.getArguments())
+    fn.removeArgAttr(a.getArgNumber(), attn::kDestinationAttr);
+  return success();
+}
+
 namespace {
 struct AttnResultsToOutParamsPass
     : public attn::impl::AttnResultsToOutParamsBase<
           AttnResultsToOutParamsPass> {
   void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (failed(dropDestinationResults(fn)))
+        return signalPassFailure();
     bufferization::BufferResultsToOutParamsOpts opts;
     opts.hoistStaticAllocs = true;
     opts.modifyPublicFunctions = true;

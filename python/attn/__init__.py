@@ -145,16 +145,38 @@ class Kernel:
         where = f" on {self.target_cpu}" if self.gpu else ""
         return f"<attn kernel {self.name}({args}){where}>"
 
-    def allocate_outputs(self, like):
-        """Empty outputs of this kernel's static shapes, numpy or torch like
-        `like`."""
-        outs = []
+    def output_shapes(self, inputs):
+        """The output shapes for `inputs` (tensors or anything with .shape):
+        static sizes as they are, dynamic ones by their dimension names
+        (``dims``) from the inputs' sizes (ints, or torch SymInts under
+        tracing)."""
+        sizes = {}
+        for t, x in zip(self.inputs, inputs):
+            for name, size in zip(t["dims"], x.shape):
+                if name and name not in sizes:
+                    sizes[name] = size
+        shapes = []
         for t in self.outputs:
-            if any(s < 0 for s in t["shape"]):
-                raise ValueError(f"output {t['name']} of {self.name} has "
-                                 f"dynamic sizes {t['shape']}: pass out=")
-            outs.append(_abi.empty_like(like, t["shape"], t["dtype"]))
-        return outs
+            shape = []
+            for d, (size, name) in enumerate(zip(t["shape"], t["dims"])):
+                if size >= 0:
+                    shape.append(size)
+                elif name in sizes:
+                    shape.append(sizes[name])
+                else:
+                    raise ValueError(f"{self.name}: dimension {d} of output "
+                                     f"{t['name']} is dynamic and no input "
+                                     f"names its size: pass out=")
+            shapes.append(shape)
+        return shapes
+
+    def allocate_outputs(self, like, inputs=None):
+        """Empty outputs, numpy or torch like `like`: of this kernel's static
+        shapes, or sized from `inputs` where they are dynamic."""
+        if inputs is None:
+            inputs = []
+        return [_abi.empty_like(like, shape, t["dtype"])
+                for t, shape in zip(self.outputs, self.output_shapes(inputs))]
 
     def __call__(self, *inputs, out=None, num_threads=0, workspace=None,
                  stream=None):
@@ -163,7 +185,7 @@ class Kernel:
                             f"({', '.join(t['name'] for t in self.inputs)}),"
                             f" got {len(inputs)}")
         if out is None:
-            outs = self.allocate_outputs(inputs[0])
+            outs = self.allocate_outputs(inputs[0], inputs)
         elif hasattr(out, "__dlpack__"):
             outs = [out]
         else:

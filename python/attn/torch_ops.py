@@ -22,28 +22,8 @@ _TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64,
 
 
 def output_shapes(kernel, inputs):
-    """The output shapes of `kernel` for `inputs` (tensors or anything with
-    .shape): static sizes as they are, dynamic ones by their dimension names
-    from the inputs' sizes (ints or torch SymInts)."""
-    sizes = {}
-    for t, x in zip(kernel.inputs, inputs):
-        for name, size in zip(t["dims"], x.shape):
-            if name and name not in sizes:
-                sizes[name] = size
-    shapes = []
-    for t in kernel.outputs:
-        shape = []
-        for d, (size, name) in enumerate(zip(t["shape"], t["dims"])):
-            if size >= 0:
-                shape.append(size)
-            elif name in sizes:
-                shape.append(sizes[name])
-            else:
-                raise ValueError(f"{kernel.name}: dimension {d} of output "
-                                 f"{t['name']} is dynamic and no input names "
-                                 f"its size")
-        shapes.append(shape)
-    return shapes
+    """The output shapes of `kernel` for `inputs` (Kernel.output_shapes)."""
+    return kernel.output_shapes(inputs)
 
 
 def register(kernel, qualname):

@@ -7,11 +7,12 @@
 // RUN: attn-opt %s --attn-to-llvm-cpu="form=naive" | FileCheck %s --check-prefix=CHOICE-NAIVE
 
 // The whole CPU pipeline: attn on tensors down to the LLVM dialect. Results
-// with static shapes become out-params (inputs first, then the output
-// buffer); a dynamically shaped result stays a result.
+// become out-params (inputs first, then the output buffer), a dynamically
+// shaped one as a destination the caller sizes (attn-results-to-destinations):
+// three inputs and the output, 11 descriptor words each, and no result.
 
 // CHECK-LABEL: llvm.func @f(
-// CHECK-SAME: %arg32: i64) -> !llvm.struct<(ptr, ptr, i64, array<4 x i64>, array<4 x i64>)>
+// CHECK-SAME: %arg43: i64) attributes
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // CHECK-NOT: attn.

@@ -32,6 +32,7 @@ if mode == "torch":
         sys.exit(SKIP)
 
 import attn  # noqa: E402
+from attn import _abi  # noqa: E402
 if mode == "torch":
     import attn.torch_ops  # noqa: E402
 
@@ -111,6 +112,24 @@ if mode == "numpy":
     o, l = np.zeros_like(out), np.zeros_like(lse)
     lib.dispatch(q, k, v, o, l)
     check(np.array_equal(o, out), "dispatch")
+    # Dynamic sizes: the output is the caller's, sized from the inputs' dim
+    # names (Nq of q) and written in place (no kernel allocation).
+    dyn = lib["dynamic"]
+    check(not (dyn._info.contents.flags & _abi.KERNEL_RETURNS_OUTPUTS),
+          "dynamic attention results are destinations")
+    dq = rng.uniform(-1, 1, (1, 2, 5, 8)).astype(np.float32)
+    dk = rng.uniform(-1, 1, (1, 2, 9, 8)).astype(np.float32)
+    dv = rng.uniform(-1, 1, (1, 2, 9, 8)).astype(np.float32)
+    dref, _ = reference(dq, dk, dv, top_left=False)
+    dout = dyn(dq, dk, dv)
+    check(dout.shape == (1, 2, 5, 8) and np.abs(dout - dref).max() < 2e-4,
+          "dynamic, outputs sized from the inputs")
+    short = np.zeros((1, 2, 4, 8), np.float32)
+    try:
+        dyn(dq, dk, dv, out=short)
+        check(False, "a short dynamic output accepted")
+    except attn.KernelError as e:
+        check(e.status == "ATTN_STATUS_SHAPE_MISMATCH", f"error {e}")
     # Errors name the argument.
     try:
         prefill(q.astype(np.float64), k, v)

@@ -295,6 +295,68 @@ def AttnCheckAllocations
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnResultsToDestinations
+    : Pass<"attn-results-to-destinations", "::mlir::ModuleOp"> {
+  let summary = "Take dynamically shaped attention results from the caller";
+  let description = [{
+    Destination-passing style for entry functions whose results have dynamic
+    sizes: each result becomes a trailing tensor argument (marked
+    `attn.destination`) that the returned value is materialized in, so that
+    `eliminate-empty-tensors` lets the lowering write the caller's buffer
+    directly and `attn-results-to-out-params` drops the results after
+    bufferization: the kernel allocates and copies nothing. Before each
+    attention op the caller's sizes are checked against the ones its inputs
+    give (`OutputBufferDim`); the op's lowering skips the work after a failed
+    check and fills the destinations with zeros.
+
+    Applies to public functions whose results are all results of
+    `attn.attention` ops (without sinks) whose q and v are arguments, so that
+    a caller sizes every destination from the arguments
+    (`attn::destinationShapes`); other functions keep returning their
+    dynamically shaped results.
+
+    Example:
+
+    ```mlir
+    func.func @f(%q: tensor<?x8x?x32xf32>, %k: tensor<?x2x?x32xf32>,
+                 %v: tensor<?x2x?x32xf32>) -> tensor<?x8x?x32xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%q: tensor<?x8x?x32xf32>, %k: tensor<?x2x?x32xf32>,
+                 %v: tensor<?x2x?x32xf32>,
+                 %out: tensor<?x8x?x32xf32> {attn.destination})
+        -> tensor<?x8x?x32xf32>
+      // ... checks that %out is [B, 8, Nq, 32] of q ...
+      %r = bufferization.materialize_in_destination %0 in %out
+      return %r
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnWriteDestinations
+    : Pass<"attn-write-destinations", "::mlir::ModuleOp"> {
+  let summary = "Let the lowering write the caller's destinations in place";
+  let description = [{
+    Upstream's `eliminate-empty-tensors` with the analysis the pipeline's
+    bufferization makes: across function boundaries, where arguments are
+    writable. The `tensor.empty` a lowering fills and returns is replaced by
+    the destination argument its value is materialized in
+    (`attn-results-to-destinations`), so bufferization writes the caller's
+    buffer in place. (Upstream's pass analyses each function alone, with
+    read-only arguments, and replaces nothing there.)
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnResultsToOutParams
     : Pass<"attn-results-to-out-params", "::mlir::ModuleOp"> {
   let summary = "Return statically shaped results through out-params";
@@ -307,6 +369,8 @@ def AttnResultsToOutParams
     arguments and returns nothing. A function with a dynamically shaped
     result keeps returning its results (the caller could not size the
     buffer from the signature; upstream rejects the whole module instead).
+    A result that returns a destination argument (`attn.destination`, from
+    `attn-results-to-destinations`) is dropped: the caller already holds it.
 
     Example:
 

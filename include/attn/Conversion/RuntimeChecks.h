@@ -36,6 +36,9 @@ enum class RuntimeCheck : int32_t {
 inline constexpr StringLiteral kErrorContextFn = "attn_rt_error_context";
 inline constexpr StringLiteral kCheckFailedFn = "attn_rt_check_failed";
 inline constexpr StringLiteral kHasFailedFn = "attn_rt_has_failed";
+/// Marks the linalg.fill of buildZeroResults.
+inline constexpr StringLiteral kZerosAfterFailureAttr =
+    "attn.zeros_after_failure";
 
 /// The calling thread's error record (its address as an i64), obtained right
 /// before `anchor` (reused when an op before `anchor` in its block obtains it).
@@ -79,7 +82,9 @@ SmallVector<Value> buildGuardedOrZeros(
     function_ref<SmallVector<Value>(OpBuilder &, Location)> body);
 
 /// Zero-filled tensors of `types`, dynamic dimensions of size 0: what an
-/// attention op yields after a failed check.
+/// attention op yields after a failed check. The fills carry
+/// kZerosAfterFailureAttr (attn-write-destinations fills a destination
+/// instead).
 SmallVector<Value> buildZeroResults(OpBuilder &b, Location loc,
                                     TypeRange types);
 

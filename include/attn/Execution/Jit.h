@@ -112,8 +112,10 @@ public:
   double lastCallSeconds() const { return callTime; }
   const std::vector<RankedTensorType> &argumentTypes() const { return args; }
   const std::vector<RankedTensorType> &resultTypes() const { return results; }
-  /// True when the results are out-params (JitOptions::outParams and every
-  /// result statically shaped): the compiled code allocates none of them.
+  /// True when the results are out-params (JitOptions::outParams, and every
+  /// result statically shaped or the results destinations sized from the
+  /// arguments, attn::destinationShapes): the compiled code allocates none
+  /// of them.
   bool resultsAreOutParams() const { return resultsOut; }
   /// The CPU the code was generated for (JitOptions::targetCpu and
   /// targetFeatures resolved; the host's when both are empty).
@@ -130,6 +132,9 @@ private:
   double compileTime = 0;
   int checkStatus = 0;
   bool resultsOut = false;
+  /// Results that are destinations: per dimension, (argument, dimension) or
+  /// (-1, static size).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> resultSizes;
 };
 
 /// Path of MLIR's C runner utilities (memrefCopy and friends).

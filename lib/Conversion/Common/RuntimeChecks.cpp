@@ -165,7 +165,9 @@ SmallVector<Value> mlir::attn::buildZeroResults(OpBuilder &b, Location loc,
     Value e = tensor::EmptyOp::create(b, loc, type, dynamic);
     Value zero =
         arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-    out.push_back(linalg::FillOp::create(b, loc, zero, e).getResult(0));
+    auto fill = linalg::FillOp::create(b, loc, zero, e);
+    fill->setAttr(kZerosAfterFailureAttr, b.getUnitAttr());
+    out.push_back(fill.getResult(0));
   }
   return out;
 }
