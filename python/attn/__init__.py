@@ -111,7 +111,9 @@ class Kernel:
     """One compiled kernel: ``kernel(*inputs, out=None, num_threads=0)``.
 
     Outputs are allocated like the first input (numpy or torch) when ``out``
-    is not given; a kernel whose outputs have dynamic sizes needs ``out``.
+    is not given, dynamic sizes taken from the inputs by dimension name
+    (``dims``; an output dimension no input names needs ``out``). The kernel
+    writes them in place.
     """
 
     def __init__(self, info_ptr, owner):
