@@ -29,6 +29,7 @@ ring attention over ``torch.distributed`` (context parallelism).
 
 import ctypes
 import os
+import struct
 
 from . import _abi
 
@@ -92,6 +93,65 @@ def _status_name(status):
         return _abi.STATUS_NAMES[status]
     except IndexError:
         return f"status {status}"
+
+
+# torch dtypes by name -> DLPack (code, bits): the direct path of
+# _torch_tensor (others go through __dlpack__).
+_TORCH_DL = {"float32": (2, 32), "float16": (2, 16), "bfloat16": (4, 16),
+             "float64": (2, 64), "int32": (0, 32), "int64": (0, 64),
+             "int8": (0, 8), "uint8": (1, 8), "bool": (6, 8)}
+_TORCH_DL_BY_DTYPE = {}
+
+
+_DLTENSOR = struct.Struct("<QiiiBBHQQQ")  # DLTensor, 48 bytes
+_DLTENSOR_ARRAY = ctypes.POINTER(ctypes.POINTER(_abi.DLTensor))
+_DEVICES = {"cpu": 1, "cuda": 2}  # kDLCPU, kDLCUDA
+
+
+def _dl_type(dtype):
+    dl = _TORCH_DL_BY_DTYPE.get(dtype)
+    if dl is None:
+        dl = _TORCH_DL.get(str(dtype)[6:])
+        if dl is not None:
+            _TORCH_DL_BY_DTYPE[dtype] = dl
+    return dl
+
+
+def _torch_tensors(tensors):
+    """The DLTensor pointer array of torch CPU or CUDA tensors, filled from
+    their attributes (what their __dlpack__ would export, without a capsule
+    per tensor) in one buffer: (array, buffer), the buffer keeping it alive;
+    None when one of them is anything else. The tensors must outlive the
+    call."""
+    n = len(tensors)
+    rows = []
+    words = 0
+    for t in tensors:
+        if type(t).__module__[:5] != "torch":
+            return None
+        dl = _dl_type(t.dtype)
+        device = t.device
+        kind = _DEVICES.get(device.type)
+        if dl is None or kind is None:
+            return None
+        shape, stride = t.shape, t.stride()
+        rows.append((t.data_ptr(), kind, device.index or 0, len(shape), dl,
+                     shape, stride, words))
+        words += 2 * len(shape)
+    buf = ctypes.create_string_buffer(56 * n + 8 * words)
+    base = ctypes.addressof(buf)
+    ints = base + 56 * n
+    for i, (data, kind, index, ndim, dl, shape, stride, at) in \
+            enumerate(rows):
+        shape_at = ints + 8 * at
+        _DLTENSOR.pack_into(buf, 48 * i, data, kind, index, ndim, dl[0],
+                            dl[1], 1, shape_at, shape_at + 8 * ndim, 0)
+        if ndim:
+            struct.pack_into(f"<{2 * ndim}q", buf, 56 * n + 8 * at, *shape,
+                             *stride)
+    struct.pack_into(f"<{n}Q", buf, 48 * n,
+                     *[base + 48 * i for i in range(n)])
+    return ctypes.cast(base + 48 * n, _DLTENSOR_ARRAY), buf
 
 
 def _dlpack_tensor(x):
@@ -208,6 +268,9 @@ def current_stream(tensors):
     return None
 
 
+_OPTIONS = {}
+
+
 def call(runtime, info, tensors, num_threads=0, workspace=None,
          dispatch=None, stream=None):
     """attn_kernel_call (or attn_kernel_dispatch over `dispatch`, a list of
@@ -218,25 +281,40 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
     if stream is None and any(k.contents.flags & _abi.KERNEL_GPU
                               for k in kernels):
         stream = current_stream(tensors)
-    views = [_dlpack_tensor(t) for t in tensors]
-    array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
-        *[v[0] for v in views])
-    opts = _abi.ExecOptions()
-    runtime.attn_exec_options_init(ctypes.byref(opts))
-    opts.num_threads = num_threads
-    if workspace is not None:
-        opts.workspace = workspace.ctypes.data
-        opts.workspace_size = workspace.nbytes
-    if stream:
-        opts.stream = stream
+    fast = _torch_tensors(tensors)
+    if fast is not None:
+        array, views = fast
+        count = len(tensors)
+    else:
+        views = [_dlpack_tensor(t) for t in tensors]
+        array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
+            *[v[0] for v in views])
+        count = len(views)
+    if workspace is None and not stream:
+        # Read-only to the runtime: one per thread count.
+        opts = _OPTIONS.get(num_threads)
+        if opts is None:
+            opts = _abi.ExecOptions()
+            runtime.attn_exec_options_init(ctypes.byref(opts))
+            opts.num_threads = num_threads
+            _OPTIONS[num_threads] = opts
+    else:
+        opts = _abi.ExecOptions()
+        runtime.attn_exec_options_init(ctypes.byref(opts))
+        opts.num_threads = num_threads
+        if workspace is not None:
+            opts.workspace = workspace.ctypes.data
+            opts.workspace_size = workspace.nbytes
+        if stream:
+            opts.stream = stream
     if dispatch is None:
-        status = runtime.attn_kernel_call(info, array, len(views),
+        status = runtime.attn_kernel_call(info, array, count,
                                           ctypes.byref(opts))
     else:
         table = (ctypes.POINTER(_abi.KernelInfo) * len(dispatch))(*dispatch)
         status = runtime.attn_kernel_dispatch(table, len(dispatch), array,
-                                              len(views), ctypes.byref(opts))
-    del views  # the capsules live until here
+                                              count, ctypes.byref(opts))
+    del views  # the capsules (or the buffer) live until here
     if status != 0:
         raise _kernel_error(status, runtime.attn_last_error().decode())
 

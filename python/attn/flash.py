@@ -275,41 +275,49 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         cache_seqlens = [full] * bsz
     elif isinstance(cache_seqlens, int):
         cache_seqlens = [cache_seqlens] * bsz
-    seqlens = [int(x) for x in (cache_seqlens.tolist()
-                                if hasattr(cache_seqlens, "tolist")
-                                else cache_seqlens)]
-    if k is not None or v is not None:
-        if k is None or v is None:
-            raise ValueError("attn.flash: give both k and v, or neither")
-        _append_rows(k_cache, k, seqlens, block_table)
-        _append_rows(v_cache, v, seqlens, block_table)
-        seqlens = [x + k.shape[1] for x in seqlens]
-    lens = lengths(seqlens)
+    if (k is None and v is None and torch_in
+            and _is_torch(cache_seqlens)
+            and str(cache_seqlens.dtype) == "torch.int32"
+            and cache_seqlens.device == q.device
+            and cache_seqlens.dim() == 1 and cache_seqlens.is_contiguous()):
+        lens = cache_seqlens  # read as it is: no host round trip
+    else:
+        seqlens = [int(x) for x in (cache_seqlens.tolist()
+                                    if hasattr(cache_seqlens, "tolist")
+                                    else cache_seqlens)]
+        if k is not None or v is not None:
+            if k is None or v is None:
+                raise ValueError("attn.flash: give both k and v, or neither")
+            _append_rows(k_cache, k, seqlens, block_table)
+            _append_rows(v_cache, v, seqlens, block_table)
+            seqlens = [x + k.shape[1] for x in seqlens]
+        lens = lengths(seqlens)
     default = 1.0 / math.sqrt(d)
     mods = _modifiers(causal, window_size, softcap, alibi_slopes,
                       softmax_scale, default)
-    len_t = _tensor([None], "i32")
-    args = [("q", _tensor([None, None, hq, d], elt), "q")]
-    if block_table is None:
-        args += [("k", _tensor([None, None, hkv, d], elt), "k"),
-                 ("v", _tensor([None, None, hkv, dv], elt), "v")]
-        inputs = [q, k_cache, v_cache]
-    else:
-        bs = k_cache.shape[1]
-        args += [("k", _tensor([None, bs, hkv, d], elt), "k"),
-                 ("v", _tensor([None, bs, hkv, dv], elt), "v"),
-                 ("pt", _tensor([None, None], "i32"), "page_table")]
-        inputs = [q, k_cache, v_cache, block_table]
-    args.append(("len", len_t, "kv_len"))
-    inputs.append(lens)
+    paged = block_table is not None
+    # The kernel by what its text depends on, before building the text.
+    key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
+           k_cache.shape[1] if paged else None, alibi_slopes is not None,
+           _device(q))
+    kernel = _KERNELS.get(key)
+    inputs = [q, k_cache, v_cache] + ([block_table] if paged else []) + [lens]
     if alibi_slopes is not None:
-        args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
-    name = "flash_attn_kvcache" + ("_paged" if block_table is not None
-                                   else "")
-    text = _attention(name, args, mods, [None, None, hq, dv],
-                      [None, hq, None], elt)
-    kernel = _kernel(text, name, _device(q))
+    if kernel is None:
+        args = [("q", _tensor([None, None, hq, d], elt), "q")]
+        bs = k_cache.shape[1] if paged else None
+        args += [("k", _tensor([None, bs, hkv, d], elt), "k"),
+                 ("v", _tensor([None, bs, hkv, dv], elt), "v")]
+        if paged:
+            args.append(("pt", _tensor([None, None], "i32"), "page_table"))
+        args.append(("len", _tensor([None], "i32"), "kv_len"))
+        if alibi_slopes is not None:
+            args.append(("slopes", _tensor([hq], "f32"), "alibi"))
+        name = "flash_attn_kvcache" + ("_paged" if paged else "")
+        text = _attention(name, args, mods, [None, None, hq, dv],
+                          [None, hq, None], elt)
+        kernel = _KERNELS[key] = _kernel(text, name, _device(q))
     out = _empty(q, (bsz, nq, hq, dv), elt)
     lse = _empty(q, (bsz, hq, nq), "f32")
     kernel(*inputs, out=(out, lse))

@@ -322,6 +322,19 @@ else:
     # A non-contiguous torch view.
     qt = tq.transpose(1, 2).contiguous().transpose(1, 2)
     check(torch.equal(prefill(qt, tk, tv)[0], out), "torch strided")
+    # Views with a storage offset, a tensor that requires grad and an output
+    # view into a larger buffer: the direct DLTensor path (no __dlpack__)
+    # reads and writes where the tensors' own strides say.
+    big = torch.zeros(3, *tq.shape[1:])
+    big[1:2] = tq
+    qg = tq.clone().requires_grad_(True)
+    dest = torch.full((2, *out.shape[1:]), 7.0)
+    lse_dest = torch.empty_like(lse)
+    prefill(big[1:2], tk, tv, out=(dest[1:2], lse_dest))
+    check(torch.equal(dest[1:2], out) and torch.equal(dest[0],
+                                                      torch.full_like(dest[0], 7.0)),
+          "torch views with offsets")
+    check(torch.equal(prefill(qg, tk, tv)[0], out), "a tensor with grad")
     op = attn.torch_ops.register(prefill, "attn_test::prefill")
     o2, l2 = op(tq, tk, tv)
     check(torch.equal(o2, out), "custom op")
