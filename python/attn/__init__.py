@@ -105,7 +105,6 @@ _TORCH_DL_BY_DTYPE = {}
 
 _DLTENSOR = struct.Struct("<QiiiBBHQQQ")  # DLTensor, 48 bytes
 _DLTENSOR_ARRAY = ctypes.POINTER(ctypes.POINTER(_abi.DLTensor))
-_DEVICES = {"cpu": 1, "cuda": 2}  # kDLCPU, kDLCUDA
 
 
 def _dl_type(dtype):
@@ -129,15 +128,20 @@ def _torch_tensors(tensors):
     for t in tensors:
         if type(t).__module__[:5] != "torch":
             return None
-        dl = _dl_type(t.dtype)
-        device = t.device
-        kind = _DEVICES.get(device.type)
-        if dl is None or kind is None:
+        dl = _TORCH_DL_BY_DTYPE.get(t.dtype) or _dl_type(t.dtype)
+        if dl is None:
+            return None
+        if t.is_cpu:
+            kind, index = 1, 0
+        elif t.is_cuda:
+            kind, index = 2, t.get_device()
+        else:
             return None
         shape, stride = t.shape, t.stride()
-        rows.append((t.data_ptr(), kind, device.index or 0, len(shape), dl,
-                     shape, stride, words))
-        words += 2 * len(shape)
+        ndim = len(shape)
+        rows.append((t.data_ptr(), kind, index, ndim, dl, shape, stride,
+                     words))
+        words += 2 * ndim
     buf = ctypes.create_string_buffer(56 * n + 8 * words)
     base = ctypes.addressof(buf)
     ints = base + 56 * n
