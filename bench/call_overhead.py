@@ -19,29 +19,19 @@ to SDPA.
 import argparse
 import ctypes
 import os
-import platform
 import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
 import attn  # noqa: E402
+import hostcpu  # noqa: E402
 import attn.flash as flash  # noqa: E402
 from attn import _abi  # noqa: E402
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def per_call_us(fn, calls):
@@ -102,7 +92,8 @@ def main():
         return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt)
 
     err = (out.transpose(1, 2) - sdpa()).abs().max().item()
-    print(f"CPU: {cpu_name()}; torch {torch.__version__}; threads "
+    cpu = f"{hostcpu.cpu_model()} ({hostcpu.isa_label(hostcpu.read_flags())})"
+    print(f"CPU: {cpu}; torch {torch.__version__}; threads "
           f"{torch.get_num_threads()}; decode B=1 Hq={hq} Hkv={hkv} D={d} "
           f"cache {n}; max |attn - sdpa| {err:.2g}")
     cases = {"attn.flash.flash_attn_with_kvcache": ours,
