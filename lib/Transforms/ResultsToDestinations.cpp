@@ -116,13 +116,12 @@ struct AttnResultsToDestinationsPass
     Operation *ret = entry.getTerminator();
     MLIRContext *ctx = fn.getContext();
     unsigned first = fn.getNumArguments();
-    SmallVector<Type> results(fn.getResultTypes());
-    for (Type t : results)
-      if (failed(fn.insertArgument(fn.getNumArguments(), t,
-                                   DictionaryAttr::get(ctx), fn.getLoc())))
+    auto marked = DictionaryAttr::get(
+        ctx, {NamedAttribute(kDestinationAttr, UnitAttr::get(ctx))});
+    for (Type t : SmallVector<Type>(fn.getResultTypes()))
+      if (failed(
+              fn.insertArgument(fn.getNumArguments(), t, marked, fn.getLoc())))
         return;
-    for (unsigned i = 0; i < results.size(); ++i)
-      fn.setArgAttr(first + i, kDestinationAttr, UnitAttr::get(ctx));
 
     OpBuilder b(ctx);
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {

@@ -128,7 +128,7 @@ def _torch_tensors(tensors):
     for t in tensors:
         if type(t).__module__[:5] != "torch":
             return None
-        dl = _TORCH_DL_BY_DTYPE.get(t.dtype) or _dl_type(t.dtype)
+        dl = _dl_type(t.dtype)
         if dl is None:
             return None
         if t.is_cpu:
