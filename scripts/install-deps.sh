@@ -8,6 +8,7 @@ PKGS=(
   libomp-22-dev
   cmake ninja-build g++ libgtest-dev python3
   libdlpack-dev python3-numpy
+  python3-venv
 )
 
 missing=()

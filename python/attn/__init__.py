@@ -79,12 +79,17 @@ class CompileError(RuntimeError):
 
 
 def library_dir():
-    """Where libattn_runtime and libattn_compiler are: $ATTN_LIBRARY_DIR, or
-    <prefix>/lib for the installed package (<prefix>/lib/python/attn)."""
+    """Where libattn_runtime and libattn_compiler are: $ATTN_LIBRARY_DIR;
+    else attn/lib beside this file in a wheel (``pip install .``: the
+    package's own lib/ holds them); else <prefix>/lib for the CMake install
+    (<prefix>/lib/python/attn)."""
     env = os.environ.get("ATTN_LIBRARY_DIR")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    wheel = os.path.join(here, "lib")
+    if os.path.exists(os.path.join(wheel, "libattn_runtime.so.1")):
+        return wheel
     return os.path.normpath(os.path.join(here, "..", ".."))
 
 
