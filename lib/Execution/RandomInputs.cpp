@@ -90,6 +90,32 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
       t.set(i, static_cast<double>(d(rng)));
     return;
   }
+  if (role.name == "kv_start") {
+    // Left padding: starts from -1 (as good as 0) to three quarters of the
+    // keys, so that whole key tiles are skipped and others cut.
+    int64_t nk = known.count("Nk") ? known.lookup("Nk") : known.lookup("Nq");
+    std::uniform_int_distribution<int64_t> d(-1,
+                                             std::max<int64_t>(nk, 0) * 3 / 4);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(d(rng)));
+    return;
+  }
+  if (role.name == "key_mask" && t.shape.size() == 2) {
+    // Padding as frameworks make it, per batch entry: none, at the start, at
+    // the end, or holes (a packed batch's separators).
+    int64_t nk = t.shape[1];
+    std::bernoulli_distribution hole(0.9);
+    for (int64_t b = 0; b < t.shape[0]; ++b) {
+      int64_t kind = std::uniform_int_distribution<int64_t>(0, 3)(rng);
+      int64_t cut = std::uniform_int_distribution<int64_t>(0, nk)(rng);
+      for (int64_t j = 0; j < nk; ++j)
+        t.set(b * nk + j, kind == 0   ? 1
+                          : kind == 1 ? (j >= cut ? 1 : 0)
+                          : kind == 2 ? (j < cut ? 1 : 0)
+                                      : (hole(rng) ? 1 : 0));
+    }
+    return;
+  }
   if (role.name == "alibi") {
     // The usual geometric slopes 2^(-8 (h+1) / Hq).
     for (int64_t i = 0; i < n; ++i)

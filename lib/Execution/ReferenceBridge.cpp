@@ -343,7 +343,7 @@ namespace {
 struct Bound {
   llvm::ArrayRef<const HostTensor *> args;
   std::vector<std::unique_ptr<::attn::ref::Tensor>> keep;
-  std::vector<int64_t> kvLen, cuQ, cuK;
+  std::vector<int64_t> kvLen, kvStart, cuQ, cuK;
   std::vector<double> slopes, sink;
   /// The integers of an index tensor operand.
   llvm::Error ints(Value v, std::vector<int64_t> &out) {
@@ -412,6 +412,14 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
       bound.kvLen.push_back((*t)->getInt(i));
     in.kvLen = &bound.kvLen;
   }
+  if (Value start = op.getKvStart()) {
+    auto t = bound.lookup(start);
+    if (!t)
+      return t.takeError();
+    for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
+      bound.kvStart.push_back((*t)->getInt(i));
+    in.kvStart = &bound.kvStart;
+  }
   // Per-head f32 vectors (ALiBi slopes, sinks) as doubles.
   auto perHead = [&](Value v, std::vector<double> &values,
                      const std::vector<double> *&slot) -> llvm::Error {
@@ -430,6 +438,10 @@ static llvm::Error bindModifiers(OpTy op, Bound &bound,
     return err;
   if (llvm::Error err = perHead(op.getSink(), bound.sink, in.sink))
     return err;
+  auto keyMask = bound.tensor(op.getKeyMask());
+  if (!keyMask)
+    return keyMask.takeError();
+  in.keyMask = *keyMask;
   auto mask = bound.tensor(op.getMask());
   if (!mask)
     return mask.takeError();

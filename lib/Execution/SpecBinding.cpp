@@ -145,10 +145,14 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
   };
   auto modifiers = [&](auto o) {
     assign(o.getKvLen(), "kv_len", {"B"});
-    // A ragged batch's kv_len has an entry per sequence (Seqs).
+    assign(o.getKvStart(), "kv_start", {"B"});
+    assign(o.getKeyMask(), "key_mask", {"B", "Nk"});
+    // A ragged batch's kv_len and kv_start have an entry per sequence (Seqs).
     if constexpr (std::is_same_v<decltype(o), AttentionOp>)
-      if (o.isRagged())
+      if (o.isRagged()) {
         assign(o.getKvLen(), "kv_len", {"Seqs"});
+        assign(o.getKvStart(), "kv_start", {"Seqs"});
+      }
     if (o.getMask())
       assign(o.getMask(), "mask", broadcast(o.getMask()));
     if (o.getBias())

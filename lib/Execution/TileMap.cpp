@@ -6,6 +6,7 @@
 
 #include "attn/Execution/TileMap.h"
 
+#include "attn/IR/AttnBuilders.h"
 #include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 
@@ -67,11 +68,12 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
                                int64_t tq, int64_t tk,
                                llvm::raw_ostream *print) {
   Schedule schedule(ScheduleSpec::forOp(op, {tq, tk}));
-  // The kernel classifies the canonical form of the mask region: so does
-  // the map (on a copy of the op).
+  // The kernel classifies the canonical form of the mask region, key padding
+  // included: so does the map (on a copy of the op).
   OwningOpRef<Operation *> canonical;
-  if (op.getMaskModBlock()) {
+  if (op.getMaskModBlock() || op.getKvStart() || op.getKeyMask()) {
     canonical = op->clone();
+    expandKeyPadding(*canonical);
     canonicalizeModRegions(*canonical);
   }
   if (Block *mask = canonical ? cast<AttentionOp>(*canonical).getMaskModBlock()
@@ -85,7 +87,7 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
                    .shape[op.getPhysicalDim(1)] /
                hkv;
     std::vector<const HostTensor *> inputs;
-    for (Value v : op.getModInputs())
+    for (Value v : cast<AttentionOp>(*canonical).getModInputs())
       inputs.push_back(isa<BlockArgument>(v)
                            ? &args[cast<BlockArgument>(v).getArgNumber()]
                            : nullptr);
@@ -96,6 +98,7 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
             -> std::optional<std::pair<int64_t, int64_t>> {
           const HostTensor *t = inputs[input];
           int bits = !t                            ? 0
+                     : t->kind == ElementKind::I1  ? 1
                      : t->kind == ElementKind::I8  ? 8
                      : t->kind == ElementKind::I32 ? 32
                      : t->kind == ElementKind::I64 ? 64
@@ -104,10 +107,14 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
             return std::nullopt;
           // As the kernel (FusedLowering::tensorRange): a box of more than
           // 2^14 elements, or one that misses the tensor, gives the element
-          // type's whole range.
+          // type's whole range (i1: 0 and 1, read unsigned).
           std::pair<int64_t, int64_t> whole = {
-              bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)),
-              bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1};
+              bits == 1    ? 0
+              : bits == 64 ? INT64_MIN
+                           : -(int64_t(1) << (bits - 1)),
+              bits == 1    ? 1
+              : bits == 64 ? INT64_MAX
+                           : (int64_t(1) << (bits - 1)) - 1};
           constexpr int64_t kMaxSummary = kMaxSummaryElements;
           int64_t volume = 1;
           for (size_t d = 0; d < box.size(); ++d) {
@@ -205,6 +212,15 @@ double mlir::attn::structuralFlops(AttentionOp op,
       return 0;
     kvLen = &args[cast<BlockArgument>(kv).getArgNumber()];
   }
+  const HostTensor *kvStart = nullptr;
+  if (Value start = op.getKvStart()) {
+    if (!isa<BlockArgument>(start))
+      return 0;
+    kvStart = &args[cast<BlockArgument>(start).getArgNumber()];
+  }
+  auto startOf = [&](int64_t b) {
+    return kvStart && b < kvStart->numElements() ? kvStart->getInt(b) : 0;
+  };
   // Row-level rules do not depend on the tile sizes.
   Schedule schedule(ScheduleSpec::forOp(op, {1, 1}));
   double pairs = 0;
@@ -226,13 +242,14 @@ double mlir::attn::structuralFlops(AttentionOp op,
       }
       if (kvLen && s < kvLen->numElements())
         seqKeys = std::clamp<int64_t>(kvLen->getInt(s), 0, seqKeys);
-      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s), seqKeys);
+      pairs += schedule.allowedPairs(tq.getInt(s + 1) - tq.getInt(s), seqKeys,
+                                     startOf(s));
     }
     return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
   }
   for (int64_t b = 0; b < batch; ++b) {
     int64_t kvl = kvLen ? std::clamp<int64_t>(kvLen->getInt(b), 0, nk) : nk;
-    pairs += schedule.allowedPairs(nq, kvl);
+    pairs += schedule.allowedPairs(nq, kvl, startOf(b));
   }
   return pairs * static_cast<double>(hq) * (2.0 * dqk + 2.0 * dv);
 }
@@ -245,14 +262,23 @@ double mlir::attn::trafficBytes(AttentionOp op, llvm::ArrayRef<HostTensor> args,
                                                    : nullptr;
   };
   double kvFraction = 1;
+  // The keys [kv_start, kv_len) each batch entry reads.
   const HostTensor *lens = argOf(op.getKvLen()), *k = argOf(op.getKey());
-  if (lens && k && k->shape.size() == 4) {
+  const HostTensor *starts = argOf(op.getKvStart());
+  const HostTensor *perBatch = lens ? lens : starts;
+  if (perBatch && k && k->shape.size() == 4) {
     int64_t nk = op.getLayout() == Layout::bnhd ? k->shape[1] : k->shape[2];
     double read = 0;
-    for (int64_t b = 0, n = lens->numElements(); b < n; ++b)
-      read += std::clamp<int64_t>(lens->getInt(b), 0, nk);
-    if (lens->numElements() > 0 && nk > 0)
-      kvFraction = read / (double(lens->numElements()) * double(nk));
+    int64_t n = perBatch->numElements();
+    for (int64_t b = 0; b < n; ++b) {
+      int64_t hi = lens ? std::clamp<int64_t>(lens->getInt(b), 0, nk) : nk;
+      int64_t lo = starts && b < starts->numElements()
+                       ? std::clamp<int64_t>(starts->getInt(b), 0, hi)
+                       : 0;
+      read += static_cast<double>(hi - lo);
+    }
+    if (n > 0 && nk > 0)
+      kvFraction = read / (double(n) * double(nk));
   }
   double bytes = 0;
   for (const HostTensor &t : args) {

@@ -6,6 +6,8 @@
 
 #include "attn/IR/AttnBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -138,8 +140,9 @@ AttentionOp mlir::attn::buildAttention(OpBuilder &builder, Location loc,
   return AttentionOp::create(
       builder, loc, outType, lseType, q, k, v, config.pageTable,
       config.cuSeqlensQ, config.cuSeqlensK, config.kScale, config.vScale,
-      config.kvLen, config.mask, config.bias, config.alibiSlopes, config.sink,
-      config.modInputs, LayoutAttr::get(builder.getContext(), config.layout),
+      config.kvLen, config.kvStart, config.keyMask, config.mask, config.bias,
+      config.alibiSlopes, config.sink, config.modInputs,
+      LayoutAttr::get(builder.getContext(), config.layout),
       config.vFromK ? builder.getI64IntegerAttr(*config.vFromK) : IntegerAttr(),
       attrs.causal, attrs.align, attrs.windowLeft, attrs.windowRight,
       attrs.scale, attrs.softcap, attrs.norm);
@@ -166,8 +169,9 @@ ProjectedAttentionOp mlir::attn::buildProjectedAttention(
   ModifierAttrs attrs(builder, modifiers);
   return ProjectedAttentionOp::create(
       builder, loc, resultType, xq, xkv, wq, wk, wv, wo, modifiers.kvLen,
-      modifiers.mask, modifiers.bias, modifiers.alibiSlopes, modifiers.sink,
-      modifiers.modInputs, builder.getI64IntegerAttr(numQueryHeads),
+      modifiers.kvStart, modifiers.keyMask, modifiers.mask, modifiers.bias,
+      modifiers.alibiSlopes, modifiers.sink, modifiers.modInputs,
+      builder.getI64IntegerAttr(numQueryHeads),
       builder.getI64IntegerAttr(numKvHeads), attrs.causal, attrs.align,
       attrs.windowLeft, attrs.windowRight, attrs.scale, attrs.softcap,
       attrs.norm);
@@ -205,4 +209,67 @@ void mlir::attn::buildScoreMod(
     OpBuilder &builder, Operation *op,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   buildModRegion(builder, op, 0, /*isScore=*/true, body);
+}
+
+static Block *entryOrNull(Region &region) {
+  return region.empty() ? nullptr : &region.front();
+}
+
+template <typename OpTy> static bool expandKeyPaddingOf(OpTy op) {
+  Value start = op.getKvStart(), keyMask = op.getKeyMask();
+  if (!start && !keyMask)
+    return false;
+  Location loc = op.getLoc();
+  SmallVector<Value> added;
+  for (Value v : {start, keyMask})
+    if (v)
+      added.push_back(v);
+  op.getKvStartMutable().clear();
+  op.getKeyMaskMutable().clear();
+  op.getModInputsMutable().append(added);
+  // The bound: j >= kv_start[b] and key_mask[b, j] (b is the sequence in a
+  // ragged batch), read from the region's last block arguments.
+  auto allowed = [&](OpBuilder &b, Block *block, Value before) {
+    Value bIdx = block->getArgument(0), j = block->getArgument(3);
+    unsigned next = block->getNumArguments() - added.size();
+    Value result = before;
+    auto both = [&](Value ok) {
+      result =
+          result ? arith::AndIOp::create(b, loc, result, ok).getResult() : ok;
+    };
+    if (start) {
+      Value first = tensor::ExtractOp::create(
+          b, loc, block->getArgument(next++), ValueRange{bIdx});
+      first = arith::IndexCastOp::create(b, loc, b.getIndexType(), first);
+      both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, first));
+    }
+    if (keyMask)
+      both(tensor::ExtractOp::create(b, loc, block->getArgument(next++),
+                                     ValueRange{bIdx, j}));
+    return result;
+  };
+  OpBuilder builder(op.getContext());
+  if (Block *score = entryOrNull(op.getScoreMod()))
+    for (Value v : added)
+      score->addArgument(v.getType(), loc);
+  if (Block *mask = entryOrNull(op.getMaskMod())) {
+    for (Value v : added)
+      mask->addArgument(v.getType(), loc);
+    auto yield = cast<YieldOp>(mask->getTerminator());
+    builder.setInsertionPoint(yield);
+    yield->setOperand(0, allowed(builder, mask, yield.getValue()));
+    return true;
+  }
+  buildMaskMod(builder, op, [&](OpBuilder &b, Location, ValueRange) {
+    return allowed(b, b.getInsertionBlock(), Value());
+  });
+  return true;
+}
+
+bool mlir::attn::expandKeyPadding(Operation *op) {
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return expandKeyPaddingOf(attention);
+  if (auto projected = dyn_cast<ProjectedAttentionOp>(op))
+    return expandKeyPaddingOf(projected);
+  return false;
 }

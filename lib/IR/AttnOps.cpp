@@ -143,15 +143,38 @@ static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
   if constexpr (std::is_same_v<OpTy, AttentionOp>)
     ragged = op.isRagged();
   // (A ragged batch's kv_len has an entry per sequence: verifyRagged.)
-  if (Value kvLen = op.getKvLen(); kvLen && !ragged) {
-    auto type = cast<RankedTensorType>(kvLen.getType());
+  for (auto [what, noun, value] : {std::tuple<StringRef, StringRef, Value>{
+                                       "kv_len", "length", op.getKvLen()},
+                                   {"kv_start", "start", op.getKvStart()}}) {
+    if (!value || ragged)
+      continue;
+    auto type = cast<RankedTensorType>(value.getType());
     if (type.getRank() != 1 || !compatible(type.getDimSize(0), sizes.batch))
       return op.emitOpError()
-             << "kv_len must be a rank-1 tensor with one length per batch "
-                "entry (B = "
-             << fmtSize(sizes.batch) << "); got " << type;
+             << what << " must be a rank-1 tensor with one " << noun
+             << " per batch entry (B = " << fmtSize(sizes.batch) << "); got "
+             << type;
     if (sizes.batch == kDyn)
       sizes.batch = type.getDimSize(0);
+  }
+  if (Value keyMask = op.getKeyMask()) {
+    // Keys are packed in a ragged batch: its masks are `mask` by packed rows.
+    if (ragged)
+      return op.emitOpError()
+             << "key_mask is for dense and paged batches; a ragged batch "
+                "states key padding with kv_len, kv_start or a mask by packed "
+                "rows";
+    auto type = cast<RankedTensorType>(keyMask.getType());
+    if (type.getRank() != 2 || !compatible(type.getDimSize(0), sizes.batch) ||
+        !compatible(type.getDimSize(1), sizes.kvLen))
+      return op.emitOpError()
+             << "key_mask must be a [B, Nk] tensor (B = "
+             << fmtSize(sizes.batch) << ", Nk = " << fmtSize(sizes.kvLen)
+             << "); got " << type;
+    if (sizes.batch == kDyn)
+      sizes.batch = type.getDimSize(0);
+    if (sizes.kvLen == kDyn)
+      sizes.kvLen = type.getDimSize(1);
   }
   for (auto [what, value] : {std::pair<StringRef, Value>{"mask", op.getMask()},
                              {"bias", op.getBias()}}) {
@@ -343,12 +366,16 @@ LogicalResult AttentionOp::verifyRagged() {
   }
   // kv_len and the page table have one entry or row per sequence.
   int64_t seqs = getNumSequences();
-  if (Value kvLen = getKvLen()) {
-    auto type = cast<RankedTensorType>(kvLen.getType());
+  for (auto [what, noun, value] :
+       {std::tuple<StringRef, StringRef, Value>{"kv_len", "length", getKvLen()},
+        {"kv_start", "start", getKvStart()}}) {
+    if (!value)
+      continue;
+    auto type = cast<RankedTensorType>(value.getType());
     if (type.getRank() != 1 || !compatible(type.getDimSize(0), seqs))
-      return emitOpError() << "kv_len of a ragged batch must have one length "
-                              "per sequence (B = "
-                           << fmtSize(seqs) << ", one less than the offsets); "
+      return emitOpError() << what << " of a ragged batch must have one "
+                           << noun << " per sequence (B = " << fmtSize(seqs)
+                           << ", one less than the offsets); "
                            << "got " << type;
   }
   for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQuery()},

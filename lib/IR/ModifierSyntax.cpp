@@ -25,8 +25,9 @@ namespace {
 /// directives bind them.
 struct ModifierSlots {
   using Operand = std::optional<OpAsmParser::UnresolvedOperand>;
-  Operand &kvLen, &mask, &bias, &alibi, &sink;
-  Type &kvLenType, &maskType, &biasType, &alibiType, &sinkType;
+  Operand &kvLen, &kvStart, &keyMask, &mask, &bias, &alibi, &sink;
+  Type &kvLenType, &kvStartType, &keyMaskType, &maskType, &biasType, &alibiType,
+      &sinkType;
   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs;
   SmallVectorImpl<Type> &modInputTypes;
   CausalAlignAttr &causal, &align;
@@ -45,11 +46,11 @@ struct ModifierSlots {
 } // namespace
 
 static constexpr StringLiteral kModifierNames[] = {
-    "page_table",   "ragged",     "layout",  "v_from_k", "k_scale",
-    "v_scale",      "kv_len",     "mask",    "bias",     "alibi",
-    "sink",         "mod_inputs", "causal",  "align",    "window_left",
-    "window_right", "scale",      "softcap", "norm",     "score_mod",
-    "mask_mod"};
+    "page_table", "ragged",      "layout",       "v_from_k",   "k_scale",
+    "v_scale",    "kv_len",      "kv_start",     "key_mask",   "mask",
+    "bias",       "alibi",       "sink",         "mod_inputs", "causal",
+    "align",      "window_left", "window_right", "scale",      "softcap",
+    "norm",       "score_mod",   "mask_mod"};
 
 /// Whether the op whose slots these are takes modifier `name`.
 static bool takesModifier(const ModifierSlots &s, StringRef name) {
@@ -152,6 +153,10 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
       r = operand(*s.vScale, *s.vScaleType);
     } else if (kw == "kv_len") {
       r = operand(s.kvLen, s.kvLenType);
+    } else if (kw == "kv_start") {
+      r = operand(s.kvStart, s.kvStartType);
+    } else if (kw == "key_mask") {
+      r = operand(s.keyMask, s.keyMaskType);
     } else if (kw == "mask") {
       r = operand(s.mask, s.maskType);
     } else if (kw == "bias") {
@@ -198,7 +203,8 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
 }
 
 static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
-                              Value mask, Value bias, Value alibi, Value sink,
+                              Value kvStart, Value keyMask, Value mask,
+                              Value bias, Value alibi, Value sink,
                               OperandRange modInputs, CausalAlignAttr causal,
                               CausalAlignAttr align, IntegerAttr windowLeft,
                               IntegerAttr windowRight, FloatAttr scale,
@@ -210,6 +216,8 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
   if (vFromK)
     p << " v_from_k(" << vFromK.getInt() << ")";
   for (auto [kw, v] : {std::pair<StringRef, Value>{"kv_len", kvLen},
+                       {"kv_start", kvStart},
+                       {"key_mask", keyMask},
                        {"mask", mask},
                        {"bias", bias},
                        {"alibi", alibi},
@@ -249,13 +257,14 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
 
 #define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
   ModifierSlots {                                                              \
-    kvLen, mask, bias, alibi, sink, kvLenType, maskType, biasType, alibiType,  \
-        sinkType, modInputs, modInputTypes, causal, align, windowLeft,         \
-        windowRight, scale, softcap, norm, scoreMod, maskMod, LAYOUT           \
+    kvLen, kvStart, keyMask, mask, bias, alibi, sink, kvLenType, kvStartType,  \
+        keyMaskType, maskType, biasType, alibiType, sinkType, modInputs,       \
+        modInputTypes, causal, align, windowLeft, windowRight, scale, softcap, \
+        norm, scoreMod, maskMod, LAYOUT                                        \
   }
 #define ATTN_MODIFIER_PRINT_ARGS                                               \
-  kvLen, mask, bias, alibi, sink, modInputs, causal, align, windowLeft,        \
-      windowRight, scale, softcap, norm, scoreMod, maskMod
+  kvLen, kvStart, keyMask, mask, bias, alibi, sink, modInputs, causal, align,  \
+      windowLeft, windowRight, scale, softcap, norm, scoreMod, maskMod
 
 ParseResult mlir::attn::parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,

@@ -25,21 +25,26 @@ namespace attn {
 
 #define ATTN_MODIFIER_PARSE_PARAMS                                             \
   std::optional<OpAsmParser::UnresolvedOperand> &kvLen, Type &kvLenType,       \
-      std::optional<OpAsmParser::UnresolvedOperand> &mask, Type &maskType,     \
-      std::optional<OpAsmParser::UnresolvedOperand> &bias, Type &biasType,     \
-      std::optional<OpAsmParser::UnresolvedOperand> &alibi, Type &alibiType,   \
-      std::optional<OpAsmParser::UnresolvedOperand> &sink, Type &sinkType,     \
+      std::optional<OpAsmParser::UnresolvedOperand> &kvStart,                  \
+      Type &kvStartType,                                                       \
+      std::optional<OpAsmParser::UnresolvedOperand> &keyMask,                  \
+      Type &keyMaskType, std::optional<OpAsmParser::UnresolvedOperand> &mask,  \
+      Type &maskType, std::optional<OpAsmParser::UnresolvedOperand> &bias,     \
+      Type &biasType, std::optional<OpAsmParser::UnresolvedOperand> &alibi,    \
+      Type &alibiType, std::optional<OpAsmParser::UnresolvedOperand> &sink,    \
+      Type &sinkType,                                                          \
       SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs,              \
       SmallVectorImpl<Type> &modInputTypes, CausalAlignAttr &causal,           \
       CausalAlignAttr &align, IntegerAttr &windowLeft,                         \
       IntegerAttr &windowRight, FloatAttr &scale, FloatAttr &softcap,          \
       NormalizationAttr &norm, Region &scoreMod, Region &maskMod
 #define ATTN_MODIFIER_PRINT_PARAMS                                             \
-  Value kvLen, Type, Value mask, Type, Value bias, Type, Value alibi, Type,    \
-      Value sink, Type, OperandRange modInputs, TypeRange,                     \
-      CausalAlignAttr causal, CausalAlignAttr align, IntegerAttr windowLeft,   \
-      IntegerAttr windowRight, FloatAttr scale, FloatAttr softcap,             \
-      NormalizationAttr norm, Region &scoreMod, Region &maskMod
+  Value kvLen, Type, Value kvStart, Type, Value keyMask, Type, Value mask,     \
+      Type, Value bias, Type, Value alibi, Type, Value sink, Type,             \
+      OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
+      CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
+      FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
+      Region &scoreMod, Region &maskMod
 
 /// attn.attention's modifiers also take `page_table(...)`, `ragged(...)`,
 /// `layout(...)`, `v_from_k(...)`, `k_scale(...)` and `v_scale(...)`, anywhere

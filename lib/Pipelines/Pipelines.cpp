@@ -78,6 +78,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
   pm.addPass(createAttnExpandProjections());
   pm.addPass(createAttnExpandLatent());
   pm.addPass(createAttnExpandSinks());
+  pm.addPass(createAttnExpandKeyPadding());
   pm.addPass(createConvertAttnStateOps());
   switch (opts.form) {
   case AttentionForm::Naive:

@@ -128,6 +128,11 @@ std::string attn::ref::raggedAttention(const Spec &spec, const Inputs &in,
   if (in.kvLen && in.kvLen->size() != seqs)
     return "kvLen has " + std::to_string(in.kvLen->size()) + " entries for " +
            std::to_string(seqs) + " sequences";
+  if (in.keyMask)
+    return "keyMask is not defined for ragged batches";
+  if (in.kvStart && in.kvStart->size() != seqs)
+    return "kvStart has " + std::to_string(in.kvStart->size()) +
+           " entries for " + std::to_string(seqs) + " sequences";
   if (paged && (in.pageTable->shape.size() != 2 ||
                 in.pageTable->shape[0] != static_cast<int64_t>(seqs)))
     return "the page table must have one row per sequence (" +
@@ -148,7 +153,7 @@ std::string attn::ref::raggedAttention(const Spec &spec, const Inputs &in,
       continue;
     Tensor qs = sliceRows(*in.q, spec.layout, q0, nq);
     Tensor ks, vs, pt, mask, bias;
-    std::vector<int64_t> kvLen;
+    std::vector<int64_t> kvLen, kvStart;
     Inputs sub;
     sub.q = &qs;
     int64_t k0 = 0, nk;
@@ -172,6 +177,10 @@ std::string attn::ref::raggedAttention(const Spec &spec, const Inputs &in,
     if (in.kvLen) {
       kvLen = {(*in.kvLen)[s]};
       sub.kvLen = &kvLen;
+    }
+    if (in.kvStart) {
+      kvStart = {(*in.kvStart)[s]};
+      sub.kvStart = &kvStart;
     }
     if (in.mask) {
       mask = sliceMask(*in.mask, q0, nq, k0, nk);

@@ -120,7 +120,8 @@ struct Problem {
   Dims d;
   bool bottomRight = false;
   double scale = 1.0;
-  std::vector<int64_t> kvLen; // clamped, [B]
+  std::vector<int64_t> kvLen;   // clamped, [B]
+  std::vector<int64_t> kvStart; // [B], 0 without kvStart
   Broadcast maskBc, biasBc;
 };
 
@@ -194,6 +195,20 @@ std::string prepare(const Spec &spec, const Inputs &in, Problem &p) {
     for (int64_t b = 0; b < d.b; ++b)
       p.kvLen[b] = std::clamp<int64_t>((*in.kvLen)[b], 0, d.nk);
   }
+  p.kvStart.assign(static_cast<size_t>(d.b), 0);
+  if (in.kvStart) {
+    if (static_cast<int64_t>(in.kvStart->size()) != d.b)
+      return "kvStart has " + std::to_string(in.kvStart->size()) +
+             " entries, batch is " + std::to_string(d.b);
+    p.kvStart = *in.kvStart;
+  }
+  if (in.keyMask) {
+    if (std::string err = checkTensor("keyMask", *in.keyMask); !err.empty())
+      return err;
+    if (in.keyMask->shape != std::vector<int64_t>{d.b, d.nk})
+      return "keyMask: expected shape [" + std::to_string(d.b) + ", " +
+             std::to_string(d.nk) + "], got " + shapeStr(in.keyMask->shape);
+  }
   if (in.mask)
     if (std::string err = makeBroadcast("mask", *in.mask, d, p.maskBc);
         !err.empty())
@@ -243,10 +258,13 @@ int64_t position(const Problem &p, int64_t b, int64_t i) {
   return p.bottomRight ? i + p.kvLen[b] - p.d.nq : i;
 }
 
-/// Whether key j is allowed for query i by kvLen, causal mask and window.
-bool structurallyAllowed(const Spec &spec, const Problem &p, int64_t b,
-                         int64_t i, int64_t j) {
-  if (j >= p.kvLen[b])
+/// Whether key j is allowed for query i by kvLen, kvStart, causal mask and
+/// window.
+bool structurallyAllowed(const Spec &spec, const Problem &p, const Inputs &in,
+                         int64_t b, int64_t i, int64_t j) {
+  if (j >= p.kvLen[b] || j < p.kvStart[b])
+    return false;
+  if (in.keyMask && in.keyMask->data[static_cast<size_t>(b * p.d.nk + j)] == 0)
     return false;
   int64_t pos = position(p, b, i);
   if (spec.causal != Causal::None && j > pos)
@@ -411,7 +429,7 @@ std::string attn::ref::attention(const Spec &spec, const Inputs &in,
           if (std::string err = maskModAllows(in, b, h, i, j, byMaskMod);
               !err.empty())
             return err;
-          allowed[j] = structurallyAllowed(spec, p, b, i, j) &&
+          allowed[j] = structurallyAllowed(spec, p, in, b, i, j) &&
                        maskAllows(in, p, b, h, i, j) && byMaskMod;
           if (!allowed[j] && !in.scoreMod)
             continue;
@@ -519,7 +537,7 @@ int64_t attn::ref::countAllowedPairs(const Spec &spec, const Inputs &in,
           bool byMaskMod;
           if (!maskModAllows(in, b, h, i, j, byMaskMod).empty())
             return -1;
-          if (byMaskMod && structurallyAllowed(spec, p, b, i, j) &&
+          if (byMaskMod && structurallyAllowed(spec, p, in, b, i, j) &&
               (!countMaskContent || maskAllows(in, p, b, h, i, j)))
             ++pairs;
         }

@@ -98,11 +98,13 @@ std::pair<int64_t, int64_t> Schedule::rowKeys(int64_t i, int64_t nq,
   return rules.readableKeys(i, 1, kvLen, nq);
 }
 
-double Schedule::allowedPairs(int64_t nq, int64_t kvLen) const {
+double Schedule::allowedPairs(int64_t nq, int64_t kvLen,
+                              int64_t kvStart) const {
   double pairs = 0;
   for (int64_t i = 0; i < nq; ++i) {
     auto [lo, hi] = rowKeys(i, nq, kvLen);
-    pairs += static_cast<double>(hi - lo);
+    pairs +=
+        static_cast<double>(std::max<int64_t>(hi - std::max(lo, kvStart), 0));
   }
   return pairs;
 }

@@ -140,8 +140,9 @@ struct ExpandProjectedAttention
     auto attention = AttentionOp::create(
         rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*page_table=*/Value(),
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
-        /*k_scale=*/Value(), /*v_scale=*/Value(), op.getKvLen(), op.getMask(),
-        op.getBias(), op.getAlibiSlopes(), op.getSink(), op.getModInputs(),
+        /*k_scale=*/Value(), /*v_scale=*/Value(), op.getKvLen(),
+        op.getKvStart(), op.getKeyMask(), op.getMask(), op.getBias(),
+        op.getAlibiSlopes(), op.getSink(), op.getModInputs(),
         LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         /*v_from_k=*/IntegerAttr(), op.getCausalAttr(), op.getAlignAttr(),
         op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getScaleAttr(),

@@ -258,8 +258,10 @@ struct Config {
   CausalKind causal = CausalKind::None;
   std::optional<int64_t> windowLeft, windowRight;
   bool kvLen = false, kvLenI64 = false;
-  bool kvLenEdges = false;         // kv_len[0] = 0 and kv_len[1] = Nk
-  int maskRank = 0;                // 0: no mask, else 1..4
+  bool kvLenEdges = false;                  // kv_len[0] = 0 and kv_len[1] = Nk
+  bool kvStart = false, kvStartI64 = false; // left padding
+  bool keyMask = false;                     // [B, Nk] key-padding mask
+  int maskRank = 0;                         // 0: no mask, else 1..4
   std::array<bool, 4> maskBcast{}; // per logical dim [B, Hq, Nq, Nk]: size 1
   double maskDensity = 0.8;
   bool maskEmptyRow = false; // one mask row all false
@@ -391,6 +393,11 @@ void randomBase(Rng &rng, Config &c) {
     c.kvLenI64 = chance(rng, 0.5);
     c.kvLenEdges = chance(rng, 0.5);
   }
+  if (chance(rng, 0.15)) {
+    c.kvStart = true;
+    c.kvStartI64 = chance(rng, 0.5);
+  }
+  c.keyMask = chance(rng, 0.12);
   if (chance(rng, 0.2)) {
     randomMask(rng, c, static_cast<int>(uniformInt(rng, 1, 4)));
     c.maskEmptyRow = chance(rng, 0.3);
@@ -509,6 +516,7 @@ std::vector<int64_t> randomCuts(Rng &rng, int64_t seqs, int64_t tokens) {
 /// regions (one reads the sequence as b) as the random base has them.
 void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
   c.ragged = true;
+  c.keyMask = false; // packed keys: a mask by packed rows instead
   c.projected = false;
   c.cuI64 = chance(rng, 0.5);
   int64_t seqs = c.rep % 2 == 0 ? pick<int64_t>(rng, {2, 3, 5})
@@ -538,6 +546,7 @@ void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
     bool even = c.rep % 2 == 0;
     c.kvLen = even || chance(rng, 0.5);
     c.kvLenI64 = chance(rng, 0.5);
+    c.kvStart = !even || chance(rng, 0.3);
     // Document ids index by i and j, which a ragged batch's sequences
     // restart: the parity mask reads the sequence instead.
     if (even || c.maskMod == MaskModKind::Document)
@@ -553,7 +562,7 @@ void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
       c.modCap = pick(rng, {2.5, 10.0});
     }
   } else {
-    c.kvLen = false;
+    c.kvLen = c.kvStart = false;
     c.maskRank = c.biasRank = 0;
     c.maskEmptyRow = c.biasNegInf = false;
     c.maskMod = MaskModKind::None;
@@ -728,6 +737,23 @@ const std::vector<Scenario> &scenarios() {
          c.causal = CausalKind::BottomRight;
          c.Nq = pick<int64_t>(r, {2, 5, 13});
          c.Nk = pick<int64_t>(r, {7, 16, 37});
+       }},
+      {"left_padding",
+       [](Rng &r, Config &c) {
+         c.kvStart = true;
+         c.kvStartI64 = chance(r, 0.5);
+         c.causal = chance(r, 0.7) ? CausalKind::TopLeft
+                                   : CausalKind::BottomRight;
+         c.B = std::max<int64_t>(c.B, 2);
+         c.lse = !c.sigmoid;
+       }},
+      {"key_padding_mask",
+       [](Rng &r, Config &c) {
+         c.keyMask = true;
+         c.B = std::max<int64_t>(c.B, 2);
+         c.lse = !c.sigmoid;
+         if (chance(r, 0.5))
+           c.causal = CausalKind::BottomRight;
        }},
       {"decode",
        [](Rng &r, Config &c) {
@@ -949,8 +975,9 @@ Config makeConfig(uint64_t seed, int index) {
   // -inf biases only where nothing else masks, and never on a whole row:
   // the contract leaves a row whose allowed logits are all -inf open.
   if (c.biasNegInf &&
-      (c.kvLen || c.maskRank || c.causal != CausalKind::None || c.windowLeft ||
-       c.windowRight || c.biasBcast[3] || c.maskMod != MaskModKind::None ||
+      (c.kvLen || c.kvStart || c.keyMask || c.maskRank ||
+       c.causal != CausalKind::None || c.windowLeft || c.windowRight ||
+       c.biasBcast[3] || c.maskMod != MaskModKind::None ||
        c.scoreMod != ScoreModKind::None))
     c.biasNegInf = false;
   // align() must agree with a causal mask.
@@ -1051,6 +1078,12 @@ private:
       addArg("kv_len", {{c.seqRows(), c.ragged ? "Seqs" : "B"}},
              c.kvLenI64 ? "i64" : "i32",
              c.kvLenI64 ? ElementKind::I64 : ElementKind::I32);
+    if (c.kvStart)
+      addArg("kv_start", {{c.seqRows(), c.ragged ? "Seqs" : "B"}},
+             c.kvStartI64 ? "i64" : "i32",
+             c.kvStartI64 ? ElementKind::I64 : ElementKind::I32);
+    if (c.keyMask)
+      addArg("key_mask", {{c.B, "B"}, {c.Nk, "Nk"}}, "i1", ElementKind::I1);
     if (c.maskRank)
       addArg("mask", broadcastDims(c.maskRank, c.maskBcast), "i1",
              ElementKind::I1);
@@ -1187,6 +1220,10 @@ private:
     std::string s;
     if (c.kvLen)
       s += " " + operand("kv_len", "kv_len");
+    if (c.kvStart)
+      s += " " + operand("kv_start", "kv_start");
+    if (c.keyMask)
+      s += " " + operand("key_mask", "key_mask");
     if (c.maskRank)
       s += " " + operand("mask", "mask");
     if (c.biasRank)
@@ -1444,6 +1481,28 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
         t.set(0, 0);
         if (n > 1)
           t.set(1, static_cast<double>(c.Nk));
+      }
+    } else if (a.name == "kv_start") {
+      // Per batch entry or sequence: before the first key (-1), 0, inside,
+      // or past the last key (a row of padding only).
+      for (int64_t s = 0; s < n; ++s) {
+        int64_t nk = c.ragged && !c.paged ? c.cuK[s + 1] - c.cuK[s] : c.Nk;
+        int64_t kind = uniformInt(rng, 0, 5);
+        t.set(s, static_cast<double>(kind == 0   ? -1
+                                     : kind == 1 ? 0
+                                     : kind < 5  ? uniformInt(rng, 0, nk)
+                                                 : nk + 1));
+      }
+    } else if (a.name == "key_mask") {
+      // Per batch entry: no padding, at the start, at the end, or holes.
+      int64_t nk = a.shape.back();
+      for (int64_t b = 0; b * nk < n; ++b) {
+        int64_t kind = uniformInt(rng, 0, 3), cut = uniformInt(rng, 0, nk);
+        for (int64_t j = 0; j < nk; ++j)
+          t.set(b * nk + j, kind == 0   ? 1
+                            : kind == 1 ? (j >= cut)
+                            : kind == 2 ? (j < cut)
+                                        : chance(rng, 0.85));
       }
     } else if (a.name == "mask") {
       std::bernoulli_distribution d(c.maskDensity);
@@ -1837,6 +1896,7 @@ TEST(SweepCoverage, FeatureMatrix) {
       note(c.paged && c.causal == CausalKind::BottomRight && differ,
            "ragged paged, cached keys before the new queries");
       note(c.kvLen && !c.paged, "ragged with kv_len over packed keys");
+      note(c.kvStart, "ragged with kv_start");
       note(c.maskRank || c.biasRank, "ragged with a mask or bias");
       note(c.maskMod == MaskModKind::SeqParity,
            "ragged, a mask_mod reading the sequence index");
@@ -1888,6 +1948,15 @@ TEST(SweepCoverage, FeatureMatrix) {
     note((c.windowLeft || c.windowRight) && c.causal != CausalKind::None,
          "window with causal");
     note(c.windowLeft && *c.windowLeft == 0, "window_left(0)");
+    note(c.keyMask, "key_mask");
+    note(c.keyMask && c.causal != CausalKind::None, "key_mask with causal");
+    note(c.keyMask && c.paged, "key_mask over a paged cache");
+    note(c.kvStart && !c.kvStartI64, "kv_start i32");
+    note(c.kvStart && c.kvStartI64, "kv_start i64");
+    note(c.kvStart && c.kvLen, "kv_start with kv_len");
+    note(c.kvStart && c.causal != CausalKind::None, "kv_start with causal");
+    note(c.kvStart && c.maskMod != MaskModKind::None,
+         "kv_start beside a mask_mod");
     note(c.kvLen && !c.kvLenI64, "kv_len i32");
     note(c.kvLen && c.kvLenI64, "kv_len i64");
     for (int rank = 1; rank <= 4; ++rank)

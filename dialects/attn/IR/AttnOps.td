@@ -28,6 +28,8 @@ def Attn_KvScaleTensor : RankedTensorOf<[F32]>;
 // are formed; shared by the core op and the projection-level op.
 defvar Attn_ModifierOperands = (ins
   Optional<Attn_KvLenTensor>:$kv_len,
+  Optional<Attn_KvLenTensor>:$kv_start,
+  Optional<Attn_MaskTensor>:$key_mask,
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_SlopeTensor>:$alibi_slopes,
@@ -51,7 +53,9 @@ defvar Attn_ModifierRegions = (region MaxSizedRegion<1>:$score_mod,
 // Modifiers may be written in any order (each at most once); the printer
 // uses the order of the list below.
 defvar Attn_ModifierDirectiveArgs = [{
-    $kv_len, type($kv_len), $mask, type($mask), $bias, type($bias),
+    $kv_len, type($kv_len), $kv_start, type($kv_start), $key_mask,
+    type($key_mask), $mask, type($mask),
+    $bias, type($bias),
     $alibi_slopes, type($alibi_slopes), $sink, type($sink), $mod_inputs,
     type($mod_inputs),
     $causal, $align, $window_left, $window_right, $scale, $softcap,
@@ -74,8 +78,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     s_ij  = softcap * tanh(s_ij / softcap)          // if softcap
     s_ij += bias[b,h,i,j] - slope[h] * |j - p(i)|   // if bias / alibi
     s_ij  = score_mod(b, h, i, j, s_ij)             // if score_mod
-    s_ij  = -inf where key j is not allowed         // kv_len, causal, window,
-                                                    // mask, mask_mod
+    s_ij  = -inf where key j is not allowed         // kv_len, kv_start,
+                                                    // key_mask, causal,
+                                                    // window, mask, mask_mod
     out[b,h,i,:] = sum_j softmax_j(s_i)[j] * v[b,g(h),j,:]
     lse[b,h,i]   = log(sum_j exp(s_ij))             // optional result
     ```
@@ -87,7 +92,10 @@ def Attn_AttentionOp : Attn_Op<"attention",
     dynamic.
 
     Key `j` is allowed for query `i` when `j < kv_len[b]` (default `Nk`),
-    and, when stated, `j <= p(i)` (causal), `p(i) - j <= window_left`,
+    `j >= kv_start[b]` (default 0: left padding, the first valid key of each
+    batch entry; positions `p(i)` do not move), `key_mask[b, j]` (a
+    `[B, Nk]` i1 key-padding mask, true = the key may be read), and, when
+    stated, `j <= p(i)` (causal), `p(i) - j <= window_left`,
     `j - p(i) <= window_right` and `mask[b,h,i,j]`. `p(i) = i` for
     `causal(top_left)` or no causal mask, `p(i) = i + kv_len[b] - Nq` for
     `causal(bottom_right)`. `mask` (i1) and `bias` are broadcastable to
@@ -98,6 +106,27 @@ def Attn_AttentionOp : Attn_Op<"attention",
     distances on the bottom-right diagonal, `p(i) = i + kv_len[b] - Nq`
     (FlashAttention's local attention with `Nq != Nk`); `align` must agree
     with `causal` when both are given.
+
+    Left padding (a batch of prompts padded at the start, as Hugging Face
+    tokenizers pad for generation): `kv_start(%first : tensor<Bxi32>)`
+    gives each batch entry's first valid key (one per sequence of a ragged
+    batch, counted in its own keys); keys before it are never read. It is
+    a lower bound beside `kv_len`'s upper one and moves no position: the
+    causal diagonal, windows and ALiBi distances stay where they are (with
+    the queries padded like the keys, query `i` and key `i` are the same
+    token). A query row with no key left (a padded query) gives `out = 0`,
+    `lse = -inf`. The forms skip the key tiles before it. Padding anywhere
+    else (the 2-D attention mask frameworks pass, `[B, Nk]`, true = a real
+    token) is `key_mask(%m : tensor<BxNkxi1>)`; the forms skip key tiles it
+    denies entirely and run those it allows entirely without mask
+    arithmetic (not on ragged batches, whose keys are packed: use `mask`).
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<4x8x?x64xf32>)
+        k(%k : tensor<4x2x?x64xf32>) v(%v : tensor<4x2x?x64xf32>)
+        kv_start(%first : tensor<4xi32>) causal(top_left)
+        -> tensor<4x8x?x64xf32>
+    ```
 
     Modifiers (`page_table` and `ragged` included) may be written in any
     order, each at most once.

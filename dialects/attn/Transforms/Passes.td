@@ -45,6 +45,49 @@ def AttnExpandProjections : Pass<"attn-expand-projections"> {
   ];
 }
 
+def AttnExpandKeyPadding : Pass<"attn-expand-key-padding"> {
+  let summary = "State key padding (kv_start, key_mask) in the mask region";
+  let description = [{
+    `kv_start(%first : tensor<Bxi32>)` on `attn.attention` or
+    `attn.projected_attention` gives each batch entry's (each sequence's)
+    first valid key, `key_mask(%m : tensor<BxNkxi1>)` which keys are real
+    tokens. This pass rewrites both into the op's `mask_mod`: the tensors
+    join `mod_inputs` (both regions get one more block argument each) and
+    the mask yields `j >= first[b]` and `m[b, j]`, and-ed with what the
+    region yielded before. The forms classify mask regions per tile from
+    the values a tile reads (the one start of its batch entry, the range of
+    its keys' mask bits), so key tiles before the start or wholly padding
+    are skipped and wholly real ones run without mask arithmetic. Every
+    lowering (naive, fused, decode, GPU) applies the same rewrite to the
+    ops it lowers; the pass shows it on its own.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<2x4x16x32xf32>)
+        k(%k : tensor<2x4x16x32xf32>) v(%v : tensor<2x4x16x32xf32>)
+        kv_start(%first : tensor<2xi32>) causal(top_left)
+        -> tensor<2x4x16x32xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<2x4x16x32xf32>)
+        k(%k : tensor<2x4x16x32xf32>) v(%v : tensor<2x4x16x32xf32>)
+        mod_inputs(%first : tensor<2xi32>) causal(top_left) mask_mod {
+        ^bb0(%b: index, %h: index, %i: index, %j: index, %f: tensor<2xi32>):
+          %s = tensor.extract %f[%b] : tensor<2xi32>
+          %si = arith.index_cast %s : i32 to index
+          %ok = arith.cmpi sge, %j, %si : index
+          attn.yield %ok : i1
+        } -> tensor<2x4x16x32xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnExpandLatent : Pass<"attn-expand-latent"> {
   let summary = "Read the V of latent attention as a slice of K";
   let description = [{

@@ -55,6 +55,10 @@ struct AttentionModifiers {
   Normalization norm = Normalization::softmax;
   /// `tensor<Bxi32>` or `tensor<Bxi64>` valid key counts.
   Value kvLen;
+  /// `tensor<Bxi32>` or `tensor<Bxi64>` first valid keys (left padding).
+  Value kvStart;
+  /// `tensor<BxNkxi1>` key-padding mask, true = may read.
+  Value keyMask;
   /// i1 tensor broadcastable to [B, Hq, Nq, Nk], true = may read.
   Value mask;
   /// Float tensor broadcastable to [B, Hq, Nq, Nk], added to the logits.
@@ -133,6 +137,16 @@ ProjectedAttentionOp buildProjectedAttention(OpBuilder &, Location, Value,
 void buildMaskMod(
     OpBuilder &builder, Operation *op,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// Rewrites `op`'s key padding (an attn.attention or
+/// attn.projected_attention), `kv_start` and `key_mask`, into its mask_mod
+/// region: both join the mod_inputs (every region gets one more block
+/// argument for each) and the mask yields `j >= kv_start[b]` and
+/// `key_mask[b, j]`, and-ed with what it yielded before (or alone when there
+/// was no mask_mod). The forms then classify them per tile as any
+/// mask_mod's: key tiles before the start or wholly padding are skipped,
+/// wholly real ones need no mask arithmetic. Returns whether `op` changed.
+bool expandKeyPadding(Operation *op);
 
 /// The same for score_mod: arguments (b, h, i, j : index, s : f32, inputs),
 /// `body` returns the new f32 logit.

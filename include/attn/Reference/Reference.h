@@ -12,6 +12,9 @@
 //  - kvLen[b] outside [0, Nk] is clamped to [0, Nk]. The clamped value is the
 //    one used everywhere, including the bottom-right position
 //    p(i) = i + kvLen[b] - Nq.
+//  - kvStart[b] (any value) removes the keys j < kvStart[b] and nothing else:
+//    positions stay, a kvStart past kvLen leaves no key. keyMask[b, j] = 0
+//    removes key j of batch entry b likewise.
 //  - Positions p(i) (used by the causal mask, the sliding window and ALiBi)
 //    follow `Spec::causal`: bottom-right for Causal::BottomRight, top-left
 //    otherwise. `Spec::align` can pick the alignment explicitly when
@@ -24,9 +27,9 @@
 //  - Norm::Sigmoid: weight = sigmoid(logit) for allowed keys, 0 otherwise, no
 //    row sum. A fully masked row gives out = 0. lse is not defined for it and
 //    is filled with NaN (shape [B, Hq, Nq] as for softmax).
-//  - attentionFlops counts the pairs allowed by kvLen, the causal mask, the
-//    sliding window and mask_mod. The boolean mask tensor's content is
-//    ignored unless `countMaskContent` is true.
+//  - attentionFlops counts the pairs allowed by kvLen, kvStart, the causal
+//    mask, the sliding window and mask_mod. The boolean mask tensor's content
+//    is ignored unless `countMaskContent` is true.
 //  - score_mod and mask_mod (RegionProgram) are evaluated for every
 //    (b, h, i, j) of the logical [B, Hq, Nq, Nk] domain, whatever the other
 //    masks say: a region has no control flow, so a read outside a mod_inputs
@@ -275,6 +278,12 @@ struct Inputs {
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
   /// [B]; optional (required with `pageTable`).
   const std::vector<int64_t> *kvLen = nullptr;
+  /// [B] (one per sequence of a ragged batch); optional. Keys j < kvStart[b]
+  /// are not read (left padding); positions do not move.
+  const std::vector<int64_t> *kvStart = nullptr;
+  /// [B, Nk] key-padding mask (optional, not with ragged batches); nonzero =
+  /// the key may be read.
+  const Tensor *keyMask = nullptr;
   /// Paged K/V (optional): [B, maxPages] page indices. `k` and `v` are then
   /// page pools [P, Hkv, S, D] (BHND) or [P, S, Hkv, D] (BNHD), and key
   /// j < kvLen[b] of batch entry b is row j % S of page pageTable[b, j / S];

@@ -148,6 +148,22 @@ private:
     return {a.slt(x.lo, y.hi), a.sle(y.lo, x.hi)};
   }
 
+  /// The range of the values `extract` reads from a mod_inputs tensor over
+  /// the box, or nullopt when unknown.
+  std::optional<std::pair<V, V>> extractRange(tensor::ExtractOp extract) {
+    auto arg = dyn_cast<BlockArgument>(extract.getTensor());
+    if (!arg || arg.getOwner() != &region || arg.getArgNumber() < 4)
+      return std::nullopt;
+    llvm::SmallVector<std::pair<V, V>, 4> box;
+    for (Value idx : extract.getIndices()) {
+      auto r = range(idx);
+      if (!r)
+        return std::nullopt;
+      box.push_back({r->lo, r->hi});
+    }
+    return tensorRange(arg.getArgNumber() - 4, box);
+  }
+
   void visit(Operation &op) {
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       auto attr = dyn_cast<IntegerAttr>(c.getValue());
@@ -169,6 +185,14 @@ private:
     Type type = res.getType();
 
     if (type.isInteger(1)) {
+      // An i1 read from a mod_inputs tensor (a key mask): true somewhere in
+      // the box when its largest value is 1, false somewhere when its
+      // smallest is 0.
+      if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+        if (auto r = extractRange(extract))
+          bools[res] = {a.sle(a.c(1), r->second), a.sle(r->first, a.c(0))};
+        return;
+      }
       if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
         auto x = range(cmp.getLhs()), y = range(cmp.getRhs());
         if (!x || !y)
@@ -237,17 +261,7 @@ private:
     if (!type.isIntOrIndex())
       return;
     if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
-      auto arg = dyn_cast<BlockArgument>(extract.getTensor());
-      if (!arg || arg.getOwner() != &region || arg.getArgNumber() < 4)
-        return;
-      llvm::SmallVector<std::pair<V, V>, 4> box;
-      for (Value idx : extract.getIndices()) {
-        auto r = range(idx);
-        if (!r)
-          return;
-        box.push_back({r->lo, r->hi});
-      }
-      if (auto r = tensorRange(arg.getArgNumber() - 4, box))
+      if (auto r = extractRange(extract))
         ints[res] = {r->first, r->second, false};
       return;
     }

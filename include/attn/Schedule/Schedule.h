@@ -260,8 +260,8 @@ public:
   std::pair<int64_t, int64_t> rowKeys(int64_t i, int64_t nq,
                                       int64_t kvLen) const;
   /// Number of (query row, key) pairs the structural masks allow, summed
-  /// over rows for one batch entry and head.
-  double allowedPairs(int64_t nq, int64_t kvLen) const;
+  /// over rows for one batch entry and head, keys from `kvStart` on.
+  double allowedPairs(int64_t nq, int64_t kvLen, int64_t kvStart = 0) const;
 
 private:
   ScheduleSpec spec;

@@ -11,6 +11,7 @@
 #include "attn/Schedule/LoweringChoice.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/IR/AttnBuilders.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -121,9 +122,13 @@ static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
   opts.splits = splits;
   opts.instrument = instrument;
   opts.target = *target;
-  // The mask regions are classified in their canonical form, the one the
-  // host's tile map classifies too.
-  root->walk([](AttentionOp op) { canonicalizeModRegions(op); });
+  // kv_start is a mask region's bound (the forms' tiles come from it); the
+  // mask regions are classified in their canonical form, the one the host's
+  // tile map classifies too.
+  root->walk([](AttentionOp op) {
+    expandKeyPadding(op);
+    canonicalizeModRegions(op);
+  });
   RewritePatternSet patterns(root->getContext());
   patterns.add<LowerAttentionFused>(root->getContext(), opts);
   return applyPatternsGreedily(root, std::move(patterns));

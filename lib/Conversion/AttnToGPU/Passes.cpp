@@ -7,6 +7,7 @@
 #include "KernelBuilder.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/IR/AttnBuilders.h"
 #include "attn/Schedule/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,6 +33,11 @@ struct ConvertAttnToGpuPass
     opts.warps = warps;
     opts.tileK = tileK;
     opts.splits = splits;
+    // kv_start becomes a mask region's bound, as in the CPU forms.
+    getOperation().walk([](Operation *op) {
+      if (isa<AttentionOp, ProjectedAttentionOp>(op))
+        expandKeyPadding(op);
+    });
     SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
     bool bad = false;
     // Functions of several ops (serving steps) are built as a whole.

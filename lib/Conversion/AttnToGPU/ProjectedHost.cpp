@@ -90,8 +90,9 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
                    vType = headsOf(xkvType, hkv, dv),
                    zType = headsOf(xqType, hq, dv);
   SmallVector<Value> modifiers;
-  for (Value v : {pop.getKvLen(), pop.getMask(), pop.getBias(),
-                  pop.getAlibiSlopes(), pop.getSink()})
+  for (Value v :
+       {pop.getKvLen(), pop.getKvStart(), pop.getKeyMask(), pop.getMask(),
+        pop.getBias(), pop.getAlibiSlopes(), pop.getSink()})
     if (v)
       modifiers.push_back(v);
   llvm::append_range(modifiers, pop.getModInputs());
@@ -115,12 +116,12 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
       sblock->getArgument(1), sblock->getArgument(2), /*page_table=*/Value(),
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*k_scale=*/Value(), /*v_scale=*/Value(), mapped(pop.getKvLen()),
-      mapped(pop.getMask()), mapped(pop.getBias()),
-      mapped(pop.getAlibiSlopes()), mapped(pop.getSink()), modInputs,
-      LayoutAttr::get(ctx, Layout::bnhd), /*v_from_k=*/IntegerAttr(),
-      pop.getCausalAttr(), pop.getAlignAttr(), pop.getWindowLeftAttr(),
-      pop.getWindowRightAttr(), pop.getScaleAttr(), pop.getSoftcapAttr(),
-      pop.getNormalizationAttr());
+      mapped(pop.getKvStart()), mapped(pop.getKeyMask()), mapped(pop.getMask()),
+      mapped(pop.getBias()), mapped(pop.getAlibiSlopes()),
+      mapped(pop.getSink()), modInputs, LayoutAttr::get(ctx, Layout::bnhd),
+      /*v_from_k=*/IntegerAttr(), pop.getCausalAttr(), pop.getAlignAttr(),
+      pop.getWindowLeftAttr(), pop.getWindowRightAttr(), pop.getScaleAttr(),
+      pop.getSoftcapAttr(), pop.getNormalizationAttr());
   IRMapping regions;
   pop.getScoreMod().cloneInto(&att.getScoreMod(), regions);
   pop.getMaskMod().cloneInto(&att.getMaskMod(), regions);

@@ -19,6 +19,7 @@
 #include "attn/Schedule/LoweringChoice.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/IR/AttnBuilders.h"
 #include "attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -569,6 +570,7 @@ struct ConvertAttnToLinalgNaivePass
     : public attn::impl::ConvertAttnToLinalgNaiveBase<
           ConvertAttnToLinalgNaivePass> {
   void runOnOperation() override {
+    getOperation()->walk([](AttentionOp op) { expandKeyPadding(op); });
     RewritePatternSet patterns(&getContext());
     populateAttnToLinalgNaivePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -41,7 +41,7 @@ std::optional<std::pair<Value, Value>> mlir::attn::buildTensorRange(
   Value t = access.inputs[input];
   auto type = cast<ShapedType>(t.getType());
   auto intType = dyn_cast<IntegerType>(type.getElementType());
-  if (!intType || intType.getWidth() < 2 || intType.getWidth() > 64)
+  if (!intType || intType.getWidth() > 64)
     return std::nullopt;
   IRArith a{b, loc};
   // The box clamped to the input; a box larger than maxElements elements,
@@ -61,11 +61,14 @@ std::optional<std::pair<Value, Value>> mlir::attn::buildTensorRange(
     hi.push_back(h);
   }
   ok = a.both(ok, a.sle(volume, a.c(maxElements)));
+  // i1 (a key mask) is read unsigned: 0 or 1.
   unsigned w = intType.getWidth();
-  int64_t typeMin =
-      w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (w - 1));
-  int64_t typeMax = w == 64 ? std::numeric_limits<int64_t>::max()
-                            : (int64_t(1) << (w - 1)) - 1;
+  int64_t typeMin = w == 1    ? 0
+                    : w == 64 ? std::numeric_limits<int64_t>::min()
+                              : -(int64_t(1) << (w - 1));
+  int64_t typeMax = w == 1    ? 1
+                    : w == 64 ? std::numeric_limits<int64_t>::max()
+                              : (int64_t(1) << (w - 1)) - 1;
   // Nested loops over the box (no iteration unless `ok`), keeping the
   // smallest and largest value.
   std::function<std::pair<Value, Value>(OpBuilder &, Location, unsigned,
@@ -75,6 +78,8 @@ std::optional<std::pair<Value, Value>> mlir::attn::buildTensorRange(
     IRArith m{nb, nl};
     if (d == box.size()) {
       Value x = access.read(nb, nl, t, idx);
+      if (w == 1)
+        x = arith::ExtUIOp::create(nb, nl, nb.getI64Type(), x);
       Value xi = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), x);
       return {m.min(mn, xi), m.max(mx, xi)};
     }

@@ -227,8 +227,9 @@ AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
     lseType = withDynamicN(lse.getType(), 2);
   auto inner = AttentionOp::create(
       lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(), Value(), kScale,
-      vScale, kvLen, mask, bias, op.getAlibiSlopes(), op.getSink(), modInputs,
-      op.getLayoutAttr(), op.getVFromKAttr(), op.getCausalAttr(),
+      vScale, kvLen, /*kv_start=*/Value(),
+      /*key_mask=*/Value(), mask, bias, op.getAlibiSlopes(), op.getSink(),
+      modInputs, op.getLayoutAttr(), op.getVFromKAttr(), op.getCausalAttr(),
       op.getAlignAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
       op.getScaleAttr(), op.getSoftcapAttr(), op.getNormalizationAttr());
   cloneRegions(rewriter, op, inner, seqInput);

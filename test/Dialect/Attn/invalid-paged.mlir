@@ -155,7 +155,7 @@ func.func @table_twice(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x4x8xf32>, %pt: t
 
 // projected_attention takes no page table (nor ragged offsets).
 func.func @projected_table(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>, %pt: tensor<2x4xi32>) -> tensor<2x5x64xf32> {
-  // expected-error @+3 {{unknown modifier 'page_table'; expected one of kv_len, mask}}
+  // expected-error @+3 {{unknown modifier 'page_table'; expected one of kv_len, kv_start, key_mask, mask}}
   %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>)
       wk(%w : tensor<64x64xf32>) wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
       heads(4, 4) page_table(%pt : tensor<2x4xi32>) -> tensor<2x5x64xf32>

@@ -43,6 +43,26 @@ func.func @batch(%q: tensor<2x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<2x4x10x
 
 // -----
 
+func.func @key_mask(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>, %m: tensor<1x10xi1>) -> tensor<1x4x10x8xf32> {
+  // expected-error @+1 {{'attn.attention' op key_mask is for dense and paged batches; a ragged batch states key padding with kv_len, kv_start or a mask by packed rows}}
+  %0 = attn.attention q(%q : tensor<1x4x10x8xf32>) k(%q : tensor<1x4x10x8xf32>)
+      v(%q : tensor<1x4x10x8xf32>) ragged(%cq, %cq : tensor<3xi32>, tensor<3xi32>)
+      key_mask(%m : tensor<1x10xi1>) -> tensor<1x4x10x8xf32>
+  return %0 : tensor<1x4x10x8xf32>
+}
+
+// -----
+
+func.func @kv_start(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>, %first: tensor<1xi32>) -> tensor<1x4x10x8xf32> {
+  // expected-error @+1 {{'attn.attention' op kv_start of a ragged batch must have one start per sequence (B = 2, one less than the offsets); got 'tensor<1xi32>'}}
+  %0 = attn.attention q(%q : tensor<1x4x10x8xf32>) k(%q : tensor<1x4x10x8xf32>)
+      v(%q : tensor<1x4x10x8xf32>) ragged(%cq, %cq : tensor<3xi32>, tensor<3xi32>)
+      kv_start(%first : tensor<1xi32>) -> tensor<1x4x10x8xf32>
+  return %0 : tensor<1x4x10x8xf32>
+}
+
+// -----
+
 func.func @kv_len(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>, %len: tensor<3xi32>) -> tensor<1x4x10x8xf32> {
   // expected-error @+1 {{'attn.attention' op kv_len of a ragged batch must have one length per sequence (B = 2, one less than the offsets); got 'tensor<3xi32>'}}
   %0 = attn.attention q(%q : tensor<1x4x10x8xf32>) k(%q : tensor<1x4x10x8xf32>)
@@ -110,7 +130,7 @@ func.func @no_keys(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<1x4x1
 // Key offsets without query offsets (the generic form can say it).
 func.func @one_offset(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<1x4x10x8xf32> {
   // expected-error @+1 {{'attn.attention' op ragged batches need cu_seqlens_q}}
-  %0 = "attn.attention"(%q, %q, %q, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<3xi32>) -> tensor<1x4x10x8xf32>
+  %0 = "attn.attention"(%q, %q, %q, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<3xi32>) -> tensor<1x4x10x8xf32>
   return %0 : tensor<1x4x10x8xf32>
 }
 

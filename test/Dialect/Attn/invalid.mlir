@@ -246,6 +246,63 @@ func.func @kv_len_batch(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
 
 // -----
 
+func.func @kv_start_batch(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                          %v: tensor<2x2x4x64xf32>, %first: tensor<3xi32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{kv_start must be a rank-1 tensor with one start per batch entry (B = 2); got 'tensor<3xi32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) kv_start(%first : tensor<3xi32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @key_mask_shape(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x6x64xf32>,
+                          %m: tensor<2x4xi1>) -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{key_mask must be a [B, Nk] tensor (B = 2, Nk = 6); got 'tensor<2x4xi1>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x6x64xf32>)
+      v(%k : tensor<2x2x6x64xf32>) key_mask(%m : tensor<2x4xi1>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @key_mask_rank(%q: tensor<2x8x4x64xf32>, %m: tensor<2x1x1x4xi1>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{key_mask must be a [B, Nk] tensor (B = 2, Nk = 4); got 'tensor<2x1x1x4xi1>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%q : tensor<2x8x4x64xf32>)
+      v(%q : tensor<2x8x4x64xf32>) key_mask(%m : tensor<2x1x1x4xi1>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @kv_start_type(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x4x64xf32>,
+                         %v: tensor<2x2x4x64xf32>, %first: tensor<2xf32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%k : tensor<2x2x4x64xf32>)
+      v(%v : tensor<2x2x4x64xf32>) kv_start(%first : tensor<2xf32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+func.func @kv_start_twice(%q: tensor<2x8x4x64xf32>, %first: tensor<2xi32>)
+    -> tensor<2x8x4x64xf32> {
+  // expected-error @+2 {{modifier 'kv_start' is given twice}}
+  %0 = attn.attention q(%q : tensor<2x8x4x64xf32>) k(%q : tensor<2x8x4x64xf32>)
+      v(%q : tensor<2x8x4x64xf32>) kv_start(%first : tensor<2xi32>) kv_start(%first : tensor<2xi32>)
+      -> tensor<2x8x4x64xf32>
+  return %0 : tensor<2x8x4x64xf32>
+}
+
+// -----
+
 func.func @kv_len_rank(%q: tensor<?x8x4x64xf32>, %k: tensor<?x2x4x64xf32>,
                        %v: tensor<?x2x4x64xf32>, %len: tensor<2x1xi64>)
     -> tensor<?x8x4x64xf32> {
@@ -886,7 +943,7 @@ func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
 // Generic form: the layout enum is checked when the properties are built.
 func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
-  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -895,7 +952,7 @@ func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> 
 // Generic form: two optional results are one too many.
 func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
   return %0#0 : tensor<1x2x8x16xf32>
 }
 
@@ -904,7 +961,7 @@ func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // Generic form: the segment sizes must match the operands.
 func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -972,7 +1029,7 @@ func.func @modifier_twice(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // A misspelt modifier is named, with the ones that exist.
 func.func @modifier_unknown(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, v_from_k, k_scale, v_scale, kv_len, mask, bias, alibi, sink, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
+  // expected-error @+2 {{unknown modifier 'casual'; expected one of page_table, ragged, layout, v_from_k, k_scale, v_scale, kv_len, kv_start, key_mask, mask, bias, alibi, sink, mod_inputs, causal, align, window_left, window_right, scale, softcap, norm, score_mod, mask_mod, or '->'}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
       v(%q : tensor<1x2x8x16xf32>) casual(top_left) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
@@ -982,7 +1039,7 @@ func.func @modifier_unknown(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // projected_attention has no layout modifier.
 func.func @projected_layout(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
-  // expected-error @+3 {{unknown modifier 'layout'; expected one of kv_len, mask}}
+  // expected-error @+3 {{unknown modifier 'layout'; expected one of kv_len, kv_start, key_mask, mask}}
   %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>)
       wk(%w : tensor<64x64xf32>) wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>)
       heads(4, 4) layout(bnhd) -> tensor<2x5x64xf32>

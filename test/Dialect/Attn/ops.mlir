@@ -168,6 +168,44 @@ func.func @kv_len_i32(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>,
   return %0 : tensor<2x4x8x16xf32>
 }
 
+// kv_start is written anywhere among the modifiers and printed after kv_len.
+// CHECK-LABEL: func.func @kv_start
+// CHECK-SAME: %[[LEN:[a-zA-Z0-9_]+]]: tensor<2xi32>, %[[FIRST:[a-zA-Z0-9_]+]]: tensor<2xi64>
+// CHECK: attn.attention {{.*}} kv_len(%[[LEN]] : tensor<2xi32>) kv_start(%[[FIRST]] : tensor<2xi64>) causal(top_left) -> tensor<2x4x8x16xf32>
+func.func @kv_start(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>,
+                    %v: tensor<2x4x8x16xf32>, %len: tensor<2xi32>,
+                    %first: tensor<2xi64>) -> tensor<2x4x8x16xf32> {
+  %0 = attn.attention q(%q : tensor<2x4x8x16xf32>) k(%k : tensor<2x4x8x16xf32>)
+      v(%v : tensor<2x4x8x16xf32>) causal(top_left)
+      kv_start(%first : tensor<2xi64>) kv_len(%len : tensor<2xi32>)
+      -> tensor<2x4x8x16xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @key_mask
+// CHECK: attn.attention {{.*}} kv_start(%{{.+}} : tensor<2xi32>) key_mask(%{{.+}} : tensor<2x8xi1>) -> tensor<2x4x8x16xf32>
+func.func @key_mask(%q: tensor<2x4x8x16xf32>, %m: tensor<2x8xi1>,
+                    %first: tensor<2xi32>) -> tensor<2x4x8x16xf32> {
+  %0 = attn.attention q(%q : tensor<2x4x8x16xf32>) k(%q : tensor<2x4x8x16xf32>)
+      v(%q : tensor<2x4x8x16xf32>) key_mask(%m : tensor<2x8xi1>)
+      kv_start(%first : tensor<2xi32>) -> tensor<2x4x8x16xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @projected_kv_start
+// CHECK: attn.projected_attention {{.*}} heads(4, 2) kv_start(%{{.+}} : tensor<2xi32>) causal(top_left)
+func.func @projected_kv_start(%x: tensor<2x8x64xf32>, %wq: tensor<64x64xf32>,
+                              %wk: tensor<64x32xf32>, %wv: tensor<64x32xf32>,
+                              %wo: tensor<64x64xf32>, %first: tensor<2xi32>)
+    -> tensor<2x8x64xf32> {
+  %y = attn.projected_attention x(%x : tensor<2x8x64xf32>)
+      wq(%wq : tensor<64x64xf32>) wk(%wk : tensor<64x32xf32>)
+      wv(%wv : tensor<64x32xf32>) wo(%wo : tensor<64x64xf32>)
+      heads(4, 2) kv_start(%first : tensor<2xi32>) causal(top_left)
+      -> tensor<2x8x64xf32>
+  return %y : tensor<2x8x64xf32>
+}
+
 // CHECK-LABEL: func.func @kv_len_i64
 // CHECK-SAME: %[[LEN:[a-zA-Z0-9_]+]]: tensor<2xi64>
 // CHECK: attn.attention {{.*}} kv_len(%[[LEN]] : tensor<2xi64>) -> tensor<2x4x8x16xf32>
