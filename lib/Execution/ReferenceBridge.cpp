@@ -404,22 +404,23 @@ template <typename OpTy> static ::attn::ref::Spec specOf(OpTy op) {
 template <typename OpTy>
 static llvm::Error bindModifiers(OpTy op, Bound &bound,
                                  ::attn::ref::Inputs &in) {
-  if (Value kv = op.getKvLen()) {
-    auto t = bound.lookup(kv);
+  // Per-batch integer vectors (kv_len, kv_start).
+  auto perBatch = [&](Value v, std::vector<int64_t> &values,
+                      const std::vector<int64_t> *&slot) -> llvm::Error {
+    if (!v)
+      return llvm::Error::success();
+    auto t = bound.lookup(v);
     if (!t)
       return t.takeError();
     for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
-      bound.kvLen.push_back((*t)->getInt(i));
-    in.kvLen = &bound.kvLen;
-  }
-  if (Value start = op.getKvStart()) {
-    auto t = bound.lookup(start);
-    if (!t)
-      return t.takeError();
-    for (int64_t i = 0, e = (*t)->numElements(); i < e; ++i)
-      bound.kvStart.push_back((*t)->getInt(i));
-    in.kvStart = &bound.kvStart;
-  }
+      values.push_back((*t)->getInt(i));
+    slot = &values;
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = perBatch(op.getKvLen(), bound.kvLen, in.kvLen))
+    return err;
+  if (llvm::Error err = perBatch(op.getKvStart(), bound.kvStart, in.kvStart))
+    return err;
   // Per-head f32 vectors (ALiBi slopes, sinks) as doubles.
   auto perHead = [&](Value v, std::vector<double> &values,
                      const std::vector<double> *&slot) -> llvm::Error {
