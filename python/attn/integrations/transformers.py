@@ -15,8 +15,8 @@ is never materialized: the mask function returns a ``CausalPaddingMask``
 runs ``causal`` (skipping the tiles above the diagonal) with, for left or
 right padding, the range of real keys of each batch entry (a ``mask_mod``
 region over a ``[B, 2]`` tensor: the padding's tiles are skipped, the
-others computed without mask arithmetic), else a ``[B, 1, 1, Nk]`` mask
-broadcast over the queries. A query row that sees no key gives 0 (as sdpa).
+others computed without mask arithmetic), else the padding as a
+``key_mask`` (``[B, Nk]``; key tiles wholly padding are skipped). A query row that sees no key gives 0 (as sdpa).
 The attention function compiles one kernel per configuration (head counts
 and dims, dtype, mask kind, causal, sliding window, soft cap, scale)
 through ``attn.jit`` with dynamic batch and sequence sizes, so prefill and
@@ -70,13 +70,14 @@ _KEY_RANGE = """mask_mod {{
 
 def _kernel(hq, hkv, d, dv, elt, mask_elt, causal, window, softcap, scale,
             device, sizes=None, mask_rows=True, kv_len=False,
-            key_range=False):
+            key_range=False, key_mask=False):
     """causal: False, "top_left" or "bottom_right"; mask_rows: the mask is
     [B, 1, Nq, Nk] (else [B, 1, 1, Nk], broadcast over the queries);
+    key_mask: the i1 mask is a [B, Nk] key_mask (tiles of padding skipped);
     kv_len: a [B] i32 kv_len operand after the mask; key_range: a [B, 2]
     i32 operand, the range of real keys of each batch entry (_KEY_RANGE)."""
     key = (hq, hkv, d, dv, elt, mask_elt, causal, window, softcap, scale,
-           device, sizes, mask_rows, kv_len, key_range)
+           device, sizes, mask_rows, kv_len, key_range, key_mask)
     kernel = _KERNELS.get(key)
     if kernel is not None:
         return kernel
@@ -87,7 +88,11 @@ def _kernel(hq, hkv, d, dv, elt, mask_elt, causal, window, softcap, scale,
     o_t = _tensor([bsz, nq, hq, dv], elt)
     params = [f"%q: {q_t}", f"%k: {k_t}", f"%v: {v_t}"]
     mods = ["layout(bnhd)"]
-    if mask_elt is not None:
+    if mask_elt is not None and key_mask:
+        m_t = _tensor([bsz, nk], mask_elt)
+        params.append(f"%m: {m_t}")
+        mods.append(f"key_mask(%m : {m_t})")
+    elif mask_elt is not None:
         m_t = _tensor([bsz, 1, nq if mask_rows else 1, nk], mask_elt)
         params.append(f"%m: {m_t}")
         mods.append(f"mask(%m : {m_t})" if mask_elt == "i1"
@@ -318,8 +323,8 @@ def _causal_padding(query, key, value, mask, scaling, softcap):
     when every key is at or before the first query's position (a decode
     step). The padding: nothing when all keys are real, the range of real
     keys per batch entry (mask_mod over a [B, 2] tensor) when they are
-    contiguous (left or right padding), else a [B, 1, 1, Nk] mask
-    broadcast over the queries."""
+    contiguous (left or right padding), else the [B, Nk] padding as a
+    key_mask (key tiles wholly padding are skipped)."""
     elt = _ELT[query.dtype]
     bsz, hq, nq, d = query.shape
     hkv, nk, dv = key.shape[1], key.shape[2], value.shape[3]
@@ -342,7 +347,7 @@ def _causal_padding(query, key, value, mask, scaling, softcap):
     key_range = mask.key_range()
     if key_range is False:
         mask_elt = "i1"
-        inputs.append(padding[:, None, None, :])
+        inputs.append(padding)
     if lengths is not None:
         inputs.append(lengths)
     if key_range is not None and key_range is not False:
@@ -354,7 +359,8 @@ def _causal_padding(query, key, value, mask, scaling, softcap):
                      _scale(scaling, d), query.device.type, sizes,
                      mask_rows=False, kv_len=lengths is not None,
                      key_range=key_range is not None
-                     and key_range is not False)
+                     and key_range is not False,
+                     key_mask=mask_elt is not None)
     out = torch.empty(bsz, nq, hq, dv, dtype=query.dtype,
                       device=query.device)
     kernel(*inputs, out=out)
