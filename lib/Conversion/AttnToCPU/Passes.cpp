@@ -122,9 +122,9 @@ static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
   opts.splits = splits;
   opts.instrument = instrument;
   opts.target = *target;
-  // kv_start is a mask region's bound (the forms' tiles come from it); the
-  // mask regions are classified in their canonical form, the one the host's
-  // tile map classifies too.
+  // Key padding (kv_start, key_mask) becomes bounds of the mask region (the
+  // forms' tiles come from it); the mask regions are classified in their
+  // canonical form, the one the host's tile map classifies too.
   root->walk([](AttentionOp op) {
     expandKeyPadding(op);
     canonicalizeModRegions(op);

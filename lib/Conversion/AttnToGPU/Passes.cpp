@@ -33,7 +33,7 @@ struct ConvertAttnToGpuPass
     opts.warps = warps;
     opts.tileK = tileK;
     opts.splits = splits;
-    // kv_start becomes a mask region's bound, as in the CPU forms.
+    // Key padding becomes bounds of the mask region, as in the CPU forms.
     getOperation().walk([](Operation *op) {
       if (isa<AttentionOp, ProjectedAttentionOp>(op))
         expandKeyPadding(op);
