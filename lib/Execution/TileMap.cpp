@@ -108,13 +108,7 @@ TileCounts mlir::attn::tileMap(AttentionOp op, llvm::ArrayRef<HostTensor> args,
           // As the kernel (FusedLowering::tensorRange): a box of more than
           // 2^14 elements, or one that misses the tensor, gives the element
           // type's whole range (i1: 0 and 1, read unsigned).
-          std::pair<int64_t, int64_t> whole = {
-              bits == 1    ? 0
-              : bits == 64 ? INT64_MIN
-                           : -(int64_t(1) << (bits - 1)),
-              bits == 1    ? 1
-              : bits == 64 ? INT64_MAX
-                           : (int64_t(1) << (bits - 1)) - 1};
+          std::pair<int64_t, int64_t> whole = summaryTypeRange(bits);
           constexpr int64_t kMaxSummary = kMaxSummaryElements;
           int64_t volume = 1;
           for (size_t d = 0; d < box.size(); ++d) {

@@ -62,6 +62,17 @@ template <typename A> struct TileBox {
 /// is unknown: the per-element mask decides).
 inline constexpr int64_t kMaxSummaryElements = int64_t(1) << 14;
 
+/// The values a mod_inputs tensor of `width`-bit integers can hold, the range
+/// a summary gives when it cannot read the box: i1 (a key mask) is read
+/// unsigned, 0 and 1; wider integers signed.
+inline std::pair<int64_t, int64_t> summaryTypeRange(unsigned width) {
+  if (width == 1)
+    return {0, 1};
+  if (width >= 64)
+    return {INT64_MIN, INT64_MAX};
+  return {-(int64_t(1) << (width - 1)), (int64_t(1) << (width - 1)) - 1};
+}
+
 /// Batch entries, heads, query rows and keys of an op with a mask_mod are
 /// below this bound (the verifier checks static sizes, the generated code
 /// dynamic ones), so that MaskBounds can bound its arithmetic statically.

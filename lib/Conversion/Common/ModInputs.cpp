@@ -6,6 +6,7 @@
 
 #include "attn/Conversion/ModInputs.h"
 
+#include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,14 +62,8 @@ std::optional<std::pair<Value, Value>> mlir::attn::buildTensorRange(
     hi.push_back(h);
   }
   ok = a.both(ok, a.sle(volume, a.c(maxElements)));
-  // i1 (a key mask) is read unsigned: 0 or 1.
   unsigned w = intType.getWidth();
-  int64_t typeMin = w == 1    ? 0
-                    : w == 64 ? std::numeric_limits<int64_t>::min()
-                              : -(int64_t(1) << (w - 1));
-  int64_t typeMax = w == 1    ? 1
-                    : w == 64 ? std::numeric_limits<int64_t>::max()
-                              : (int64_t(1) << (w - 1)) - 1;
+  auto [typeMin, typeMax] = summaryTypeRange(w);
   // Nested loops over the box (no iteration unless `ok`), keeping the
   // smallest and largest value.
   std::function<std::pair<Value, Value>(OpBuilder &, Location, unsigned,
