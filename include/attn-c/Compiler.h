@@ -119,11 +119,13 @@ AttnLogicalResult attnModuleRunPipeline(AttnModule module, AttnStringRef name,
 
 /* Options of ahead-of-time and JIT compilation (attn-compile's flags). */
 typedef struct AttnCompileOptions {
-  const char *form;            /* "naive", "fused" (default) or "decode" */
-  int64_t tile_q, tile_k;      /* 0: the form's default */
-  int64_t splits;              /* decode form's KV chunks (default 4) */
-  bool parallel;               /* OpenMP threads (default true) */
-  const char *target_cpu;      /* null or "": the host */
+  const char *form;       /* "naive", "fused" (default), "decode" or "auto" (per
+                             call: decode up to max_decode_queries query rows,
+                             fused beyond) */
+  int64_t tile_q, tile_k; /* 0: the form's default */
+  int64_t splits;         /* decode form's KV chunks (default 4) */
+  bool parallel;          /* OpenMP threads (default true) */
+  const char *target_cpu; /* null or "": the host */
   const char *target_features; /* null or "" */
   const char *prefix;          /* symbol prefix (default "attn_") */
   const char *entries;         /* comma-separated; null: all public */
@@ -133,14 +135,16 @@ typedef struct AttnCompileOptions {
      ATTN_KERNEL_GPU); "gpu-emulate", the GPU kernels on the warp-level
      emulator over host tensors (JIT only; slow: for tests without a GPU). */
   const char *device;
-  const char *gpu_chip;   /* "sm_80", "sm_90a", ...; null or "": the chip of
-                             CUDA device 0 (sm_90a on sm_90) */
-  const char *gpu_format; /* "isa" (PTX), "bin" (cubin) or "fatbin"; null or
-                             "": bin ahead of time, isa for the JIT */
-  int64_t gpu_warps;      /* warps per block; 0 (default): the lowering's */
-  int64_t gpu_tile_k;     /* keys per shared-memory tile (default 64) */
-  int64_t gpu_splits;     /* decode's KV chunks: -1 (default) chosen at run
-                             time, 0 off */
+  const char *gpu_chip;       /* "sm_80", "sm_90a", ...; null or "": the chip of
+                                 CUDA device 0 (sm_90a on sm_90) */
+  const char *gpu_format;     /* "isa" (PTX), "bin" (cubin) or "fatbin"; null or
+                                 "": bin ahead of time, isa for the JIT */
+  int64_t gpu_warps;          /* warps per block; 0 (default): the lowering's */
+  int64_t gpu_tile_k;         /* keys per shared-memory tile (default 64) */
+  int64_t gpu_splits;         /* decode's KV chunks: -1 (default) chosen at run
+                                 time, 0 off */
+  int64_t max_decode_queries; /* form "auto": the longest query length that
+                                 runs the split-KV form (default 16) */
 } AttnCompileOptions;
 
 void attnCompileOptionsInit(AttnCompileOptions *options);

@@ -175,6 +175,7 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
   out.tileQ = in->tile_q;
   out.tileK = in->tile_k;
   out.splits = in->splits;
+  out.maxDecodeQueries = in->max_decode_queries;
   out.parallel = in->parallel;
   out.targetCpu = in->target_cpu ? in->target_cpu : "";
   out.targetFeatures = in->target_features ? in->target_features : "";
@@ -189,8 +190,10 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
     return false;
   }
   out.optLevel = in->opt_level;
-  if (in->tile_q < 0 || in->tile_k < 0 || in->splits < 1) {
-    ctx.error("tile_q and tile_k must be >= 0 and splits >= 1");
+  if (in->tile_q < 0 || in->tile_k < 0 || in->splits < 1 ||
+      in->max_decode_queries < 0) {
+    ctx.error("tile_q, tile_k and max_decode_queries must be >= 0 and "
+              "splits >= 1");
     return false;
   }
   return true;
@@ -412,6 +415,7 @@ ATTN_CAPI_EXPORT void attnCompileOptionsInit(AttnCompileOptions *options) {
   options->gpu_warps = defaults.gpu.warps;
   options->gpu_tile_k = defaults.gpu.tileK;
   options->gpu_splits = defaults.gpu.splits;
+  options->max_decode_queries = defaults.maxDecodeQueries;
 }
 
 ATTN_CAPI_EXPORT AttnLogicalResult

@@ -17,7 +17,8 @@ static llvm::Error flagError(const llvm::Twine &msg) {
 CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
     : form("form",
            cl::desc("Attention form: naive (materialized scores), fused "
-                    "(tiled online softmax) or decode (split-KV)"),
+                    "(tiled online softmax), decode (split-KV) or auto "
+                    "(split-KV or fused per call, from the query length)"),
            cl::init("fused"), cl::cat(category)),
       tileQ("tile-q", cl::desc("Query rows per tile (0: the form's choice)"),
             cl::init(0), cl::cat(category)),
@@ -25,6 +26,10 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
             cl::init(0), cl::cat(category)),
       splits("splits", cl::desc("KV chunks of the decode form"), cl::init(4),
              cl::cat(category)),
+      maxDecodeQueries("max-decode-queries",
+                       cl::desc("--form=auto: the longest query length that "
+                                "runs the split-KV form"),
+                       cl::init(16), cl::cat(category)),
       parallel("parallel",
                cl::desc("Run on OpenMP threads (OMP_NUM_THREADS; compiled "
                         "kernels then need libomp)"),
@@ -51,6 +56,10 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
   options.tileQ = tileQ;
   options.tileK = tileK;
   options.splits = splits;
+  if (maxDecodeQueries < 0)
+    return flagError("--max-decode-queries=" + llvm::Twine(maxDecodeQueries) +
+                     ": expected 0 or more");
+  options.maxDecodeQueries = maxDecodeQueries;
   options.parallel = parallel;
   options.approximateMath = approximateMath;
   options.targetCpu = targetCpu;

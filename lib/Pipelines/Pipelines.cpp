@@ -31,6 +31,7 @@ mlir::attn::parseAttentionForm(llvm::StringRef name) {
       .Case("naive", AttentionForm::Naive)
       .Case("fused", AttentionForm::Fused)
       .Case("decode", AttentionForm::Decode)
+      .Case("auto", AttentionForm::Auto)
       .Default(std::nullopt);
 }
 
@@ -42,6 +43,8 @@ llvm::StringRef mlir::attn::attentionFormName(AttentionForm form) {
     return "fused";
   case AttentionForm::Decode:
     return "decode";
+  case AttentionForm::Auto:
+    return "auto";
   }
   llvm_unreachable("unknown attention form");
 }
@@ -49,9 +52,9 @@ llvm::StringRef mlir::attn::attentionFormName(AttentionForm form) {
 llvm::Error CpuCodegenOptions::setForm(llvm::StringRef name) {
   std::optional<AttentionForm> parsed = parseAttentionForm(name);
   if (!parsed)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown form '" + name +
-                                       "': expected naive, fused or decode");
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown form '" + name + "': expected naive, fused, decode or auto");
   form = *parsed;
   return llvm::Error::success();
 }
@@ -62,6 +65,7 @@ void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
   opts.tileQ = codegen.tileQ;
   opts.tileK = codegen.tileK;
   opts.splits = codegen.splits;
+  opts.maxDecodeQueries = codegen.maxDecodeQueries;
   opts.parallel = codegen.parallel;
   opts.approximateMath = codegen.approximateMath;
   opts.instrumentTiles = codegen.instrumentTiles;
@@ -80,11 +84,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
   pm.addPass(createAttnExpandSinks());
   pm.addPass(createAttnExpandKeyPadding());
   pm.addPass(createConvertAttnStateOps());
-  switch (opts.form) {
-  case AttentionForm::Naive:
-    pm.addPass(createConvertAttnToLinalgNaive());
-    return;
-  case AttentionForm::Fused: {
+  auto addFused = [&] {
     ConvertAttnToFusedLoopsOptions fused;
     if (opts.tileQ > 0)
       fused.tileQ = opts.tileQ;
@@ -94,9 +94,8 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     fused.targetCpu = opts.targetCpu;
     fused.targetFeatures = opts.targetFeatures;
     pm.addPass(createConvertAttnToFusedLoops(fused));
-    return;
-  }
-  case AttentionForm::Decode: {
+  };
+  auto addDecode = [&] {
     ConvertAttnToSplitKvOptions decode;
     if (opts.tileQ > 0)
       decode.tileQ = opts.tileQ;
@@ -107,6 +106,25 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     decode.targetCpu = opts.targetCpu;
     decode.targetFeatures = opts.targetFeatures;
     pm.addPass(createConvertAttnToSplitKv(decode));
+  };
+  switch (opts.form) {
+  case AttentionForm::Naive:
+    pm.addPass(createConvertAttnToLinalgNaive());
+    return;
+  case AttentionForm::Fused:
+    addFused();
+    return;
+  case AttentionForm::Decode:
+    addDecode();
+    return;
+  case AttentionForm::Auto: {
+    // Each op marked (or versioned) for its form; each lowering takes its
+    // own.
+    AttnSelectFormOptions select;
+    select.maxDecodeQueries = opts.maxDecodeQueries;
+    pm.addPass(createAttnSelectForm(select));
+    addDecode();
+    addFused();
     return;
   }
   }

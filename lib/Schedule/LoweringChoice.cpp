@@ -14,10 +14,17 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// The integer fields, by attribute name.
+/// The integer fields, by attribute name. Optional ones are left out at
+/// their default (the query range of a version chosen per call).
 struct Field {
   llvm::StringLiteral name;
   int64_t LoweringChoice::*member;
+  bool optional = false;
+  int64_t defaultValue = 0;
+
+  bool present(const LoweringChoice &c) const {
+    return !optional || c.*member != defaultValue;
+  }
 };
 constexpr Field kFields[] = {
     {"tile_q", &LoweringChoice::tileQ},
@@ -27,6 +34,8 @@ constexpr Field kFields[] = {
     {"register_cols", &LoweringChoice::registerCols},
     {"vector_bits", &LoweringChoice::vectorBits},
     {"warps", &LoweringChoice::warps},
+    {"min_queries", &LoweringChoice::minQueries, true, 0},
+    {"max_queries", &LoweringChoice::maxQueries, true, -1},
 };
 } // namespace
 
@@ -43,12 +52,17 @@ void LoweringChoice::print(llvm::raw_ostream &os) const {
        << vectorBits << "-bit)";
   if (warps)
     os << ", " << warps << " warps";
+  if (maxQueries >= 0)
+    os << ", for Nq <= " << maxQueries;
+  else if (minQueries > 0)
+    os << ", for Nq >= " << minQueries;
 }
 
 void LoweringChoice::writeJSON(llvm::json::OStream &j) const {
   j.attribute("form", form);
   for (const Field &f : kFields)
-    j.attribute(f.name, this->*(f.member));
+    if (f.present(*this))
+      j.attribute(f.name, this->*(f.member));
 }
 
 void mlir::attn::recordLoweringChoice(Operation *op,
@@ -62,8 +76,9 @@ void mlir::attn::recordLoweringChoice(Operation *op,
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("form", b.getStringAttr(choice.form))};
   for (const Field &f : kFields)
-    fields.push_back(
-        b.getNamedAttr(f.name, b.getI64IntegerAttr(choice.*(f.member))));
+    if (f.present(choice))
+      fields.push_back(
+          b.getNamedAttr(f.name, b.getI64IntegerAttr(choice.*(f.member))));
   SmallVector<Attribute> all;
   if (auto old = fn->getAttrOfType<ArrayAttr>(kLoweringAttr))
     all.append(old.begin(), old.end());

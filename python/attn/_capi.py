@@ -23,7 +23,8 @@ class _CompileOptions(ctypes.Structure):
                 ("opt_level", ctypes.c_int32), ("device", ctypes.c_char_p),
                 ("gpu_chip", ctypes.c_char_p), ("gpu_format", ctypes.c_char_p),
                 ("gpu_warps", ctypes.c_int64), ("gpu_tile_k", ctypes.c_int64),
-                ("gpu_splits", ctypes.c_int64)]
+                ("gpu_splits", ctypes.c_int64),
+                ("max_decode_queries", ctypes.c_int64)]
 
 
 _lib = None
@@ -70,7 +71,7 @@ class _JitOwner:
 
 
 def jit(spec, prefix, form, parallel, target_cpu, name, device="cpu",
-        gpu_chip="", gpu_warps=0, gpu_tile_k=64):
+        gpu_chip="", gpu_warps=0, gpu_tile_k=64, max_decode_queries=16):
     from . import CompileError, KernelLibrary
     lib = _library()
     ctx = lib.attnContextCreate()
@@ -95,6 +96,7 @@ def jit(spec, prefix, form, parallel, target_cpu, name, device="cpu",
     opts.gpu_chip = gpu_chip.encode()
     opts.gpu_warps = gpu_warps
     opts.gpu_tile_k = gpu_tile_k
+    opts.max_decode_queries = max_decode_queries
     handle = lib.attnJitLibraryCreate(module, ctypes.byref(opts))
     lib.attnModuleDestroy(module)
     if not handle.ptr:

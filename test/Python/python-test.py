@@ -170,6 +170,36 @@ if mode == "numpy":
                   for _ in range(3))
     check(np.abs(jit["small"](qs, ks, vs) - reference(qs, ks, vs)[0]).max()
           < 2e-4, "JIT kernel")
+    # One kernel for prefill and decode (form "auto"): the split-KV form for
+    # calls of up to max_decode_queries query rows, the fused form beyond,
+    # chosen per call from the dynamic query length.
+    auto_spec = """
+func.func @step(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
+                %v: tensor<1x2x?x16xf32>)
+    -> (tensor<1x4x?x16xf32>, tensor<1x4x?xf32>) {
+  %o, %l = attn.attention q(%q : tensor<1x4x?x16xf32>)
+      k(%k : tensor<1x2x?x16xf32>) v(%v : tensor<1x2x?x16xf32>)
+      causal(bottom_right) -> tensor<1x4x?x16xf32>, tensor<1x4x?xf32>
+  return %o, %l : tensor<1x4x?x16xf32>, tensor<1x4x?xf32>
+}"""
+    step = attn.jit(auto_spec, name="auto.mlir", form="auto",
+                    max_decode_queries=4)["step"]
+    check(step.form == "auto", f"form {step.form}")
+    for nq in (1, 4, 5, 33):
+        aq = rng.uniform(-1, 1, (1, 4, nq, 16)).astype(np.float32)
+        ak, av = (rng.uniform(-1, 1, (1, 2, 40, 16)).astype(np.float32)
+                  for _ in range(2))
+        got_o, got_l = step(aq, ak, av)
+        want_o, want_l = reference(aq, ak, av, top_left=False)
+        check(np.abs(got_o - want_o).max() < 2e-4 and
+              np.abs(got_l - want_l).max() < 2e-4,
+              f"form auto with {nq} query rows")
+    try:
+        attn.jit(auto_spec, name="auto.mlir", form="auto",
+                 max_decode_queries=-1)
+        check(False, "a negative max_decode_queries accepted")
+    except attn.CompileError as e:
+        check("max_decode_queries must be >= 0" in str(e), f"error {e}")
     # Data only the kernel sees: a bad page table is a ValueError naming the
     # entry, and the same kernel then runs a good call.
     paged = attn.jit("""

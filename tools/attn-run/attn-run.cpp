@@ -241,6 +241,16 @@ static void printCompiled(Runner &runner) {
                                  runner.compileSeconds(),
                                  cpuFlags.formName().str().c_str())
                  << "target: " << jit->target().describe() << "\n";
+    // Versions chosen per call (--form=auto): each with its query lengths.
+    llvm::ArrayRef<LoweringChoice> choices = runner.loweringChoices();
+    if (llvm::any_of(choices, [](const LoweringChoice &c) {
+          return c.minQueries > 0 || c.maxQueries >= 0;
+        }))
+      for (const LoweringChoice &c : choices) {
+        llvm::outs() << "version: ";
+        c.print(llvm::outs());
+        llvm::outs() << "\n";
+      }
   }
 }
 
@@ -315,10 +325,17 @@ static int runMain(MLIRContext &context) {
     return fail(errorPrefix(*dev, false) + llvm::toString(runner.takeError()));
   TileCounts predicted;
   if (printTileMap || countTiles) {
-    llvm::ArrayRef<LoweringChoice> choices = (*runner)->loweringChoices();
+    // Under --form=auto the op has a version per form: the one for these
+    // sizes.
+    int64_t nq = binding->sizes.lookup("Nq");
+    SmallVector<LoweringChoice> choices;
+    for (const LoweringChoice &c : (*runner)->loweringChoices())
+      if (c.runsFor(nq))
+        choices.push_back(c);
     if (choices.size() != 1)
       return fail("the lowering reported " + llvm::Twine(choices.size()) +
-                  " attention ops, expected one");
+                  " attention ops for Nq = " + llvm::Twine(nq) +
+                  ", expected one");
     predicted = predictTiles(attention, *binding, choices.front());
   }
   printCompiled(**runner);

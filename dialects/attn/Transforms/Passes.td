@@ -88,6 +88,62 @@ def AttnExpandKeyPadding : Pass<"attn-expand-key-padding"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnSelectForm : Pass<"attn-select-form"> {
+  let summary = "Lower each attention op in the form its sizes call for";
+  let description = [{
+    The form `auto` of the CPU pipeline: one entry function serves prefill
+    and decode. An `attn.attention` op whose query length `Nq` is at most
+    `max-decode-queries` takes the split-KV form (its keys split into
+    chunks that run in parallel, the right choice when a few query rows
+    give too little parallel work), a longer one the fused form. When `Nq`
+    is static the op is marked with its form; when it is dynamic the op is
+    versioned: an `scf.if` on `tensor.dim` of the query picks between two
+    copies of the op, each marked with its form and the query lengths it
+    runs for (the attribute `attn.form`). `convert-attn-to-fused-loops` and
+    `convert-attn-to-split-kv` lower only the ops meant for them; each
+    records its choice on the function with the same range, so attn-run's
+    tile map and the report name the version a call ran. Ragged batches
+    (query lengths per sequence) take the fused form.
+
+    Example: with `max-decode-queries=16`,
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x8x?x64xf32>) v(%v : tensor<1x8x?x64xf32>)
+        causal(bottom_right) -> tensor<1x8x?x64xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %c2 = arith.constant 2 : index
+    %nq = tensor.dim %q, %c2 : tensor<1x8x?x64xf32>
+    %c16 = arith.constant 16 : index
+    %short = arith.cmpi ule, %nq, %c16 : index
+    %o = scf.if %short -> (tensor<1x8x?x64xf32>) {
+      %d = attn.attention ... {attn.form = {form = "decode",
+                                            max_queries = 16 : i64}}
+      scf.yield %d : tensor<1x8x?x64xf32>
+    } else {
+      %f = attn.attention ... {attn.form = {form = "fused",
+                                            min_queries = 17 : i64}}
+      scf.yield %f : tensor<1x8x?x64xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxDecodeQueries", "max-decode-queries", "int64_t", "16",
+           "Longest query length that takes the split-KV form (16: the "
+           "split-KV form's default query tile, so such a call is one "
+           "query tile per head group)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnExpandLatent : Pass<"attn-expand-latent"> {
   let summary = "Read the V of latent attention as a slice of K";
   let description = [{

@@ -31,7 +31,8 @@
 namespace mlir {
 namespace attn {
 
-/// --form, --tile-q, --tile-k, --splits, --parallel, --approximate-math,
+/// --form, --tile-q, --tile-k, --splits, --max-decode-queries, --parallel,
+/// --approximate-math,
 /// --target-cpu, --target-features, -O.
 class CpuCodegenFlags {
 public:
@@ -47,7 +48,7 @@ public:
 
 private:
   llvm::cl::opt<std::string> form;
-  llvm::cl::opt<int64_t> tileQ, tileK, splits;
+  llvm::cl::opt<int64_t> tileQ, tileK, splits, maxDecodeQueries;
   llvm::cl::opt<bool> parallel, approximateMath;
   llvm::cl::opt<std::string> targetCpu, targetFeatures;
   llvm::cl::opt<unsigned> optLevel;

@@ -21,10 +21,12 @@ class ModuleOp;
 class OpPassManager;
 namespace attn {
 
-/// The implementation an attention op lowers to.
-enum class AttentionForm { Naive, Fused, Decode };
+/// The implementation an attention op lowers to. Auto: per call, split-KV
+/// for at most `maxDecodeQueries` query rows and fused beyond
+/// (attn-select-form).
+enum class AttentionForm { Naive, Fused, Decode, Auto };
 
-/// Parses "naive", "fused" or "decode".
+/// Parses "naive", "fused", "decode" or "auto".
 std::optional<AttentionForm> parseAttentionForm(llvm::StringRef name);
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
@@ -36,7 +38,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
           clEnumValN(AttentionForm::Fused, "fused",
                      "tiled online softmax (FlashAttention style)"),
           clEnumValN(AttentionForm::Decode, "decode",
-                     "split-KV (flash decoding)"))};
+                     "split-KV (flash decoding)"),
+          clEnumValN(AttentionForm::Auto, "auto",
+                     "split-KV or fused per call, from the query length"))};
+  PassOptions::Option<int64_t> maxDecodeQueries{
+      *this, "max-decode-queries",
+      llvm::cl::desc("Form auto: the longest query length that takes the "
+                     "split-KV form"),
+      llvm::cl::init(16)};
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q",
       llvm::cl::desc("Query rows per tile (fused, decode; 0 = default)"),
@@ -82,7 +91,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// "naive", "fused" or "decode".
+/// "naive", "fused", "decode" or "auto".
 llvm::StringRef attentionFormName(AttentionForm form);
 
 /// What every driver of the CPU pipeline chooses: the JIT (JitOptions),
@@ -95,6 +104,9 @@ struct CpuCodegenOptions {
   /// is recorded on the function, attn/Schedule/LoweringChoice.h), and the
   /// key splits of the decode form.
   int64_t tileQ = 0, tileK = 0, splits = 4;
+  /// Form auto: calls with at most this many query rows run the split-KV
+  /// form, longer ones the fused form.
+  int64_t maxDecodeQueries = 16;
   /// Run the parallel iterations on OpenMP threads.
   bool parallel = true;
   /// Polynomial exp/log/tanh instead of libm calls.

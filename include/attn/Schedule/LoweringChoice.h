@@ -32,6 +32,13 @@ namespace attn {
 /// The attribute name on the function.
 inline constexpr llvm::StringLiteral kLoweringAttr = "attn.lowering";
 
+/// The form an attention op is to take, set by attn-select-form on each
+/// version of the op (a dictionary: `form`, and the query lengths the
+/// version runs for, `min_queries` and `max_queries`). The CPU lowerings
+/// lower only the ops meant for them and copy the range into their
+/// LoweringChoice.
+inline constexpr llvm::StringLiteral kFormAttr = "attn.form";
+
 struct LoweringChoice {
   /// naive, fused, decode (the CPU forms) or gpu.
   std::string form;
@@ -44,8 +51,18 @@ struct LoweringChoice {
   int64_t registerRows = 0, registerCols = 0, vectorBits = 0;
   /// GPU: warps per block.
   int64_t warps = 0;
+  /// The query lengths Nq this version runs for, when the op was lowered
+  /// in several forms chosen per call (attn-select-form): Nq >=
+  /// minQueries, and Nq <= maxQueries unless maxQueries is -1.
+  int64_t minQueries = 0, maxQueries = -1;
 
-  /// One line: "form fused, tiles 64 x 128, register tile 8 x 32 (512-bit)".
+  /// Whether this version runs for query length `nq`.
+  bool runsFor(int64_t nq) const {
+    return nq >= minQueries && (maxQueries < 0 || nq <= maxQueries);
+  }
+
+  /// One line: "form fused, tiles 64 x 128, register tile 8 x 32 (512-bit)"
+  /// (and ", for Nq > 16" for one of several versions).
   void print(llvm::raw_ostream &os) const;
   /// The fields as the attributes of a JSON object (the attribute's names).
   void writeJSON(llvm::json::OStream &j) const;

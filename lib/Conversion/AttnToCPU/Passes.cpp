@@ -62,6 +62,12 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    // An op attn-select-form meant for the other form is left to it.
+    StringRef form = opts.splits > 0 ? "decode" : "fused";
+    auto mark = op->getAttrOfType<DictionaryAttr>(kFormAttr);
+    auto markedForm = mark ? mark.getAs<StringAttr>("form") : StringAttr();
+    if (markedForm && markedForm.getValue() != form)
+      return rewriter.notifyMatchFailure(op, "meant for another form");
     // The work runs only when every run-time check passed.
     if (op.isRagged())
       emitRaggedChecks(rewriter, op.getLoc(), op);
@@ -74,7 +80,13 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
           VectorShape shape = VectorShape::forTarget(opts.target);
           LoweringChoice choice;
-          choice.form = opts.splits > 0 ? "decode" : "fused";
+          choice.form = form.str();
+          if (mark) {
+            if (auto lo = mark.getAs<IntegerAttr>("min_queries"))
+              choice.minQueries = lo.getInt();
+            if (auto hi = mark.getAs<IntegerAttr>("max_queries"))
+              choice.maxQueries = hi.getInt();
+          }
           choice.tileQ = tiles.q;
           choice.tileK = tiles.k;
           choice.splits = opts.splits;
