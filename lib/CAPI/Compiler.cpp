@@ -201,7 +201,8 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
 
 /// Why the option string of attn-to-llvm-cpu is invalid ("" if it is not).
 std::string checkCpuPipelineOptions(llvm::StringRef options) {
-  static const llvm::StringSet<> ints = {"tile-q", "tile-k", "splits"};
+  static const llvm::StringSet<> ints = {"tile-q", "tile-k", "splits",
+                                         "max-decode-queries"};
   static const llvm::StringSet<> bools = {"instrument-tiles", "parallel",
                                           "approximate-math", "out-params"};
   static const llvm::StringSet<> strings = {"target-cpu", "target-features"};
@@ -212,7 +213,7 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
     int64_t n;
     if (key == "form") {
       if (!parseAttentionForm(value))
-        return "form=" + value.str() + ": expected naive, fused or decode";
+        return "form=" + value.str() + ": expected naive, fused, decode or auto";
     } else if (ints.contains(key)) {
       if (value.getAsInteger(10, n))
         return key.str() + "=" + value.str() + ": expected an integer";

@@ -39,7 +39,7 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 
 // CPU: attn-compile: error: {{.*}}not-a-cpu
 
-// FORM: attn-compile: error: unknown form 'tiled': expected naive, fused or decode
+// FORM: attn-compile: error: unknown form 'tiled': expected naive, fused, decode or auto
 
 // ENTRY: error: no function @nope with a body in the module
 

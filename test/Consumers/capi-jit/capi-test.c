@@ -228,6 +228,16 @@ static void testCompile(AttnContext ctx, AttnModule module,
   CHECK(strstr(lastError(ctx), "unknown form 'tiled'") != NULL, "message: %s",
         lastError(ctx));
   attnCompileOptionsInit(&opts);
+  CHECK(opts.max_decode_queries == 16, "max_decode_queries default %lld",
+        (long long)opts.max_decode_queries);
+  opts.form = "auto";
+  opts.max_decode_queries = -1;
+  CHECK(attnLogicalResultIsFailure(
+            attnCompile(module, &opts, AttnOutputObject, append, &b)),
+        "max_decode_queries -1 accepted");
+  CHECK(strstr(lastError(ctx), "max_decode_queries must be >= 0") != NULL,
+        "message: %s", lastError(ctx));
+  attnCompileOptionsInit(&opts);
   opts.opt_level = 9;
   CHECK(attnLogicalResultIsFailure(
             attnCompile(module, &opts, AttnOutputObject, append, &b)),
@@ -337,6 +347,13 @@ int main(int argc, char **argv) {
       attnLogicalResultIsSuccess(attnModuleRunPipeline(
           lowered, str("attn-to-llvm-cpu"), str("form=naive parallel=false"))),
       "pipeline: %s", lastError(ctx));
+  AttnModule autoForm =
+      attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
+  CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
+            autoForm, str("attn-to-llvm-cpu"),
+            str("form=auto max-decode-queries=4 parallel=false"))),
+        "pipeline form=auto: %s", lastError(ctx));
+  attnModuleDestroy(autoForm);
   printed.data = NULL;
   printed.length = 0;
   attnModulePrint(lowered, append, &printed);
