@@ -226,6 +226,18 @@ template <typename OpTy> static bool expandKeyPaddingOf(OpTy op) {
       added.push_back(v);
   op.getKvStartMutable().clear();
   op.getKeyMaskMutable().clear();
+  int64_t position = op.getModInputs().size();
+  {
+    Builder attrs(op.getContext());
+    SmallVector<NamedAttribute> where;
+    if (start)
+      where.push_back(
+          attrs.getNamedAttr("kv_start", attrs.getI64IntegerAttr(position++)));
+    if (keyMask)
+      where.push_back(
+          attrs.getNamedAttr("key_mask", attrs.getI64IntegerAttr(position)));
+    op->setAttr(kKeyPaddingAttr, attrs.getDictionaryAttr(where));
+  }
   op.getModInputsMutable().append(added);
   // The bound: j >= kv_start[b] and key_mask[b, j] (b is the sequence in a
   // ragged batch), read from the region's last block arguments.
@@ -264,6 +276,26 @@ template <typename OpTy> static bool expandKeyPaddingOf(OpTy op) {
     return allowed(b, b.getInsertionBlock(), Value());
   });
   return true;
+}
+
+KeyPaddingTensors mlir::attn::keyPaddingTensors(AttentionOp op) {
+  KeyPaddingTensors t{op.getKvStart(), op.getKeyMask()};
+  auto where = op->getAttrOfType<DictionaryAttr>(kKeyPaddingAttr);
+  if (!where)
+    return t;
+  auto inputs = op.getModInputs();
+  auto at = [&](StringRef name) -> Value {
+    auto i = where.getAs<IntegerAttr>(name);
+    if (!i || i.getInt() < 0 ||
+        i.getInt() >= static_cast<int64_t>(inputs.size()))
+      return Value();
+    return inputs[i.getInt()];
+  };
+  if (!t.kvStart)
+    t.kvStart = at("kv_start");
+  if (!t.keyMask)
+    t.keyMask = at("key_mask");
+  return t;
 }
 
 bool mlir::attn::expandKeyPadding(Operation *op) {

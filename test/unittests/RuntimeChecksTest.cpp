@@ -198,6 +198,14 @@ func.func @chunked_dyn(%q: tensor<1x2x?x8xf32>, %kp: tensor<4x2x4x8xf32>,
       -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+func.func @pad_dyn(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x?x8xf32>,
+                   %v: tensor<2x2x?x8xf32>, %first: tensor<?xi32>,
+                   %m: tensor<?x?xi1>) -> tensor<2x2x3x8xf32> {
+  %o = attn.attention q(%q : tensor<2x2x3x8xf32>) k(%k : tensor<2x2x?x8xf32>)
+      v(%v : tensor<2x2x?x8xf32>) kv_start(%first : tensor<?xi32>)
+      key_mask(%m : tensor<?x?xi1>) -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}
 func.func @quant_dyn(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x?x8xi8>,
                      %v: tensor<1x2x?x8xi8>, %ks: tensor<1x2x?xf32>,
                      %vs: tensor<?x2xf32>) -> tensor<1x4x3x8xf32> {
@@ -394,6 +402,35 @@ std::vector<JitCase> jitCases() {
                    chunked(2, 2), ATTN_STATUS_SHAPE_MISMATCH,
                    "attn: page_table of a ragged batch does not have one row "
                    "per sequence (page_table: 1 rows, sequences: 2)"});
+  // Key padding over 6 keys: kv_start [B], key_mask [B, Nk], both dynamic.
+  auto padding = [](int64_t starts, int64_t maskRows, int64_t maskKeys) {
+    return [=] {
+      std::vector<int64_t> first = {1, 0, 2};
+      first.resize(starts);
+      HostTensor mask = filled(ElementKind::I1, {maskRows, maskKeys},
+                               [](int64_t i) { return i % 5 != 3 ? 1 : 0; });
+      return std::vector<HostTensor>{
+          randomF32({2, 2, 3, 8}, 44), randomF32({2, 2, 6, 8}, 45),
+          randomF32({2, 2, 6, 8}, 46), ints(ElementKind::I32, {starts}, first),
+          mask};
+    };
+  };
+  cases.push_back({"KvStartEntries", "pad_dyn", padding(3, 2, 6),
+                   padding(2, 2, 6), ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: kv_start does not have one entry per batch entry or "
+                   "sequence (kv_start: 3, expected 2)"});
+  cases.push_back({"KeyMaskDim", "pad_dyn", padding(2, 1, 6), padding(2, 2, 6),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: key_mask must be [B, Nk]: dimension 0 has size 1, "
+                   "expected 2"});
+  cases.push_back({"KeyMaskDim", "pad_dyn", padding(2, 2, 5), padding(2, 2, 6),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: key_mask must be [B, Nk]: dimension 1 has size 5, "
+                   "expected 6"});
+  cases.push_back({"KeyMaskDim", "pad_dyn", padding(2, 2, 7), padding(2, 2, 6),
+                   ATTN_STATUS_SHAPE_MISMATCH,
+                   "attn: key_mask must be [B, Nk]: dimension 1 has size 7, "
+                   "expected 6"});
   // An int8 cache of 6 keys: k_scale per token, v_scale per batch entry.
   auto quant = [](int64_t kScaleKeys, int64_t vScaleRows) {
     return [=] {
@@ -480,7 +517,7 @@ TEST_P(JitChecks, BadThenGood) {
   ASSERT_TRUE(spec.module);
   for (const char *fnName :
        {"dyn", "static_out", "static_lse", "paged_dyn", "ragged_dyn",
-        "chunked_dyn", "append_dyn", "combine_dyn", "sink_dyn"}) {
+        "chunked_dyn", "append_dyn", "combine_dyn", "sink_dyn", "pad_dyn"}) {
     JitOptions opts;
     opts.form = *parseAttentionForm(GetParam());
     opts.optLevel = 1; // correctness only: compile time matters here

@@ -146,7 +146,20 @@ void buildMaskMod(
 /// was no mask_mod). The forms then classify them per tile as any
 /// mask_mod's: key tiles before the start or wholly padding are skipped,
 /// wholly real ones need no mask arithmetic. Returns whether `op` changed.
+/// The rewrite records where the tensors went, as the attribute
+/// kKeyPaddingAttr (`{kv_start = i, key_mask = j}`, their positions in
+/// mod_inputs), so that the run-time shape checks still know them.
 bool expandKeyPadding(Operation *op);
+
+/// The attribute expandKeyPadding leaves on the op.
+inline constexpr llvm::StringLiteral kKeyPaddingAttr = "attn.key_padding";
+
+/// An op's key padding tensors, whether stated as modifiers or already
+/// expanded into mod_inputs (null when absent).
+struct KeyPaddingTensors {
+  Value kvStart, keyMask;
+};
+KeyPaddingTensors keyPaddingTensors(AttentionOp op);
 
 /// The same for score_mod: arguments (b, h, i, j : index, s : f32, inputs),
 /// `body` returns the new f32 logit.

@@ -8,6 +8,7 @@
 #include "attn/Conversion/ModInputs.h"
 #include "attn/Conversion/PagedKv.h"
 #include "attn/Conversion/RuntimeChecks.h"
+#include "attn/IR/AttnBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -246,6 +247,31 @@ void mlir::attn::emitRuntimeShapeChecks(OpBuilder &b, Location loc,
       Value eq =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want);
       check(eq, RuntimeCheck::LseDim, {cst(d), want, got});
+    }
+  }
+  // Key padding, stated or already expanded into mod_inputs: kv_start has an
+  // entry per batch entry (per sequence), key_mask is [B, Nk].
+  KeyPaddingTensors padding = keyPaddingTensors(op);
+  if (Value start = padding.kvStart) {
+    if (cuQ)
+      checkSequences(start, RuntimeCheck::KvStartEntries);
+    else
+      checkEq(start, 0, q, qd(0), RuntimeCheck::KvStartEntries);
+  }
+  if (Value keyMask = padding.keyMask) {
+    auto type = typeOf(keyMask);
+    if (type.isDynamicDim(0) || typeOf(q).isDynamicDim(qd(0))) {
+      Value got = dim(keyMask, 0), want = dim(q, qd(0));
+      check(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want),
+            RuntimeCheck::KeyMaskDim, {cst(0), got, want});
+    }
+    bool dynamicNk = paged ? op.getKvSeqLen() == ShapedType::kDynamic
+                           : typeOf(k).isDynamicDim(qd(2));
+    if (type.isDynamicDim(1) || dynamicNk) {
+      Value got = dim(keyMask, 1);
+      Value want = paged ? kvSeqLen() : dim(k, qd(2));
+      check(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, got, want),
+            RuntimeCheck::KeyMaskDim, {cst(1), got, want});
     }
   }
   if (Value slopes = op.getAlibiSlopes())
