@@ -106,10 +106,8 @@ _TORCH_DL = {"float32": (2, 32), "float16": (2, 16), "bfloat16": (4, 16),
              "float64": (2, 64), "int32": (0, 32), "int64": (0, 64),
              "int8": (0, 8), "uint8": (1, 8), "bool": (6, 8)}
 _TORCH_DL_BY_DTYPE = {}
-
-
-_DLTENSOR = struct.Struct("<QiiiBBHQQQ")  # DLTensor, 48 bytes
-_DLTENSOR_ARRAY = ctypes.POINTER(ctypes.POINTER(_abi.DLTensor))
+# The tensor types _torch_tensors has accepted (torch.Tensor, subclasses).
+_TORCH_TYPES = set()
 
 
 def _dl_type(dtype):
@@ -121,46 +119,66 @@ def _dl_type(dtype):
     return dl
 
 
+_PACKERS = {}
+
+
+def _packer(ndims):
+    """One struct for the DLTensors of tensors of ranks `ndims`, their
+    pointer array, then each one's shape and strides."""
+    packer = _PACKERS.get(ndims)
+    if packer is None:
+        packer = struct.Struct("<" + "QiiiBBHQQQ" * len(ndims) +
+                               f"{len(ndims)}Q" +
+                               "".join(f"{2 * d}q" for d in ndims))
+        _PACKERS[ndims] = packer
+    return packer
+
+
 def _torch_tensors(tensors):
     """The DLTensor pointer array of torch CPU or CUDA tensors, filled from
     their attributes (what their __dlpack__ would export, without a capsule
-    per tensor) in one buffer: (array, buffer), the buffer keeping it alive;
-    None when one of them is anything else. The tensors must outlive the
-    call."""
-    n = len(tensors)
-    rows = []
-    words = 0
+    per tensor) in one buffer by one cached struct: (the array's address,
+    buffer), the buffer keeping it alive; None when one of them is anything
+    else. The tensors must outlive the call."""
+    heads = []
+    ndims = []
+    tail = []
+    dl_types = _TORCH_DL_BY_DTYPE
     for t in tensors:
-        if type(t).__module__[:5] != "torch":
-            return None
-        dl = _dl_type(t.dtype)
+        kind = type(t)
+        if kind not in _TORCH_TYPES:
+            if kind.__module__[:5] != "torch":
+                return None
+            _TORCH_TYPES.add(kind)
+        dtype = t.dtype
+        dl = dl_types.get(dtype) or _dl_type(dtype)
         if dl is None:
             return None
         if t.is_cpu:
-            kind, index = 1, 0
+            device = 1, 0
         elif t.is_cuda:
-            kind, index = 2, t.get_device()
+            device = 2, t.get_device()
         else:
             return None
-        shape, stride = t.shape, t.stride()
+        shape = t.shape
         ndim = len(shape)
-        rows.append((t.data_ptr(), kind, index, ndim, dl, shape, stride,
-                     words))
-        words += 2 * ndim
-    buf = ctypes.create_string_buffer(56 * n + 8 * words)
+        heads.append((t.data_ptr(), device, ndim, dl))
+        ndims.append(ndim)
+        tail += shape
+        tail += t.stride()
+    n = len(heads)
+    packer = _PACKERS.get(tuple(ndims)) or _packer(tuple(ndims))
+    buf = ctypes.create_string_buffer(packer.size)
     base = ctypes.addressof(buf)
-    ints = base + 56 * n
-    for i, (data, kind, index, ndim, dl, shape, stride, at) in \
-            enumerate(rows):
-        shape_at = ints + 8 * at
-        _DLTENSOR.pack_into(buf, 48 * i, data, kind, index, ndim, dl[0],
-                            dl[1], 1, shape_at, shape_at + 8 * ndim, 0)
-        if ndim:
-            struct.pack_into(f"<{2 * ndim}q", buf, 56 * n + 8 * at, *shape,
-                             *stride)
-    struct.pack_into(f"<{n}Q", buf, 48 * n,
-                     *[base + 48 * i for i in range(n)])
-    return ctypes.cast(base + 48 * n, _DLTENSOR_ARRAY), buf
+    flat = []
+    at = base + 56 * n
+    for data, device, ndim, dl in heads:
+        flat += (data, *device, ndim, *dl, 1, at, at + 8 * ndim, 0)
+        at += 16 * ndim
+    flat += range(base, base + 48 * n, 48)
+    flat += tail
+    packer.pack_into(buf, 0, *flat)
+    return base + 48 * n, buf
 
 
 def _dlpack_tensor(x):
@@ -262,7 +280,7 @@ class Kernel:
         else:
             outs = list(out)
         call(self._owner._runtime, self._info, list(inputs) + outs,
-             num_threads, workspace, stream=stream)
+             num_threads, workspace, stream=stream, gpu=self.gpu)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -281,14 +299,16 @@ _OPTIONS = {}
 
 
 def call(runtime, info, tensors, num_threads=0, workspace=None,
-         dispatch=None, stream=None):
+         dispatch=None, stream=None, gpu=None):
     """attn_kernel_call (or attn_kernel_dispatch over `dispatch`, a list of
     info pointers) on DLPack tensors; raises KernelError. `stream`: the
     CUstream of a GPU kernel (default: PyTorch's current stream for CUDA
-    tensors, else CUDA's default stream)."""
-    kernels = dispatch if dispatch is not None else [info]
-    if stream is None and any(k.contents.flags & _abi.KERNEL_GPU
-                              for k in kernels):
+    tensors, else CUDA's default stream). `gpu`: whether a kernel runs on
+    the GPU, when the caller knows (else read from the kernels' flags)."""
+    if gpu is None:
+        kernels = dispatch if dispatch is not None else [info]
+        gpu = any(k.contents.flags & _abi.KERNEL_GPU for k in kernels)
+    if stream is None and gpu:
         stream = current_stream(tensors)
     fast = _torch_tensors(tensors)
     if fast is not None:
@@ -301,12 +321,12 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
         count = len(views)
     if workspace is None and not stream:
         # Read-only to the runtime: one per thread count.
-        opts = _OPTIONS.get(num_threads)
-        if opts is None:
+        opts_ref = _OPTIONS.get(num_threads)
+        if opts_ref is None:
             opts = _abi.ExecOptions()
             runtime.attn_exec_options_init(ctypes.byref(opts))
             opts.num_threads = num_threads
-            _OPTIONS[num_threads] = opts
+            opts_ref = _OPTIONS[num_threads] = ctypes.byref(opts)
     else:
         opts = _abi.ExecOptions()
         runtime.attn_exec_options_init(ctypes.byref(opts))
@@ -316,13 +336,13 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
             opts.workspace_size = workspace.nbytes
         if stream:
             opts.stream = stream
+        opts_ref = ctypes.byref(opts)
     if dispatch is None:
-        status = runtime.attn_kernel_call(info, array, count,
-                                          ctypes.byref(opts))
+        status = runtime.attn_kernel_call(info, array, count, opts_ref)
     else:
         table = (ctypes.POINTER(_abi.KernelInfo) * len(dispatch))(*dispatch)
         status = runtime.attn_kernel_dispatch(table, len(dispatch), array,
-                                              count, ctypes.byref(opts))
+                                              count, opts_ref)
     del views  # the capsules (or the buffer) live until here
     if status != 0:
         raise _kernel_error(status, runtime.attn_last_error().decode())

@@ -60,7 +60,9 @@ class KernelInfo(ctypes.Structure):
 
 def declare_runtime(lib):
     """Argument and result types of libattn_runtime's functions on `lib`."""
-    tensors = ctypes.POINTER(ctypes.POINTER(DLTensor))
+    # The DLTensor pointer array: a ctypes array, or an address (the packed
+    # buffer of attn._torch_tensors, passed without a cast).
+    tensors = ctypes.c_void_p
     info = ctypes.POINTER(KernelInfo)
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_last_error.argtypes = []

@@ -45,13 +45,20 @@ def _is_torch(x):
     return type(x).__module__.startswith("torch")
 
 
+_ELTS = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+_ELT_BY_DTYPE = {}  # dtype objects seen -> element type (a per-call lookup)
+
+
 def _elt(x):
-    name = str(x.dtype).replace("torch.", "")
-    elts = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
-    if name not in elts:
-        raise TypeError(f"attn.flash: q, k and v must be float16, bfloat16 or "
-                        f"float32, got {name}")
-    return elts[name]
+    dtype = x.dtype
+    elt = _ELT_BY_DTYPE.get(dtype)
+    if elt is None:
+        name = str(dtype).replace("torch.", "")
+        if name not in _ELTS:
+            raise TypeError(f"attn.flash: q, k and v must be float16, "
+                            f"bfloat16 or float32, got {name}")
+        elt = _ELT_BY_DTYPE[dtype] = _ELTS[name]
+    return elt
 
 
 def _device(x):

@@ -11,6 +11,7 @@ as a torch.library.custom_op (opcheck, torch.compile). Exits 77 (skipped)
 when numpy, or for `torch` PyTorch, cannot be imported.
 """
 
+import ctypes
 import math
 import os
 import sys
@@ -349,6 +350,34 @@ else:
                                 dim=-1)
     check((lse.double() - torch_lse).abs().max() < 2e-4,
           "lse is torch.logsumexp (natural log)")
+    # The packed DLTensors of torch tensors (attn._torch_tensors, the fast
+    # path of every call) say what each tensor's own __dlpack__ says: a
+    # view with strides and an offset, a 0-d tensor, bool, bf16, int64.
+    base = torch.arange(60, dtype=torch.float32).reshape(3, 4, 5)
+    samples = [base, base[1:, :, 2:].transpose(0, 2), torch.tensor(2.5),
+               torch.ones(2, 3, dtype=torch.bool),
+               torch.zeros(4, 1, dtype=torch.bfloat16),
+               torch.arange(7, dtype=torch.int64)[::3]]
+    address, keep = attn._torch_tensors(samples)
+    table = ctypes.cast(address, ctypes.POINTER(ctypes.POINTER(
+        attn._abi.DLTensor)))
+    for i, t in enumerate(samples):
+        got = table[i].contents
+        view, capsule = attn._dlpack_tensor(t)
+        want = view.contents
+        same = (got.data + got.byte_offset == want.data + want.byte_offset
+                and got.ndim == want.ndim
+                and (got.device.device_type, got.device.device_id) ==
+                (want.device.device_type, want.device.device_id)
+                and (got.dtype.code, got.dtype.bits, got.dtype.lanes) ==
+                (want.dtype.code, want.dtype.bits, want.dtype.lanes)
+                and [got.shape[d] for d in range(got.ndim)] == list(t.shape)
+                and [got.strides[d] for d in range(got.ndim)] ==
+                list(t.stride()))
+        check(same, f"packed DLTensor {i} ({t.dtype}, {tuple(t.shape)})")
+    check(attn._torch_tensors([base, np.zeros(2)]) is None,
+          "a numpy array among torch tensors takes the DLPack path")
+    del keep
     # A non-contiguous torch view.
     qt = tq.transpose(1, 2).contiguous().transpose(1, 2)
     check(torch.equal(prefill(qt, tk, tv)[0], out), "torch strided")
