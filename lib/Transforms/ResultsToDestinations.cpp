@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// An entry function whose attention results are dynamically shaped takes
-// them as trailing tensor arguments the caller allocates (destination-passing
-// style): the returned values are materialized in those tensors, and empty
-// tensor elimination lets the lowering write straight into them, so neither
-// an allocation nor a copy of the results remains. The caller's sizes are
-// checked against the ones the inputs give before the attention op, whose
-// lowering skips the work when a check failed (a failed check fills the
-// destinations with zeros, as every failed attention op does).
+// An entry function whose attention (or combine) results are dynamically
+// shaped takes them as trailing tensor arguments the caller allocates
+// (destination-passing style): the returned values are materialized in those
+// tensors, and empty tensor elimination lets the lowering write straight into
+// them, so neither an allocation nor a copy of the results remains. The
+// caller's sizes are checked against the ones the inputs give before the
+// attention op, whose lowering skips the work when a check failed (a failed
+// check fills the destinations with zeros, as every failed attention op does).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +59,28 @@ mlir::attn::destinationShapes(func::FuncOp fn) {
   Operation *ret = fn.getBody().front().getTerminator();
   for (Value r : ret->getOperands()) {
     auto type = dyn_cast<RankedTensorType>(r.getType());
+    // attn.combine: out has out_a's sizes, lse lse_a's.
+    if (auto combine = r.getDefiningOp<CombineOp>()) {
+      if (!type)
+        return std::nullopt;
+      anyDynamic |= !type.hasStaticShape();
+      unsigned which = cast<OpResult>(r).getResultNumber();
+      std::optional<int64_t> from =
+          argumentOf(fn, which == 0 ? combine.getOutA() : combine.getLseA());
+      DestinationShape shape(type.getRank());
+      for (int64_t p = 0; p < type.getRank(); ++p) {
+        if (!type.isDynamicDim(p)) {
+          shape[p].size = type.getDimSize(p);
+          continue;
+        }
+        if (!from)
+          return std::nullopt;
+        shape[p].arg = *from;
+        shape[p].dim = p;
+      }
+      shapes.push_back(std::move(shape));
+      continue;
+    }
     auto op = r.getDefiningOp<AttentionOp>();
     // Sinks are merged after the op, outside its guard.
     if (!type || !op || op.getSink())
@@ -125,9 +147,10 @@ struct AttnResultsToDestinationsPass
 
     OpBuilder b(ctx);
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
-      auto op = value.getDefiningOp<AttentionOp>();
+      // An attn.attention or attn.combine (destinationShapes).
+      Operation *op = value.getDefiningOp();
       Value dest = entry.getArgument(first + i);
-      Location loc = op.getLoc();
+      Location loc = op->getLoc();
       // The caller's sizes, checked before the op (its lowering guards the
       // work on every check of the block).
       b.setInsertionPoint(op);

@@ -100,3 +100,30 @@ func.func @caller(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
   %o = call @callee(%q, %k, %v) : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
 }
+
+// -----
+
+// attn.combine: out takes out_a's sizes, lse lse_a's.
+// CHECK-LABEL: func.func @combine
+// CHECK-SAME: (%[[OA:[^:]+]]: tensor<?x?x8x32xf32>, %[[LA:[^:]+]]: tensor<?x8x?xf32>, %{{[^:]+}}: tensor<?x?x8x32xf32>, %{{[^:]+}}: tensor<?x8x?xf32>, %[[OUT:[^:]+]]: tensor<?x?x8x32xf32> {attn.destination}, %[[LSE:[^:]+]]: tensor<?x8x?xf32> {attn.destination})
+// CHECK: %[[G0:.+]] = tensor.dim %[[OUT]], %c0
+// CHECK: %[[W0:.+]] = tensor.dim %[[OA]], %c0
+// CHECK: arith.cmpi eq, %[[G0]], %[[W0]]
+// CHECK: %[[G1:.+]] = tensor.dim %[[OUT]], %c1
+// CHECK: %[[W1:.+]] = tensor.dim %[[OA]], %c1
+// CHECK: arith.cmpi eq, %[[G1]], %[[W1]]
+// CHECK: %[[G2:.+]] = tensor.dim %[[LSE]], %c2
+// CHECK: %[[W2:.+]] = tensor.dim %[[LA]], %c2
+// CHECK: arith.cmpi eq, %[[G2]], %[[W2]]
+// CHECK: %[[O:.+]], %[[L:.+]] = attn.combine
+// CHECK: %[[M0:.+]] = bufferization.materialize_in_destination %[[O]] in %[[OUT]]
+// CHECK: %[[M1:.+]] = bufferization.materialize_in_destination %[[L]] in %[[LSE]]
+// CHECK: return %[[M0]], %[[M1]]
+func.func @combine(%oa: tensor<?x?x8x32xf32>, %la: tensor<?x8x?xf32>,
+                   %ob: tensor<?x?x8x32xf32>, %lb: tensor<?x8x?xf32>)
+    -> (tensor<?x?x8x32xf32>, tensor<?x8x?xf32>) {
+  %o, %l = attn.combine a(%oa, %la : tensor<?x?x8x32xf32>, tensor<?x8x?xf32>)
+      b(%ob, %lb : tensor<?x?x8x32xf32>, tensor<?x8x?xf32>) layout(bnhd)
+      -> tensor<?x?x8x32xf32>, tensor<?x8x?xf32>
+  return %o, %l : tensor<?x?x8x32xf32>, tensor<?x8x?xf32>
+}

@@ -615,6 +615,16 @@ TEST_P(JitOutOfMemory, EveryAllocationFailsThenGood) {
     std::unique_ptr<JitFunction> jit = compileOne(spec, c.fn, GetParam());
     ASSERT_TRUE(jit);
     std::vector<HostTensor> args = c.good(), outs;
+    // attn.combine writes into the caller's destinations and allocates
+    // nothing: every allocation failing changes nothing.
+    if (StringRef(c.name) == "CombineSizes") {
+      AllocationLimit limit(1);
+      llvm::Error err = jit->invoke(pointers(args), outs);
+      ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+      c.verify(args, outs);
+      outs.clear();
+      continue;
+    }
     {
       AllocationLimit limit(16);
       llvm::Error err = jit->invoke(pointers(args), outs);

@@ -35,7 +35,8 @@ using DestinationShape = llvm::SmallVector<DestinationDim, 4>;
 /// The destinations' shapes, one per result of `fn`, when its results become
 /// destinations: `fn` is public with a body, some result is dynamically
 /// shaped, and every result is a result of an `attn.attention` op whose q
-/// (and v, when its head dimension is dynamic) are arguments of `fn`.
+/// (and v, when its head dimension is dynamic) are arguments of `fn`, or of
+/// an `attn.combine` whose out_a (for out) and lse_a (for lse) are.
 /// std::nullopt otherwise (the results stay results).
 std::optional<llvm::SmallVector<DestinationShape>>
 destinationShapes(func::FuncOp fn);
