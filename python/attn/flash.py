@@ -255,14 +255,16 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     ``[num_blocks, block_size, Hkv, D]`` with ``block_table``. With ``k`` and
     ``v`` (``[B, Nnew, Hkv, D]``) the new tokens are first written into the
     caches in place at ``cache_seqlens``; the attention then reads
-    ``cache_seqlens + Nnew`` keys per sequence. Rotary embeddings,
-    ``cache_batch_idx`` and ``cache_leftpad`` are not supported (raise)."""
+    ``cache_seqlens + Nnew`` keys per sequence. ``cache_leftpad`` (``[B]``)
+    gives each sequence's first valid key (left padding: ``kv_start``; the
+    positions of causal masks, windows and ALiBi stay those of the cache).
+    Rotary embeddings and ``cache_batch_idx`` are not supported (raise)."""
     if rotary_cos is not None or rotary_sin is not None:
         raise NotImplementedError("attn.flash: rotary embeddings are not "
                                   "applied by flash_attn_with_kvcache")
-    if cache_batch_idx is not None or cache_leftpad is not None:
-        raise NotImplementedError("attn.flash: cache_batch_idx and "
-                                  "cache_leftpad are not supported")
+    if cache_batch_idx is not None:
+        raise NotImplementedError("attn.flash: cache_batch_idx is not "
+                                  "supported")
     _check_common(0.0, q, k_cache, v_cache)
     elt = _elt(q)
     bsz, nq, hq, d = q.shape
@@ -299,6 +301,18 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
             _append_rows(v_cache, v, seqlens, block_table)
             seqlens = [x + k.shape[1] for x in seqlens]
         lens = lengths(seqlens)
+    starts = None
+    if cache_leftpad is not None:
+        if (torch_in and _is_torch(cache_leftpad)
+                and str(cache_leftpad.dtype) == "torch.int32"
+                and cache_leftpad.device == q.device
+                and cache_leftpad.dim() == 1
+                and cache_leftpad.is_contiguous()):
+            starts = cache_leftpad
+        else:
+            starts = lengths([int(x) for x in (
+                cache_leftpad.tolist() if hasattr(cache_leftpad, "tolist")
+                else cache_leftpad)])
     default = 1.0 / math.sqrt(d)
     mods = _modifiers(causal, window_size, softcap, alibi_slopes,
                       softmax_scale, default)
@@ -306,9 +320,11 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     # The kernel by what its text depends on, before building the text.
     key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
            k_cache.shape[1] if paged else None, alibi_slopes is not None,
-           _device(q))
+           starts is not None, _device(q))
     kernel = _KERNELS.get(key)
     inputs = [q, k_cache, v_cache] + ([block_table] if paged else []) + [lens]
+    if starts is not None:
+        inputs.append(starts)
     if alibi_slopes is not None:
         inputs.append(alibi_slopes)
     if kernel is None:
@@ -319,6 +335,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         if paged:
             args.append(("pt", _tensor([None, None], "i32"), "page_table"))
         args.append(("len", _tensor([None], "i32"), "kv_len"))
+        if starts is not None:
+            args.append(("start", _tensor([None], "i32"), "kv_start"))
         if alibi_slopes is not None:
             args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         name = "flash_attn_kvcache" + ("_paged" if paged else "")

@@ -60,9 +60,10 @@ def check(ok, what):
 
 
 def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0,
-              alibi=None, scale=None, kv_len=None):
+              alibi=None, scale=None, kv_len=None, first=0):
     """out [Nq, Hq, Dv] and lse [Hq, Nq] of one sequence (q [Nq, Hq, D],
-    k and v [Nk, Hkv, D]) in f64; rows without keys: out 0, lse -inf."""
+    k and v [Nk, Hkv, D]) in f64, keys from `first` (left padding) to
+    kv_len; rows without keys: out 0, lse -inf."""
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     nq, hq, d = q.shape
     nk, hkv = k.shape[0], k.shape[1]
@@ -75,7 +76,7 @@ def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0,
         for i in range(nq):
             p = i + n - nq
             logits = []
-            for j in range(n):
+            for j in range(max(first, 0), n):
                 if causal and j > p:
                     continue
                 if window[0] >= 0 and p - j > window[0]:
@@ -235,6 +236,23 @@ for b in range(B):
     ok = ok and close(out[b], reference(q1[b], dk, dv, kv_len=lens[b])[0],
                       2e-5)
 check(ok, f"{mode} flash_attn_with_kvcache paged decode")
+# Left-padded caches (cache_leftpad: each sequence's first valid key), two
+# new queries, causal with a window and ALiBi: positions stay the cache's.
+leftpad = np.array([3, 0], np.int32)
+lens = np.array([10, 6], np.int32)
+slopes = np.array([0.5, 0.25, 0.125, 0.0625], np.float32)[:HQ]
+kp, vp = rand(B, NMAX, HKV, D), rand(B, NMAX, HKV, D)
+out, lse = flash.flash_attn_with_kvcache(
+    T(qn), T(kp), T(vp), cache_seqlens=T(lens), cache_leftpad=T(leftpad),
+    causal=True, window_size=(7, 0), alibi_slopes=T(slopes),
+    return_softmax_lse=True)
+out, lse = N(out), N(lse)
+ok = True
+for b in range(B):
+    wo, wl = reference(qn[b], kp[b], vp[b], causal=True, window=(7, 0),
+                       alibi=slopes, kv_len=lens[b], first=leftpad[b])
+    ok = ok and close(out[b], wo, 2e-5) and close(lse[b], wl, 1e-4)
+check(ok, f"{mode} flash_attn_with_kvcache with cache_leftpad")
 try:
     flash.flash_attn_with_kvcache(T(qn), kcache, vcache, k=T(kn), v=T(vn),
                                   cache_seqlens=T(np.array([11, 0],
