@@ -213,7 +213,8 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
     int64_t n;
     if (key == "form") {
       if (!parseAttentionForm(value))
-        return "form=" + value.str() + ": expected naive, fused, decode or auto";
+        return "form=" + value.str() +
+               ": expected naive, fused, decode or auto";
     } else if (ints.contains(key)) {
       if (value.getAsInteger(10, n))
         return key.str() + "=" + value.str() + ": expected an integer";
