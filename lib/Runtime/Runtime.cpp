@@ -367,33 +367,87 @@ attn_status_t checkAll(const attn_kernel_info_t *k, DLTensor *const *tensors,
   return ATTN_STATUS_OK;
 }
 
-/// Element-wise copy between two strided views of the same shape (strides
-/// in elements; null strides: dense row-major).
+/// Copies `count` elements of `Bytes` bytes `srcStep` and `dstStep`
+/// elements apart.
+template <int64_t Bytes>
+void copyElements(const char *src, int64_t srcStep, char *dst, int64_t dstStep,
+                  int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * dstStep * Bytes, src + i * srcStep * Bytes, Bytes);
+}
+
+/// Copy between two strided views of the same shape (strides in elements;
+/// null strides: dense row-major). Dimensions of size 1 are dropped and a
+/// dimension that both views step through as one run with the next inner
+/// one is merged into it; when the innermost run is contiguous in both,
+/// each run is one memcpy (a transposed [B, N, H, D] view copies rows of D
+/// elements), otherwise the run is copied element by element.
 void stridedCopy(const char *src, const int64_t *srcStrides, char *dst,
                  const int64_t *dstStrides, const int64_t *shape, int32_t ndim,
                  int64_t elemBytes) {
-  std::vector<int64_t> denseStrides(ndim, 1), idx(ndim, 0);
-  for (int32_t d = ndim - 2; d >= 0; --d)
-    denseStrides[d] = denseStrides[d + 1] * shape[d + 1];
-  if (!srcStrides)
-    srcStrides = denseStrides.data();
-  if (!dstStrides)
-    dstStrides = denseStrides.data();
-  int64_t n = 1;
-  for (int32_t d = 0; d < ndim; ++d)
-    n *= shape[d];
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t so = 0, doff = 0;
-    for (int32_t d = 0; d < ndim; ++d) {
-      so += idx[d] * srcStrides[d];
-      doff += idx[d] * dstStrides[d];
+  struct Dim {
+    int64_t size, src, dst;
+  };
+  std::vector<Dim> dims; // innermost first
+  int64_t dense = 1;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    if (shape[d] == 0)
+      return;
+    int64_t s = srcStrides ? srcStrides[d] : dense;
+    int64_t t = dstStrides ? dstStrides[d] : dense;
+    dense *= shape[d];
+    if (shape[d] == 1)
+      continue;
+    if (!dims.empty() && s == dims.back().src * dims.back().size &&
+        t == dims.back().dst * dims.back().size) {
+      dims.back().size *= shape[d];
+      continue;
     }
-    std::memcpy(dst + doff * elemBytes, src + so * elemBytes, elemBytes);
-    for (int32_t d = ndim - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
+    dims.push_back({shape[d], s, t});
+  }
+  if (dims.empty()) {
+    std::memcpy(dst, src, elemBytes);
+    return;
+  }
+  const Dim inner = dims.front();
+  bool run = inner.src == 1 && inner.dst == 1;
+  auto copyRun = [&](const char *from, char *to) {
+    if (run) {
+      std::memcpy(to, from, inner.size * elemBytes);
+      return;
+    }
+    switch (elemBytes) {
+    case 1:
+      return copyElements<1>(from, inner.src, to, inner.dst, inner.size);
+    case 2:
+      return copyElements<2>(from, inner.src, to, inner.dst, inner.size);
+    case 4:
+      return copyElements<4>(from, inner.src, to, inner.dst, inner.size);
+    case 8:
+      return copyElements<8>(from, inner.src, to, inner.dst, inner.size);
+    default:
+      for (int64_t i = 0; i < inner.size; ++i)
+        std::memcpy(to + i * inner.dst * elemBytes,
+                    from + i * inner.src * elemBytes, elemBytes);
+    }
+  };
+  // The outer dimensions: an odometer over dims[1..] with running offsets.
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t so = 0, to = 0;
+  while (true) {
+    copyRun(src + so * elemBytes, dst + to * elemBytes);
+    size_t k = 1;
+    for (; k < dims.size(); ++k) {
+      so += dims[k].src;
+      to += dims[k].dst;
+      if (++idx[k] < dims[k].size)
         break;
-      idx[d] = 0;
+      so -= dims[k].src * dims[k].size;
+      to -= dims[k].dst * dims[k].size;
+      idx[k] = 0;
     }
+    if (k == dims.size())
+      return;
   }
 }
 
