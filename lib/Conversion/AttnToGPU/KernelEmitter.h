@@ -60,6 +60,17 @@ constexpr int64_t kTargetBlocks = 264;
 
 /// Split-KV when every row of the op fits one row tile (decode: Nq * G <=
 /// TQ) and splits are not turned off.
+/// Whether split-KV is chosen per call: the query length is dynamic (the
+/// heads static), so the host launches split-KV when the rows of every
+/// (batch, K/V head) fit one row tile and the row-tiled kernel otherwise.
+inline bool choosesSplitKvPerCall(AttentionOp op, int64_t splits) {
+  if (splits == 0 || op.isRagged())
+    return false;
+  int64_t hq = op.getNumQueryHeads(), hkv = op.getNumKvHeads();
+  return !ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+         hkv != 0 && ShapedType::isDynamic(op.getQuerySeqLen());
+}
+
 inline bool usesSplitKv(AttentionOp op, int64_t tq, int64_t splits) {
   if (splits == 0 || op.isRagged())
     return false;
@@ -122,6 +133,7 @@ public:
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         splitsOpt(splits), a{b, loc} {
     splitMode = usesSplitKv(op, tq, splits);
+    splitPerCall = choosesSplitKvPerCall(op, splits);
     sigmoid = op.getNormalization() == Normalization::sigmoid;
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
@@ -315,7 +327,8 @@ private:
     return FlatSymbolRefAttr::get(b.getContext(), fnName + "_kernels");
   }
   FlatSymbolRefAttr kernelName(StringRef what) {
-    return FlatSymbolRefAttr::get(b.getContext(), fnName + "_" + what.str());
+    return FlatSymbolRefAttr::get(b.getContext(),
+                                  fnName + "_" + what.str() + kernelSuffix);
   }
   /// Offsets into the split-KV workspace: acc [B][Hkv][S][TQ][Dv], then
   /// m and l [B][Hkv][S][TQ] each.
@@ -334,6 +347,12 @@ private:
   /// The decode form's split-KV: a grid over key-tile chunks whose partial
   /// states a second kernel merges.
   bool splitMode = false;
+  /// Both launches, chosen per call from the query length
+  /// (choosesSplitKvPerCall); splitMode says which one is being emitted.
+  bool splitPerCall = false;
+  /// Appended to the kernels' names (the split-KV launches of a per-call
+  /// choice, so that both launches' tile-map kernels are distinct).
+  std::string kernelSuffix;
   /// norm(sigmoid): out = sum_j sigmoid(s_ij) v_j, no row max or sum.
   bool sigmoid = false;
   Value numSplits, ws;

@@ -137,81 +137,102 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
   b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
       "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
-  // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc and gpu.memcpy
-  // in async form only) when the launch needs a workspace or an error word:
-  // alloc, zero the word, kernels, copy the word back, dealloc, then wait.
-  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value token;
-  if (splitMode || usesErrorWord())
-    token =
-        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  if (usesErrorWord())
-    errorWord = ErrorWord::begin(b, loc, token);
-  if (cuQBuf) {
-    // Rows outside every sequence: out = 0, lse = -inf (the kernel writes
-    // the sequences' rows over them).
-    for (auto [buf, value] :
-         {std::pair<Value, double>{out, 0.0},
-          {lse, -std::numeric_limits<double>::infinity()}}) {
-      if (!buf)
-        continue;
-      Type elt = cast<MemRefType>(buf.getType()).getElementType();
-      Value fill =
-          arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, value));
+  // The launches: split-KV or the row-tiled kernel, or either per call
+  // when the query length is dynamic (then each branch is its own chain).
+  auto emitLaunches = [&] {
+    // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc and gpu.memcpy
+    // in async form only) when the launch needs a workspace or an error word:
+    // alloc, zero the word, kernels, copy the word back, dealloc, then wait.
+    auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+    Value token;
+    if (splitMode || usesErrorWord())
       token =
-          gpu::MemsetOp::create(b, loc, tokenType, ValueRange{token}, buf, fill)
-              .getAsyncToken();
+          gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+    if (usesErrorWord())
+      errorWord = ErrorWord::begin(b, loc, token);
+    if (cuQBuf) {
+      // Rows outside every sequence: out = 0, lse = -inf (the kernel writes
+      // the sequences' rows over them).
+      for (auto [buf, value] :
+           {std::pair<Value, double>{out, 0.0},
+            {lse, -std::numeric_limits<double>::infinity()}}) {
+        if (!buf)
+          continue;
+        Type elt = cast<MemRefType>(buf.getType()).getElementType();
+        Value fill =
+            arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, value));
+        token = gpu::MemsetOp::create(b, loc, tokenType, ValueRange{token}, buf,
+                                      fill)
+                    .getAsyncToken();
+      }
     }
-  }
-  if (usesTileMap()) {
-    // The tile map, once per call, before the attention kernels.
-    numRowTiles = gx;
-    numKeyTiles = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
-    tileMapHeads = maskIgnoresHead() ? ci(1) : hkv;
-    Value size =
-        a.mul(a.mul(a.mul(batch, tileMapHeads), numRowTiles), numKeyTiles);
-    auto alloc = gpu::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        tokenType, ValueRange{token}, ValueRange{size}, ValueRange{},
-        UnitAttr());
-    tileMap = alloc.getMemref();
-    OpBuilder::InsertionGuard g(b);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, numRowTiles, tileMapHeads, batch, ci(kLanes * warps), ci(1),
-        ci(1), Value(), tokenType, ValueRange{alloc.getAsyncToken()},
-        TypeRange{}, TypeRange{}, Value(), Value(), Value(), kernelModule(),
-        kernelName("tile_map"));
-    token = launch.getAsyncToken();
-    b.setInsertionPointToStart(&launch.getBody().front());
-    emitTileMapKernel(launch);
-    gpu::TerminatorOp::create(b, loc);
-  }
-  if (!splitMode) {
-    OpBuilder::InsertionGuard g(b);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
-        token ? Type(tokenType) : Type(),
-        token ? ValueRange{token} : ValueRange{}, TypeRange{}, TypeRange{},
-        Value(), Value(), Value(), kernelModule(), kernelName("attention"));
-    if (token)
+    if (usesTileMap()) {
+      // The tile map, once per call, before the attention kernels.
+      numRowTiles = gx;
+      numKeyTiles = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
+      tileMapHeads = maskIgnoresHead() ? ci(1) : hkv;
+      Value size =
+          a.mul(a.mul(a.mul(batch, tileMapHeads), numRowTiles), numKeyTiles);
+      auto alloc = gpu::AllocOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+          tokenType, ValueRange{token}, ValueRange{size}, ValueRange{},
+          UnitAttr());
+      tileMap = alloc.getMemref();
+      OpBuilder::InsertionGuard g(b);
+      auto launch = gpu::LaunchOp::create(
+          b, loc, numRowTiles, tileMapHeads, batch, ci(kLanes * warps), ci(1),
+          ci(1), Value(), tokenType, ValueRange{alloc.getAsyncToken()},
+          TypeRange{}, TypeRange{}, Value(), Value(), Value(), kernelModule(),
+          kernelName("tile_map"));
       token = launch.getAsyncToken();
-    b.setInsertionPointToStart(&launch.getBody().front());
-    emitKernel(launch);
-    gpu::TerminatorOp::create(b, loc);
-  } else {
-    emitSplitLaunches(smem, token);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      emitTileMapKernel(launch);
+      gpu::TerminatorOp::create(b, loc);
+    }
+    if (!splitMode) {
+      OpBuilder::InsertionGuard g(b);
+      auto launch = gpu::LaunchOp::create(
+          b, loc, gx, hkv, batch, ci(kLanes * warps), ci(1), ci(1), smem,
+          token ? Type(tokenType) : Type(),
+          token ? ValueRange{token} : ValueRange{}, TypeRange{}, TypeRange{},
+          Value(), Value(), Value(), kernelModule(), kernelName("attention"));
+      if (token)
+        token = launch.getAsyncToken();
+      b.setInsertionPointToStart(&launch.getBody().front());
+      emitKernel(launch);
+      gpu::TerminatorOp::create(b, loc);
+    } else {
+      emitSplitLaunches(smem, token);
+    }
+    if (tileMap)
+      token =
+          gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, tileMap)
+              .getAsyncToken();
+    if (usesErrorWord())
+      errorWord.end(b, loc, token);
+    if (token)
+      gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+    // The outputs after a failed check hold zeros, as on the CPU.
+    if (usesErrorWord())
+      emitZeroFill(b, loc, errorWord.report(b, loc, errors), {out, lse});
+  };
+  if (!splitPerCall) {
+    emitLaunches();
+    return;
   }
-  if (tileMap)
-    token =
-        gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, tileMap)
-            .getAsyncToken();
-  if (usesErrorWord())
-    errorWord.end(b, loc, token);
-  if (token)
-    gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
-  // The outputs after a failed check hold zeros, as on the CPU.
-  if (usesErrorWord())
-    emitZeroFill(b, loc, errorWord.report(b, loc, errors), {out, lse});
+  // Rows of every (batch, K/V head) in one row tile: split-KV.
+  auto choose = scf::IfOp::create(b, loc, a.eq(gx, ci(1)), /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&choose.getThenRegion().front());
+    splitMode = true;
+    kernelSuffix = "_per_call";
+    emitLaunches();
+  }
+  b.setInsertionPointToStart(&choose.getElseRegion().front());
+  splitMode = false;
+  kernelSuffix.clear();
+  emitLaunches();
 }
 
 void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
