@@ -152,7 +152,9 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
         });
     Value lse2 = newLse.getResult(0);
 
-    // out' = out * e^(lse - lse'), 0 where lse = -inf (out is 0 there).
+    // out' = out * e^(lse - lse'), 0 where lse = -inf (out is 0 there),
+    // in place of out (so that a destination the caller passes is written
+    // by the attention and rescaled there, with no second buffer).
     bool bnhd = op.getLayout() == Layout::bnhd;
     auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
@@ -164,19 +166,18 @@ struct ExpandSink : public OpRewritePattern<AttentionOp> {
     Type outElt = cast<ShapedType>(out.getType()).getElementType();
     SmallVector<utils::IteratorType> par4(4, utils::IteratorType::parallel);
     auto newOut = linalg::GenericOp::create(
-        b, loc, out.getType(), ValueRange{out, lse, lse2},
-        ValueRange{emptyLike(b, loc, out, outElt)},
-        ArrayRef<AffineMap>{id4, rowMap, rowMap, id4}, par4,
+        b, loc, out.getType(), ValueRange{lse, lse2}, ValueRange{out},
+        ArrayRef<AffineMap>{rowMap, rowMap, id4}, par4,
         [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value o = args[0];
+          Value o = args[2];
           if (o.getType() != f32)
             o = arith::ExtFOp::create(nb, nl, f32, o);
           Value ninf =
               arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(-inf));
           Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                             args[1], ninf);
+                                             args[0], ninf);
           Value w = math::ExpOp::create(
-              nb, nl, arith::SubFOp::create(nb, nl, args[1], args[2]));
+              nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
           w = arith::SelectOp::create(
               nb, nl, none,
               arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0)), w);

@@ -82,8 +82,9 @@ mlir::attn::destinationShapes(func::FuncOp fn) {
       continue;
     }
     auto op = r.getDefiningOp<AttentionOp>();
-    // Sinks are merged after the op, outside its guard.
-    if (!type || !op || op.getSink())
+    // (Sinks: ExpandSinks' merge rescales out in place and writes lse'
+    // into a new tensor, both guarded like the op.)
+    if (!type || !op)
       return std::nullopt;
     anyDynamic |= !type.hasStaticShape();
     unsigned which = cast<OpResult>(r).getResultNumber();

@@ -12,6 +12,13 @@
 // RUN: for f in naive fused decode; do attn-run %s --entry=projected --form=$f --verify; done | FileCheck %s --check-prefix=PROJ
 // PROJ: result: f32 [2, 16, 64] {{.*}} [ok
 // RUN: for f in naive fused decode; do attn-run %s --entry=dynamic --form=$f --size B=2,Hq=4,Nq=33,Nk=47 --verify; done | FileCheck %s --check-prefix=DYN
+// The dynamic results are the caller's buffers, written in place (the sink's
+// rescaling of out too): no output is allocated by the kernel.
+// DYN: memory: {{.*}}, 0.000 MiB of it outputs
+// DYN: lse: f32 [2, 4, 33] {{.*}} [ok
+// DYN: memory: {{.*}}, 0.000 MiB of it outputs
+// DYN: lse: f32 [2, 4, 33] {{.*}} [ok
+// DYN: memory: {{.*}}, 0.000 MiB of it outputs
 // DYN: lse: f32 [2, 4, 33] {{.*}} [ok
 
 // Attention sinks (gpt-oss): a logit per query head in the softmax's

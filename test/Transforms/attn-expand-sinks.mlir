@@ -2,7 +2,7 @@
 
 // The CPU forms' attention sinks: the op without its sink (with an lse
 // result), then lse' = log(e^lse + e^sink[h]) and out' = out e^(lse - lse')
-// in f32, rounded to out's type.
+// in f32, rounded to out's type, in place of out (its init).
 // CHECK-DAG: #[[ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[HEAD:.+]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -16,7 +16,7 @@
 // CHECK: %[[L2:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[HEAD]], #[[ID3]]]{{.*}} ins(%[[LSE]], %[[S]] :
 // CHECK: arith.maximumf
 // CHECK: math.log1p
-// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[ROW]], #[[ROW]], #[[ID4]]]{{.*}} ins(%[[OUT]], %[[LSE]], %[[L2]] :
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]], #[[ID4]]]{{.*}} ins(%[[LSE]], %[[L2]] : {{.*}}) outs(%[[OUT]] :
 // CHECK: math.exp
 // CHECK: arith.truncf {{.*}} : f32 to f16
 func.func @sink(%q: tensor<1x8x16x32xf16>, %k: tensor<1x2x16x32xf16>,
@@ -33,7 +33,7 @@ func.func @sink(%q: tensor<1x8x16x32xf16>, %k: tensor<1x2x16x32xf16>,
 // CHECK-LABEL: func.func @bnhd_lse(
 // CHECK: %[[OUT:.+]], %[[LSE:.+]] = attn.attention {{.*}} layout(bnhd)
 // CHECK: %[[L2:.+]] = linalg.generic
-// CHECK: %[[O2:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ROWNH]], #[[ROWNH]], #[[ID4]]]
+// CHECK: %[[O2:.+]] = linalg.generic {indexing_maps = [#[[ROWNH]], #[[ROWNH]], #[[ID4]]]{{.*}} outs(%[[OUT]] :
 // CHECK: return %[[O2]], %[[L2]]
 func.func @bnhd_lse(%q: tensor<2x16x4x32xf32>, %k: tensor<2x16x4x32xf32>,
                     %v: tensor<2x16x4x32xf32>, %s: tensor<4xf32>)

@@ -127,3 +127,21 @@ func.func @combine(%oa: tensor<?x?x8x32xf32>, %la: tensor<?x8x?xf32>,
       -> tensor<?x?x8x32xf32>, tensor<?x8x?xf32>
   return %o, %l : tensor<?x?x8x32xf32>, tensor<?x8x?xf32>
 }
+
+// -----
+
+// An op with a sink: its results are destinations too (attn-expand-sinks
+// rescales out in place afterwards).
+// CHECK-LABEL: func.func @sink
+// CHECK-SAME: %[[OUT:[^:]+]]: tensor<1x4x?x16xf32> {attn.destination}
+// CHECK: %[[O:.+]] = attn.attention {{.*}} sink(
+// CHECK: %[[M:.+]] = bufferization.materialize_in_destination %[[O]] in %[[OUT]]
+// CHECK: return %[[M]]
+func.func @sink(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
+                %v: tensor<1x2x?x16xf32>, %s: tensor<4xf32>)
+    -> tensor<1x4x?x16xf32> {
+  %o = attn.attention q(%q : tensor<1x4x?x16xf32>) k(%k : tensor<1x2x?x16xf32>)
+      v(%v : tensor<1x2x?x16xf32>) sink(%s : tensor<4xf32>)
+      -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}

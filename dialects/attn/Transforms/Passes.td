@@ -409,7 +409,7 @@ def AttnResultsToDestinations
     check and fills the destinations with zeros.
 
     Applies to public functions whose results are all results of
-    `attn.attention` ops (without sinks) whose q and v are arguments, or of
+    `attn.attention` ops whose q and v are arguments, or of
     `attn.combine` ops whose out_a and lse_a are (out has out_a's sizes, lse
     lse_a's), so that a caller sizes every destination from the arguments
     (`attn::destinationShapes`); other functions keep returning their
