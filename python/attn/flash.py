@@ -76,12 +76,15 @@ def _tensor(dims, elt):
         ("?" if d is None else str(d)) + "x" for d in dims) + elt + ">"
 
 
-def _kernel(text, name, device):
+def _kernel(text, name, device, form="fused"):
+    """The JIT kernel of `text`; `form` is the CPU form ("auto": split-KV
+    for calls of few query rows, fused beyond; GPU kernels choose so
+    themselves)."""
     key = (text, device)
     if key not in _KERNELS:
         from . import jit
-        _KERNELS[key] = jit(text, name=f"attn.flash.{name}",
-                            device=device)[name]
+        _KERNELS[key] = jit(text, name=f"attn.flash.{name}", device=device,
+                            form=form if device == "cpu" else "fused")[name]
     return _KERNELS[key]
 
 
@@ -342,7 +345,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         name = "flash_attn_kvcache" + ("_paged" if paged else "")
         text = _attention(name, args, mods, [None, None, hq, dv],
                           [None, hq, None], elt)
-        kernel = _KERNELS[key] = _kernel(text, name, _device(q))
+        # Decode steps (a few new queries against a long cache) run split-KV,
+        # longer chunks fused: one kernel, chosen per call.
+        kernel = _KERNELS[key] = _kernel(text, name, _device(q), form="auto")
     out = _empty(q, (bsz, nq, hq, dv), elt)
     lse = _empty(q, (bsz, hq, nq), "f32")
     kernel(*inputs, out=(out, lse))
