@@ -281,22 +281,25 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
                                    device=q.device)
         import numpy as np
         return np.asarray(values, dtype=np.int32)
+    def usable(x):
+        """Whether `x` can be passed as it is: an int32 torch vector,
+        contiguous, on q's device (no host round trip)."""
+        return (torch_in and _is_torch(x) and str(x.dtype) == "torch.int32"
+                and x.device == q.device and x.dim() == 1
+                and x.is_contiguous())
+
+    def ints(x):
+        return [int(e) for e in (x.tolist() if hasattr(x, "tolist") else x)]
     if cache_seqlens is None:
         full = k_cache.shape[1] * (block_table.shape[1]
                                    if block_table is not None else 1)
         cache_seqlens = [full] * bsz
     elif isinstance(cache_seqlens, int):
         cache_seqlens = [cache_seqlens] * bsz
-    if (k is None and v is None and torch_in
-            and _is_torch(cache_seqlens)
-            and str(cache_seqlens.dtype) == "torch.int32"
-            and cache_seqlens.device == q.device
-            and cache_seqlens.dim() == 1 and cache_seqlens.is_contiguous()):
-        lens = cache_seqlens  # read as it is: no host round trip
+    if k is None and v is None and usable(cache_seqlens):
+        lens = cache_seqlens
     else:
-        seqlens = [int(x) for x in (cache_seqlens.tolist()
-                                    if hasattr(cache_seqlens, "tolist")
-                                    else cache_seqlens)]
+        seqlens = ints(cache_seqlens)
         if k is not None or v is not None:
             if k is None or v is None:
                 raise ValueError("attn.flash: give both k and v, or neither")
@@ -306,16 +309,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         lens = lengths(seqlens)
     starts = None
     if cache_leftpad is not None:
-        if (torch_in and _is_torch(cache_leftpad)
-                and str(cache_leftpad.dtype) == "torch.int32"
-                and cache_leftpad.device == q.device
-                and cache_leftpad.dim() == 1
-                and cache_leftpad.is_contiguous()):
-            starts = cache_leftpad
-        else:
-            starts = lengths([int(x) for x in (
-                cache_leftpad.tolist() if hasattr(cache_leftpad, "tolist")
-                else cache_leftpad)])
+        starts = (cache_leftpad if usable(cache_leftpad)
+                  else lengths(ints(cache_leftpad)))
     default = 1.0 / math.sqrt(d)
     mods = _modifiers(causal, window_size, softcap, alibi_slopes,
                       softmax_scale, default)

@@ -243,9 +243,8 @@ static void printCompiled(Runner &runner) {
                  << "target: " << jit->target().describe() << "\n";
     // Versions chosen per call (--form=auto): each with its query lengths.
     llvm::ArrayRef<LoweringChoice> choices = runner.loweringChoices();
-    if (llvm::any_of(choices, [](const LoweringChoice &c) {
-          return c.minQueries > 0 || c.maxQueries >= 0;
-        }))
+    if (llvm::any_of(choices,
+                     [](const LoweringChoice &c) { return c.isVersion(); }))
       for (const LoweringChoice &c : choices) {
         llvm::outs() << "version: ";
         c.print(llvm::outs());

@@ -56,6 +56,8 @@ struct LoweringChoice {
   /// minQueries, and Nq <= maxQueries unless maxQueries is -1.
   int64_t minQueries = 0, maxQueries = -1;
 
+  /// Whether this is one of several versions chosen per call.
+  bool isVersion() const { return minQueries > 0 || maxQueries >= 0; }
   /// Whether this version runs for query length `nq`.
   bool runsFor(int64_t nq) const {
     return nq >= minQueries && (maxQueries < 0 || nq <= maxQueries);
