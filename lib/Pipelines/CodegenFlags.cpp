@@ -45,6 +45,12 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
                      cl::desc("LLVM target features over the CPU's own, e.g. "
                               "+avx2,-avx512f (empty: none)"),
                      cl::cat(category)),
+      bf16DotProducts(
+          "bf16-dot-products",
+          cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
+                   "the target has them (off: slower than the f32 FMA "
+                   "kernels on the CPUs measured, docs/Targets.md)"),
+          cl::init(false), cl::cat(category)),
       optLevel("O", cl::desc("LLVM optimization level (0-3)"), cl::init(3),
                cl::Prefix, cl::cat(category)) {}
 
@@ -64,6 +70,7 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
   options.approximateMath = approximateMath;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
+  options.bf16DotProducts = bf16DotProducts;
   options.optLevel = optLevel;
   return llvm::Error::success();
 }

@@ -72,6 +72,7 @@ void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
   opts.outParams = codegen.outParams;
   opts.targetCpu = codegen.targetCpu;
   opts.targetFeatures = codegen.targetFeatures;
+  opts.bf16DotProducts = codegen.bf16DotProducts;
 }
 
 void mlir::attn::addAttnFormPasses(OpPassManager &pm,
@@ -93,6 +94,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     fused.instrumentTiles = opts.instrumentTiles;
     fused.targetCpu = opts.targetCpu;
     fused.targetFeatures = opts.targetFeatures;
+    fused.bf16DotProducts = opts.bf16DotProducts;
     pm.addPass(createConvertAttnToFusedLoops(fused));
   };
   auto addDecode = [&] {
@@ -105,6 +107,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     decode.instrumentTiles = opts.instrumentTiles;
     decode.targetCpu = opts.targetCpu;
     decode.targetFeatures = opts.targetFeatures;
+    decode.bf16DotProducts = opts.bf16DotProducts;
     pm.addPass(createConvertAttnToSplitKv(decode));
   };
   switch (opts.form) {
@@ -192,6 +195,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   // (The fused form's K packing transposes with explicit shuffles, so no
   // vector.transpose lowering is chosen here.)
   ConvertVectorToLLVMPassOptions vectorOpts;
+  // bf16 dot products (x86vector.avx512.dot) of the fused form.
+  vectorOpts.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOpts));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -99,7 +99,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 constexpr uint64_t kDefaultSeed = 0x5eed2024;
-constexpr int kDefaultCases = 216;
+constexpr int kDefaultCases = 232;
 
 /// Forms every case is compiled with: all of them, so that every form is
 /// checked against the reference on the same specs in every run (select a
@@ -107,41 +107,44 @@ constexpr int kDefaultCases = 216;
 /// form for that LLVM CPU instead of the host: the fused form also runs as
 /// AVX2 code (haswell: 6 x 16 register tiles, 8 lanes) and as the x86-64
 /// baseline (SSE2: 4 lanes), which any x86-64 host can run, so the register
-/// tiles of other targets are checked on every machine.
+/// tiles of other targets are checked on every machine. `FORM+bf16dot`
+/// compiles it with bf16-dot-products (the AVX-512 BF16 kernels): it takes
+/// the bf16 cases on hosts with AVX-512 BF16 and skips the others.
 const std::vector<std::string> kDefaultForms = {
-    "naive", "fused", "decode", "fused@haswell", "fused@x86-64"};
+    "naive",         "fused",        "decode",
+    "fused@haswell", "fused@x86-64", "fused+bf16dot"};
 
-/// Splits `FORM@CPU` into the form and the target CPU (empty: the host).
-std::pair<std::string, std::string> formAndTarget(const std::string &form) {
+/// A sweep form: `FORM[+bf16dot][@CPU]`.
+struct SweepForm {
+  std::string form, cpu; // cpu empty: the host
+  bool bf16Dot = false;
+};
+
+SweepForm parseForm(std::string form) {
+  SweepForm f;
   size_t at = form.find('@');
-  if (at == std::string::npos)
-    return {form, ""};
-  return {form.substr(0, at), form.substr(at + 1)};
+  if (at != std::string::npos) {
+    f.cpu = form.substr(at + 1);
+    form = form.substr(0, at);
+  }
+  const std::string dot = "+bf16dot";
+  if (form.size() > dot.size() &&
+      form.compare(form.size() - dot.size(), dot.size(), dot) == 0) {
+    f.bf16Dot = true;
+    form.resize(form.size() - dot.size());
+  }
+  f.form = form;
+  return f;
 }
 
 /// Whether `form` is expected to compile a spec; cases it does not take are
 /// skipped (reported as skipped, never as passed). Every form takes every
 /// spec today; restrict here if a form is specialized (for example a decode
 /// form that only handles Nq = 1), never by weakening the comparison.
-/// Whether this host can run it is the only condition.
+/// Whether this host can run it (and, for `+bf16dot`, whether the case is
+/// bf16) are the only conditions.
 struct Config;
-/// `FORM@CPU` is skipped on a host that cannot run code for that CPU (a
-/// non-x86 host, or one without AVX2 for `@haswell`), never failed.
-bool formSupports(const std::string &form, const Config &) {
-  static std::map<std::string, bool> runnable;
-  std::string cpu = formAndTarget(form).second;
-  if (cpu.empty())
-    return true;
-  auto it = runnable.find(cpu);
-  if (it != runnable.end())
-    return it->second;
-  auto target = mlir::attn::resolveCpuTarget(cpu);
-  bool ok = static_cast<bool>(target) &&
-            mlir::attn::featuresMissingOnHost(*target).empty();
-  if (!target)
-    llvm::consumeError(target.takeError());
-  return runnable[cpu] = ok;
-}
+bool formSupports(const std::string &form, const Config &c);
 
 std::optional<std::string> getEnv(const char *name) {
   const char *v = std::getenv(name);
@@ -316,6 +319,31 @@ struct Config {
   }
 };
 
+/// `FORM@CPU` is skipped on a host that cannot run code for that CPU (a
+/// non-x86 host, or one without AVX2 for `@haswell`), never failed;
+/// `FORM+bf16dot` on cases that are not bf16 or a host without AVX-512 BF16.
+bool formSupports(const std::string &form, const Config &c) {
+  static std::map<std::string, bool> runnable;
+  SweepForm f = parseForm(form);
+  if (f.bf16Dot) {
+    static bool hostHasDot = mlir::attn::getHostCpuTarget().avx512bf16;
+    if (c.dtype != DType::BF16 || !hostHasDot)
+      return false;
+  }
+  std::string cpu = f.cpu;
+  if (cpu.empty())
+    return true;
+  auto it = runnable.find(cpu);
+  if (it != runnable.end())
+    return it->second;
+  auto target = mlir::attn::resolveCpuTarget(cpu);
+  bool ok = static_cast<bool>(target) &&
+            mlir::attn::featuresMissingOnHost(*target).empty();
+  if (!target)
+    llvm::consumeError(target.takeError());
+  return runnable[cpu] = ok;
+}
+
 using Rng = std::mt19937_64;
 
 uint64_t splitmix(uint64_t x) {
@@ -442,7 +470,8 @@ void makeProjected(Rng &rng, Config &c, bool cross, bool dynamic = false) {
 /// whole table, one that ends exactly on a page boundary, and the pool
 /// either exactly as large as the pages the sequences use (the whole pool)
 /// or with spare pages. `decode`: one query per sequence, bottom-right.
-void makePaged(Rng &rng, Config &c, bool decode) {
+/// `pageSize`: that page size instead of a random one.
+void makePaged(Rng &rng, Config &c, bool decode, int64_t pageSize = 0) {
   c.paged = true;
   c.projected = false;
   c.pageTableI64 = chance(rng, 0.3);
@@ -451,6 +480,8 @@ void makePaged(Rng &rng, Config &c, bool decode) {
   bool even = c.rep % 2 == 0;
   c.pageSize = even ? pick<int64_t>(rng, {1, 2, 4, 8, 16})
                     : pick<int64_t>(rng, {3, 5, 6});
+  if (pageSize)
+    c.pageSize = pageSize;
   if (even) {
     c.sigmoid = false;
     c.lse = true;
@@ -816,6 +847,29 @@ const std::vector<Scenario> &scenarios() {
       {"bnhd", [](Rng &r, Config &c) { c.bnhd = true; }},
       {"f16", [](Rng &r, Config &c) { c.dtype = DType::F16; }},
       {"bf16", [](Rng &r, Config &c) { c.dtype = DType::BF16; }},
+      // bf16 with whole pairs of registers (Dqk a multiple of 32, key tiles
+      // of 64 or more): the AVX-512 BF16 kernels where the host has them,
+      // with the last partial key tile on the f32 kernel.
+      {"bf16_pairs",
+       [](Rng &r, Config &c) {
+         c.dtype = DType::BF16;
+         c.Dqk = pick<int64_t>(r, {32, 64});
+         c.Dv = pick<int64_t>(r, {32, 64});
+         c.Nq = pick<int64_t>(r, {64, 100});
+         c.Nk = pick<int64_t>(r, {64, 97, 160});
+       }},
+      // The same through a paged cache: pages of whole registers of keys
+      // (pairs of K packed page by page; single-page tiles of 64 keys also
+      // take the paired P V in place).
+      {"bf16_paged_pairs",
+       [](Rng &r, Config &c) {
+         c.dtype = DType::BF16;
+         c.Dqk = pick<int64_t>(r, {32, 64});
+         c.Dv = pick<int64_t>(r, {32, 64});
+         c.Nq = pick<int64_t>(r, {64, 100});
+         c.Nk = pick<int64_t>(r, {64, 160});
+         makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
+       }},
       {"dynamic_all",
        [](Rng &r, Config &c) {
          for (const char *n : {"B", "Hq", "Hkv", "Nq", "Nk", "Dqk", "Dv"})
@@ -1597,11 +1651,13 @@ std::string dumpCase(const Config &c, const std::string &form,
     return "";
   std::string base = *dir + "/seed" + std::to_string(c.sweepSeed) + "_case" +
                      std::to_string(c.index);
-  auto [formName, cpu] = formAndTarget(form);
+  SweepForm f = parseForm(form);
   std::string cmd =
-      "attn-run " + base + ".mlir --verify --reps=1 --form=" + formName;
-  if (!cpu.empty())
-    cmd += " --target-cpu=" + cpu;
+      "attn-run " + base + ".mlir --verify --reps=1 --form=" + f.form;
+  if (!f.cpu.empty())
+    cmd += " --target-cpu=" + f.cpu;
+  if (f.bf16Dot)
+    cmd += " --bf16-dot-products";
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(base + ".mlir", ec);
@@ -1697,9 +1753,10 @@ std::string execute(const std::string &text, const std::string &form,
 
   auto t1 = Clock::now();
   JitOptions options;
-  std::string formName;
-  std::tie(formName, options.targetCpu) = formAndTarget(form);
-  if (llvm::Error err = options.setForm(formName))
+  SweepForm f = parseForm(form);
+  options.targetCpu = f.cpu;
+  options.bf16DotProducts = f.bf16Dot;
+  if (llvm::Error err = options.setForm(f.form))
     return llvm::toString(std::move(err));
   auto jit = JitFunction::compile(*module, "f", options);
   if (!jit)

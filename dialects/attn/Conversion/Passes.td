@@ -68,6 +68,27 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     tiles evaluate it. The boolean mask tensor, being data, is applied on
     every tile.
 
+    With `bf16-dot-products`, on a target with AVX-512 BF16 (Cooper Lake,
+    Sapphire Rapids, Zen 4 and later), bf16 queries and
+    keys with a head dimension that is a multiple of 32 compute Q K^T as
+    `x86vector.avx512.dot` (`vdpbf16ps`) on pairs of bf16: the query tile
+    and the K tile are packed as i32 words of pairs, the products are exact
+    in f32 and summed in f32 (denormals flushed to zero). A bf16 V takes
+    the same dot products for P V on whole tiles (or pages) of 32 keys,
+    with the weights P rounded to bf16 as FlashAttention does
+    (docs/Semantics.md, Precision, states the bound); the last partial
+    tile and tiles whose masked keys hold non-finite V rows keep the f32
+    kernel. It is off by default: on the Intel AVX-512 BF16 + AMX host
+    measured, one `vdpbf16ps` issues every two cycles against two FMAs per
+    cycle, and the bf16 fused form ran 1.37x slower with it (LLVM's
+    Sapphire Rapids and Zen 4 scheduling models agree).
+
+    ```mlir
+    // Q K^T of bf16 pairs: 16 f32 lanes += 16 dot products of two bf16.
+    %acc1 = x86vector.avx512.dot %acc, %q2, %k2
+        : vector<32xbf16> -> vector<16xf32>
+    ```
+
     With `instrument-tiles`, every visited key tile calls the external
     `attn_tile_visit(batch, kv_head, query_tile, key_tile, is_boundary)`, so
     tests can count the work.
@@ -95,7 +116,11 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
            "LLVM CPU name the code is generated for (register tile, vector "
            "width; empty: the host), see attn::resolveCpuTarget">,
     Option<"targetFeatures", "target-features", "std::string", "\"\"",
-           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">,
+    Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+           "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
+           "where the target has them; off by default: slower than the f32 "
+           "FMA kernels on the CPUs measured (docs/Targets.md)">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -106,7 +131,8 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     "::mlir::vector::VectorDialect",
     "::mlir::func::FuncDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 
@@ -143,7 +169,11 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
            "LLVM CPU name the code is generated for (register tile, vector "
            "width; empty: the host), see attn::resolveCpuTarget">,
     Option<"targetFeatures", "target-features", "std::string", "\"\"",
-           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">,
+    Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+           "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
+           "where the target has them; off by default: slower than the f32 "
+           "FMA kernels on the CPUs measured (docs/Targets.md)">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -154,7 +184,8 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     "::mlir::vector::VectorDialect",
     "::mlir::func::FuncDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

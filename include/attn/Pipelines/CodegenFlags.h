@@ -33,7 +33,7 @@ namespace attn {
 
 /// --form, --tile-q, --tile-k, --splits, --max-decode-queries, --parallel,
 /// --approximate-math,
-/// --target-cpu, --target-features, -O.
+/// --target-cpu, --target-features, --bf16-dot-products, -O.
 class CpuCodegenFlags {
 public:
   explicit CpuCodegenFlags(llvm::cl::OptionCategory &category);
@@ -51,6 +51,7 @@ private:
   llvm::cl::opt<int64_t> tileQ, tileK, splits, maxDecodeQueries;
   llvm::cl::opt<bool> parallel, approximateMath;
   llvm::cl::opt<std::string> targetCpu, targetFeatures;
+  llvm::cl::opt<bool> bf16DotProducts;
   llvm::cl::opt<unsigned> optLevel;
 };
 

@@ -69,6 +69,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("LLVM target features over the CPU's own, e.g. "
                      "+avx2,+fma,-avx512f"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> bf16DotProducts{
+      *this, "bf16-dot-products",
+      llvm::cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
+                     "the target has them (off: slower than the f32 FMA "
+                     "kernels on the CPUs measured)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> instrumentTiles{
       *this, "instrument-tiles",
       llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),
@@ -118,6 +124,9 @@ struct CpuCodegenOptions {
   bool outParams = true;
   /// LLVM CPU name and features over its own (empty: the host's).
   std::string targetCpu, targetFeatures;
+  /// bf16 Q K^T and P V as AVX-512 BF16 dot products where the target has
+  /// them (docs/Targets.md: slower than the f32 kernels where measured).
+  bool bf16DotProducts = false;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
 

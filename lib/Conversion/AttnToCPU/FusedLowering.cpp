@@ -17,7 +17,8 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-VectorShape VectorShape::forTarget(const CpuTarget &target) {
+VectorShape VectorShape::forTarget(const CpuTarget &target,
+                                   bool bf16DotProducts) {
   VectorShape v;
   v.lanes = std::max<int64_t>(target.f32Lanes(), 4);
   v.nw = 2 * v.lanes;
@@ -26,6 +27,7 @@ VectorShape VectorShape::forTarget(const CpuTarget &target) {
   int64_t regs = std::max<int64_t>(target.vectorRegisters, 16);
   v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
   v.registers = regs;
+  v.bf16Dot = bf16DotProducts && target.avx512bf16 && v.lanes == 16;
   return v;
 }
 
@@ -54,6 +56,13 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
   dv = size(op.getValue(), 3);
   groups = arith::DivUIOp::create(b, loc, hq, hkv);
   lctx = buildLogitContext(b, loc, op);
+  int64_t d = staticSize(dqk);
+  bool pagesOfLanes = !multiPageTiles() || staticSize(pageSize) % lanes == 0;
+  pairedQK = shape.bf16Dot && elt.isBF16() && !op.isQuantized() &&
+             op.getKey().getType().getElementType().isBF16() &&
+             !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 && pagesOfLanes;
+  pairedPV = shape.bf16Dot && !op.isQuantized() &&
+             op.getValue().getType().getElementType().isBF16();
 }
 
 Value FusedLowering::branch(OpBuilder &b, Location loc, Value cond, Value c,

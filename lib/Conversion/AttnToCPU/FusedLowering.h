@@ -86,7 +86,11 @@ using IndexMath = IRArith;
 /// AVX2, 6 x 8 in xmm registers on SSE2 or anything else).
 struct VectorShape {
   int64_t lanes, mr, nw, registers;
-  static VectorShape forTarget(const CpuTarget &target);
+  /// bf16 takes AVX-512 BF16 dot products (`vdpbf16ps`) on registers of 16
+  /// f32 lanes: asked for (`bf16-dot-products`) and the target has them.
+  bool bf16Dot = false;
+  static VectorShape forTarget(const CpuTarget &target,
+                               bool bf16DotProducts = false);
 };
 
 /// Everything a tile of one attention op needs, built once per op.
@@ -122,6 +126,22 @@ public:
   Layout layout;
 
   Type elt, f32;
+
+  /// bf16 Q K^T on AVX-512 BF16: the packed kernel reads the query tile
+  /// and a packed K tile as pairs of bf16 along Dqk (one i32 word each)
+  /// and accumulates `vdpbf16ps` dot products in f32. Chosen when the
+  /// target has them, Q and K are bf16 (not quantized), Dqk is a static
+  /// multiple of 2 x lanes, and pages (if K spans several) hold whole
+  /// vectors of rows.
+  bool pairedQK = false;
+
+  /// bf16 P V on AVX-512 BF16: the weights of a key tile (or page) with an
+  /// even multiple of lanes keys are rounded to bf16 pairs, V is packed
+  /// as pairs of rows, and the packed kernel accumulates `vdpbf16ps` dot
+  /// products in f32 (docs/Semantics.md, Precision). Chosen when the
+  /// target has them and V is bf16 (not quantized); tiles with masked
+  /// keys whose V rows are not finite keep the guarded f32 kernel.
+  bool pairedPV = false;
 
   bool softmax;
 
@@ -270,11 +290,17 @@ public:
   /// uninitialized). `guard`: a zero A scalar contributes nothing, whatever
   /// B holds (0 * NaN would be NaN): the FMA is masked by A != 0, which is
   /// how masked keys (weight exactly 0) stay out of P V.
+  ///
+  /// `pairs`: k runs over pairs of bf16 (AVX-512 BF16). readA returns the
+  /// pair as one i32 word, readB(k, j) a vector of `lanes` i32 words (the
+  /// pairs of columns j .. j + lanes), and each step is one `vdpbf16ps` per
+  /// `lanes` columns (products exact in f32, sums rounded to f32, denormal
+  /// inputs and results flushed to zero).
   Value microkernel(
       OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
       function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
       function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
-      bool zeroInit = false, bool guard = false);
+      bool zeroInit = false, bool guard = false, bool pairs = false);
 
   /// Indices of row j, column `col` of a K or V tile ([1, 1, ks, D] or
   /// [1, ks, 1, D]); `zero` is an index constant 0.
@@ -364,6 +390,12 @@ public:
   Value packTransposed(OpBuilder &b, Location loc, Value kTile, Value kT,
                        Value ks);
 
+  /// kP[p, j] = the i32 word of K[j, 2p .. 2p + 1] (bf16 pairs, packed for
+  /// `vdpbf16ps`) for a bf16 K tile with Dqk a multiple of 2 x lanes and
+  /// `ks` of lanes: the same register transpose on words of two bf16.
+  Value packPairsTransposed(OpBuilder &b, Location loc, Value kTile, Value kP,
+                            Value ks);
+
   /// Whether every value of a V tile [ks, Dv] (in the op's layout) is
   /// finite: the sum of v * 0 over the tile is 0 exactly when no element is
   /// a NaN or an infinity (strict float semantics, no fast-math flags).
@@ -439,6 +471,16 @@ public:
   /// An f32 copy [R, qs, Dqk] of a query tile in the op's layout and
   /// element type (vector code, one row chunk at a time).
   Value convertQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
+
+  /// The query tile as i32 words of bf16 pairs [R, qs, Dqk / 2] (pairedQK).
+  Value pairQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
+
+  /// acc[r, i, :] += sum_j p[r, i, j] * V[j, :] over the `n` keys of a V
+  /// tile or page (bf16, the op's layout; n a multiple of 2 x lanes, Dv of
+  /// nw), with p rounded to bf16 and both sides in pairs of keys
+  /// (pairedPV).
+  Value pairedPVTile(OpBuilder &b, Location loc, Value acc, Value p,
+                     Value vTile, Value qs, Value n);
 
   /// An f32 copy [ks, D] of a K or V tile in the op's layout and element
   /// type, written into `dest`.

@@ -13,6 +13,7 @@
 
 #include "FusedLowering.h"
 
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -25,9 +26,15 @@ Value FusedLowering::microkernel(
     OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
     function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
     function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
-    bool zeroInit, bool guard) {
+    bool zeroInit, bool guard, bool pairs) {
+  assert(!(pairs && guard) && "no guarded bf16 pairs");
   IndexMath im{b, loc};
-  auto vecTy = VectorType::get({nw}, f32);
+  // f32: one nw-wide accumulator per row (LLVM splits it into registers).
+  // bf16 pairs: `vdpbf16ps` takes one register, so nw / lanes of them.
+  int64_t width = pairs ? lanes : nw, parts = nw / width;
+  auto vecTy = VectorType::get({width}, f32);
+  auto i32VecTy = VectorType::get({width}, b.getI32Type());
+  auto bf16VecTy = VectorType::get({2 * width}, b.getBF16Type());
   Value zero = im.c(0), one = im.c(1);
   // Rows [lo, hi) of head r in register blocks of `rows` x nw at columns
   // [j0, j0 + nw): the block's accumulators stay in registers over the
@@ -42,27 +49,48 @@ Value FusedLowering::microkernel(
           Value pad =
               arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
           SmallVector<bool> inBounds = {true};
-          SmallVector<Value> accs;
+          SmallVector<Value> accs, cols;
+          for (int64_t p = 0; p < parts; ++p)
+            cols.push_back(m3.add(j0, m3.c(p * width)));
           Value zeros;
           if (zeroInit)
             zeros = splatConstant(b3, l3, vecTy, 0.0);
           for (int64_t ii = 0; ii < rows; ++ii)
-            accs.push_back(zeroInit
-                               ? zeros
-                               : Value(vector::TransferReadOp::create(
-                                     b3, l3, vecTy, c3[0],
-                                     ValueRange{r, m3.add(i0, m3.c(ii)), j0},
-                                     pad, inBounds)));
+            for (int64_t p = 0; p < parts; ++p)
+              accs.push_back(
+                  zeroInit ? zeros
+                           : Value(vector::TransferReadOp::create(
+                                 b3, l3, vecTy, c3[0],
+                                 ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]},
+                                 pad, inBounds)));
           auto kLoop = scf::ForOp::create(
               b3, l3, zero, kEnd, one, accs,
               [&](OpBuilder &b4, Location l4, Value k, ValueRange a4) {
                 IndexMath m4{b4, l4};
-                Value row = readB(b4, l4, k, j0);
+                SmallVector<Value> bRows;
+                for (int64_t p = 0; p < parts; ++p) {
+                  Value row = readB(b4, l4, k, m4.add(j0, m4.c(p * width)));
+                  if (pairs)
+                    row = vector::BitCastOp::create(b4, l4, bf16VecTy, row);
+                  bRows.push_back(row);
+                }
                 SmallVector<Value> next;
                 for (int64_t ii = 0; ii < rows; ++ii) {
                   Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
+                  if (pairs) {
+                    // The query's pair broadcast to every pair of lanes.
+                    Value words =
+                        vector::BroadcastOp::create(b4, l4, i32VecTy, a);
+                    Value splat =
+                        vector::BitCastOp::create(b4, l4, bf16VecTy, words);
+                    for (int64_t p = 0; p < parts; ++p)
+                      next.push_back(x86vector::DotBF16Op::create(
+                          b4, l4, vecTy, a4[ii * parts + p], splat, bRows[p]));
+                    continue;
+                  }
                   Value splat = vector::BroadcastOp::create(b4, l4, vecTy, a);
-                  Value fma = vector::FMAOp::create(b4, l4, splat, row, a4[ii]);
+                  Value fma =
+                      vector::FMAOp::create(b4, l4, splat, bRows[0], a4[ii]);
                   if (guard) {
                     // A lane-wise condition (not a scalar one, which LLVM
                     // turns into a branch per row): a masked FMA.
@@ -77,10 +105,11 @@ Value FusedLowering::microkernel(
               });
           Value out = c3[0];
           for (int64_t ii = 0; ii < rows; ++ii)
-            out = vector::TransferWriteOp::create(
-                      b3, l3, kLoop.getResult(ii), out,
-                      ValueRange{r, m3.add(i0, m3.c(ii)), j0}, inBounds)
-                      .getResult();
+            for (int64_t p = 0; p < parts; ++p)
+              out = vector::TransferWriteOp::create(
+                        b3, l3, kLoop.getResult(ii * parts + p), out,
+                        ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]}, inBounds)
+                        .getResult();
           scf::YieldOp::create(b3, l3, out);
         });
     return jLoop.getResult(0);
@@ -200,6 +229,47 @@ Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
   return jLoop.getResult(0);
 }
 
+Value FusedLowering::packPairsTransposed(OpBuilder &b, Location loc,
+                                         Value kTile, Value kP, Value ks) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0);
+  auto rowTy = VectorType::get({2 * lanes}, b.getBF16Type());
+  auto wordsTy = VectorType::get({lanes}, b.getI32Type());
+  SmallVector<bool> ib = {true};
+  auto jLoop = scf::ForOp::create(
+      b, loc, zero, ks, im.c(lanes), ValueRange{kP},
+      [&](OpBuilder &b1, Location l1, Value j0, ValueRange it1) {
+        // Row chunks of 2 x lanes bf16 (lanes words): the lanes x lanes
+        // word transpose of lanes keys gives, per pair p, the words of the
+        // lanes keys.
+        auto dLoop = scf::ForOp::create(
+            b1, l1, zero, dqk, im.c(2 * lanes), it1,
+            [&](OpBuilder &b2, Location l2, Value d0, ValueRange it2) {
+              IndexMath m{b2, l2};
+              Value pad = arith::ConstantOp::create(
+                  b2, l2, b2.getZeroAttr(b2.getBF16Type()));
+              SmallVector<Value> rows;
+              for (int64_t jj = 0; jj < lanes; ++jj) {
+                Value j = m.add(j0, m.c(jj));
+                Value x = vector::TransferReadOp::create(
+                    b2, l2, rowTy, kTile, kvIndex(zero, j, d0), pad, ib);
+                rows.push_back(vector::BitCastOp::create(b2, l2, wordsTy, x));
+              }
+              SmallVector<Value> cols = transposeBlock(b2, l2, rows);
+              Value p0 = arith::DivUIOp::create(b2, l2, d0, m.c(2));
+              Value out = it2[0];
+              for (int64_t pp = 0; pp < lanes; ++pp)
+                out = vector::TransferWriteOp::create(
+                          b2, l2, cols[pp], out,
+                          ValueRange{m.add(p0, m.c(pp)), j0}, ib)
+                          .getResult();
+              scf::YieldOp::create(b2, l2, out);
+            });
+        scf::YieldOp::create(b1, l1, dLoop.getResults());
+      });
+  return jLoop.getResult(0);
+}
+
 Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
                                Value ks) {
   IndexMath im{b, loc};
@@ -261,6 +331,141 @@ Value FusedLowering::convertQueryTile(OpBuilder &b, Location loc, Value qTile,
         scf::YieldOp::create(b1, l1, iLoop.getResults());
       });
   return rLoop.getResult(0);
+}
+
+Value FusedLowering::pairQueryTile(OpBuilder &b, Location loc, Value qTile,
+                                   Value qs) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  int64_t d = staticSize(dqk);
+  assert(!ShapedType::isDynamic(d) && d % (2 * lanes) == 0);
+  auto rowTy = VectorType::get({2 * lanes}, b.getBF16Type());
+  auto wordsTy = VectorType::get({lanes}, b.getI32Type());
+  SmallVector<OpFoldResult> shape = {groups, qs, b.getIndexAttr(d / 2)};
+  Value dest = tensor::EmptyOp::create(b, loc, shape, b.getI32Type());
+  SmallVector<bool> ib = {true};
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{dest},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              auto dLoop = scf::ForOp::create(
+                  b2, l2, zero, dqk, im.c(2 * lanes), it2,
+                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
+                    Value pad = arith::ConstantOp::create(
+                        b3, l3, b3.getZeroAttr(b3.getBF16Type()));
+                    Value x = vector::TransferReadOp::create(
+                        b3, l3, rowTy, qTile, headRowIndex(zero, r, i, d0), pad,
+                        ib);
+                    Value w = vector::BitCastOp::create(b3, l3, wordsTy, x);
+                    Value p0 = arith::DivUIOp::create(
+                        b3, l3, d0, arith::ConstantIndexOp::create(b3, l3, 2));
+                    scf::YieldOp::create(
+                        b3, l3,
+                        vector::TransferWriteOp::create(
+                            b3, l3, w, it3[0], ValueRange{r, i, p0}, ib)
+                            .getResult());
+                  });
+              scf::YieldOp::create(b2, l2, dLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  return rLoop.getResult(0);
+}
+
+Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,
+                                  Value p, Value vTile, Value qs, Value n) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  Type i32 = b.getI32Type(), bf16 = b.getBF16Type();
+  auto wordsTy = VectorType::get({lanes}, i32);
+  auto pairTy = VectorType::get({2 * lanes}, bf16);
+  SmallVector<bool> ib = {true};
+  Value half = arith::DivUIOp::create(b, loc, n, im.c(2));
+  // The weights as bf16 pairs, pP[r, i, k] = (p[r, i, 2k], p[r, i, 2k + 1]),
+  // rounded to nearest even.
+  Value pP = scratchTile(b, loc, {groups, qs, half}, i32, 2);
+  pP = scf::ForOp::create(
+           b, loc, zero, groups, one, ValueRange{pP},
+           [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+             auto iLoop = scf::ForOp::create(
+                 b1, l1, zero, qs, one, it1,
+                 [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+                   auto kLoop = scf::ForOp::create(
+                       b2, l2, zero, n, im.c(2 * lanes), it2,
+                       [&](OpBuilder &b3, Location l3, Value k0,
+                           ValueRange it3) {
+                         Value pad = arith::ConstantOp::create(
+                             b3, l3, b3.getF32FloatAttr(0.0));
+                         Value x = vector::TransferReadOp::create(
+                             b3, l3, VectorType::get({2 * lanes}, f32), p,
+                             ValueRange{r, i, k0}, pad, ib);
+                         Value y = arith::TruncFOp::create(b3, l3, pairTy, x);
+                         Value w =
+                             vector::BitCastOp::create(b3, l3, wordsTy, y);
+                         Value k = arith::DivUIOp::create(
+                             b3, l3, k0,
+                             arith::ConstantIndexOp::create(b3, l3, 2));
+                         scf::YieldOp::create(
+                             b3, l3,
+                             vector::TransferWriteOp::create(
+                                 b3, l3, w, it3[0], ValueRange{r, i, k}, ib)
+                                 .getResult());
+                       });
+                   scf::YieldOp::create(b2, l2, kLoop.getResults());
+                 });
+             scf::YieldOp::create(b1, l1, iLoop.getResults());
+           })
+           .getResult(0);
+  // V as pairs of rows, vP[k, e] = (V[2k, e], V[2k + 1, e]): two rows
+  // interleaved.
+  SmallVector<int64_t> interleave;
+  for (int64_t l = 0; l < lanes; ++l)
+    interleave.append({l, lanes + l});
+  Value vP = scratchTile(b, loc, {half, dv}, i32, 0);
+  vP = scf::ForOp::create(
+           b, loc, zero, half, one, ValueRange{vP},
+           [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
+             auto eLoop = scf::ForOp::create(
+                 b1, l1, zero, dv, im.c(lanes), it1,
+                 [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+                   IndexMath m{b2, l2};
+                   Value pad =
+                       arith::ConstantOp::create(b2, l2, b2.getZeroAttr(bf16));
+                   Value j = m.mul(k, m.c(2));
+                   auto row = [&](Value jj) -> Value {
+                     return vector::TransferReadOp::create(
+                         b2, l2, VectorType::get({lanes}, bf16), vTile,
+                         kvIndex(zero, jj, e0), pad, ib);
+                   };
+                   Value z = vector::ShuffleOp::create(
+                       b2, l2, row(j), row(m.add(j, m.c(1))), interleave);
+                   Value w = vector::BitCastOp::create(b2, l2, wordsTy, z);
+                   scf::YieldOp::create(
+                       b2, l2,
+                       vector::TransferWriteOp::create(b2, l2, w, it2[0],
+                                                       ValueRange{k, e0}, ib)
+                           .getResult());
+                 });
+             scf::YieldOp::create(b1, l1, eLoop.getResults());
+           })
+           .getResult(0);
+  return microkernel(
+      b, loc, acc, qs, dv, half,
+      [&](OpBuilder &ab, Location al, Value r, Value i, Value k) {
+        return Value(
+            tensor::ExtractOp::create(ab, al, pP, ValueRange{r, i, k}));
+      },
+      [&](OpBuilder &bb, Location bl, Value k, Value e) {
+        Value pad =
+            arith::ConstantOp::create(bb, bl, bb.getZeroAttr(bb.getI32Type()));
+        SmallVector<bool> inBounds = {true};
+        return Value(vector::TransferReadOp::create(
+            bb, bl, VectorType::get({lanes}, bb.getI32Type()), vP,
+            ValueRange{k, e}, pad, inBounds));
+      },
+      /*zeroInit=*/false, /*guard=*/false, /*pairs=*/true);
 }
 
 Value FusedLowering::convertKeyTile(OpBuilder &b, Location loc, Value tile,

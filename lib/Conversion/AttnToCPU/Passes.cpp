@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -52,7 +53,7 @@ static void declareTileVisit(ModuleOp module) {
 /// the decode form's splits, instrumentation and the target description.
 struct FusedOptions {
   int64_t tileQ = 0, tileK = 0, splits = 0;
-  bool instrument = false;
+  bool instrument = false, bf16DotProducts = false;
   CpuTarget target;
 };
 
@@ -78,7 +79,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
                                             opts.tileQ, opts.tileK);
           ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
-          VectorShape shape = VectorShape::forTarget(opts.target);
+          VectorShape shape =
+              VectorShape::forTarget(opts.target, opts.bf16DotProducts);
           LoweringChoice choice;
           choice.form = form.str();
           if (mark) {
@@ -112,7 +114,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 
 static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
                               bool instrument, int64_t splits,
-                              StringRef targetCpu, StringRef targetFeatures) {
+                              StringRef targetCpu, StringRef targetFeatures,
+                              bool bf16DotProducts) {
   if (tq < 0 || tk < 0)
     return root->emitError("attn: tile sizes must be positive (or 0 for the "
                            "default); got tile-q = ")
@@ -133,6 +136,7 @@ static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
   opts.tileK = tk;
   opts.splits = splits;
   opts.instrument = instrument;
+  opts.bf16DotProducts = bf16DotProducts;
   opts.target = *target;
   // Key padding (kv_start, key_mask) becomes bounds of the mask region (the
   // forms' tiles come from it); the mask regions are classified in their
@@ -152,7 +156,7 @@ struct ConvertAttnToFusedLoopsPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, 0,
-                        targetCpu, targetFeatures)))
+                        targetCpu, targetFeatures, bf16DotProducts)))
       signalPassFailure();
   }
 };
@@ -167,7 +171,7 @@ struct ConvertAttnToSplitKvPass
       return signalPassFailure();
     }
     if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, splits,
-                        targetCpu, targetFeatures)))
+                        targetCpu, targetFeatures, bf16DotProducts)))
       signalPassFailure();
   }
 };

@@ -346,15 +346,28 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
               gb, gl, vSrc, {alphaAcc},
               [&](OpBuilder &pb, Location pl, Value vPage, Value j0, Value n,
                   ValueRange it) -> SmallVector<Value> {
-                Value rows = vPage;
-                bool convert =
-                    cast<RankedTensorType>(vPage.getType()).getElementType() !=
-                    f32;
-                if (convert)
-                  rows = convertKeyTile(pb, pl, vPage, n, dv,
-                                        scratchTile(pb, pl, {n, dv}, f32, 0));
-                return {pv(pb, pl, it[0], weights(pb, pl, vSrc, j0, n), rows,
-                           convert, n, guard)};
+                Value w = weights(pb, pl, vSrc, j0, n);
+                Type vElt =
+                    cast<RankedTensorType>(vPage.getType()).getElementType();
+                auto f32PV = [&](OpBuilder &cb, Location cl) -> Value {
+                  Value rows = vPage;
+                  bool convert = vElt != f32;
+                  if (convert)
+                    rows = convertKeyTile(cb, cl, vPage, n, dv,
+                                          scratchTile(cb, cl, {n, dv}, f32, 0));
+                  return pv(cb, cl, it[0], w, rows, convert, n, guard);
+                };
+                // bf16 pairs of keys: tiles and pages of whole pairs of
+                // registers in place (the last, partial tile and rows
+                // already gathered into f32 take the f32 kernel).
+                if (!pairedPV || guard || !vElt.isBF16())
+                  return {f32PV(pb, pl)};
+                return {branch(
+                    pb, pl, divisible(pb, pl, n, 2 * lanes), it[0],
+                    [&](OpBuilder &cb, Location cl) {
+                      return pairedPVTile(cb, cl, it[0], w, vPage, qs, n);
+                    },
+                    f32PV)};
               })[0];
         };
         return branch(

@@ -50,8 +50,13 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
       b, loc, op.getQuery(), qOff, qSz,
       SmallVector<OpFoldResult>(qSz.size(), b.getIndexAttr(1)));
   // f16 / bf16 queries: converted to f32 once per query tile ([R, qs, Dqk])
-  // for the microkernel, which reads one scalar per row and step.
-  Value qF32 = elt == f32 ? Value() : convertQueryTile(b, loc, qTile, tile.qs);
+  // for the microkernel, which reads one scalar per row and step; with
+  // AVX-512 BF16, bf16 pairs as i32 words ([R, qs, Dqk / 2]).
+  Value qF32;
+  if (pairedQK)
+    qF32 = pairQueryTile(b, loc, qTile, tile.qs);
+  else if (elt != f32)
+    qF32 = convertQueryTile(b, loc, qTile, tile.qs);
 
   Block *maskMod = op.getMaskModBlock();
   auto loop = scf::ForOp::create(
@@ -245,7 +250,45 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   // converted to f32), kT[d, j], once (it is shared by the R query
   // heads and every row of the query tile), then the vector
   // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
+  // bf16 with AVX-512 BF16: K packed as i32 words of bf16 pairs,
+  // kP[p, j], and one vdpbf16ps per pair and register of keys.
+  auto pairedPackedQK = [&](OpBuilder &fb, Location fl) -> Value {
+    IndexMath fm{fb, fl};
+    Value half = fm.c(staticSize(dqk) / 2);
+    Value kP = scratchTile(fb, fl, {half, ks}, fb.getI32Type(), 1);
+    kP = forEachPage(fb, fl, kRows, {kP},
+                     [&](OpBuilder &pb, Location pl, Value kPage, Value j0,
+                         Value n, ValueRange it) -> SmallVector<Value> {
+                       if (kRows.tile)
+                         return {packPairsTransposed(pb, pl, kPage, it[0], n)};
+                       OpFoldResult z = pb.getIndexAttr(0);
+                       SmallVector<OpFoldResult> off = {z, j0};
+                       Value dst = tensor::ExtractSliceOp::create(
+                           pb, pl, it[0], off,
+                           SmallVector<OpFoldResult>{half, n},
+                           SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
+                       Value r = packPairsTransposed(pb, pl, kPage, dst, n);
+                       return {insertTile(pb, pl, r, it[0], off)};
+                     })[0];
+    return microkernel(
+        fb, fl, sTile, qs, ks, half,
+        [&](OpBuilder &ab, Location al, Value r, Value i, Value p) {
+          return Value(
+              tensor::ExtractOp::create(ab, al, qF32, ValueRange{r, i, p}));
+        },
+        [&](OpBuilder &bb, Location bl, Value p, Value j) {
+          Value pad = arith::ConstantOp::create(
+              bb, bl, bb.getZeroAttr(bb.getI32Type()));
+          SmallVector<bool> inBounds = {true};
+          return Value(vector::TransferReadOp::create(
+              bb, bl, VectorType::get({lanes}, bb.getI32Type()), kP,
+              ValueRange{p, j}, pad, inBounds));
+        },
+        /*zeroInit=*/true, /*guard=*/false, /*pairs=*/true);
+  };
   auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
+    if (pairedQK)
+      return pairedPackedQK(fb, fl);
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
     int64_t d = staticSize(dqk);
     TileRows kSrc = dequantized(fb, fl, kRows);

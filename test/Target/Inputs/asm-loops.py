@@ -1,21 +1,43 @@
 #!/usr/bin/env python3
 """Summarizes the innermost loops of x86 assembly printed by llc.
 
-For every innermost loop (llc's "This Inner Loop Header" comment up to the
-branch back to its label) with at least --min-fma vector FMAs, prints one
+For every innermost loop with at least --min-fma vector FMAs, prints one
 line:
 
-    loop: fma=N spills=S width=ymm
+    loop: fma=N spills=S width=ymm dot=D
 
-(S counts llc's "Spill" and "Reload" annotations inside the loop; width is
-the widest vector register the loop's FMAs use), then one last line
-`zmm: yes|no` for the whole file. The lit tests FileCheck these lines, so
-"the microkernel loop keeps its accumulators in registers" is checked on the
-real instruction stream, whatever the label numbering.
+(D counts AVX-512 BF16 dot products, vdpbf16ps, which count as FMAs for
+--min-fma; S counts llc's "Spill" and "Reload" annotations inside the loop;
+width is the widest vector register the loop's FMAs and dot products use),
+then one last line `zmm: yes|no` for the whole file. The lit tests FileCheck
+these lines, so "the microkernel loop keeps its accumulators in registers" is
+checked on the real instruction stream, whatever the label numbering.
+
+A loop is the blocks llc's comments assign to it: its header (".LBBf_n:"
+followed by "This Inner Loop Header") and every block marked "in Loop:
+Header=BBf_n", wherever the block placement put them (a rotated loop's latch
+may sit before the header and fall through into it).
 """
 import argparse
 import re
 import sys
+
+BLOCK_RE = re.compile(r"^(?:\.L(BB\d+_\d+)|# %bb\.\d+):")
+IN_LOOP_RE = re.compile(r"in Loop: Header=(BB\d+_\d+)")
+
+
+def blocks(lines):
+    """Yields (label or None, lines) for every basic block."""
+    name, body = None, []
+    for line in lines:
+        m = BLOCK_RE.match(line)
+        if m:
+            if body:
+                yield name, body
+            name, body = m.group(1), []
+        body.append(line)
+    if body:
+        yield name, body
 
 
 def main():
@@ -23,29 +45,31 @@ def main():
     parser.add_argument("--min-fma", type=int, default=4)
     args = parser.parse_args()
     lines = sys.stdin.read().split("\n")
-    label_re = re.compile(r"^(\.LBB\d+_\d+):")
-    for idx, line in enumerate(lines):
-        if "Inner Loop Header" not in line:
+    headers = []  # innermost loop headers, in order
+    loops = {}  # header -> lines of its blocks
+    for name, body in blocks(lines):
+        text = "\n".join(body[:8])
+        if name and "This Inner Loop Header" in text:
+            headers.append(name)
+            loops.setdefault(name, []).extend(body)
             continue
-        k = idx
-        while k > 0 and not label_re.match(lines[k]):
-            k -= 1
-        label = label_re.match(lines[k]).group(1)
-        back = re.compile(r"\bj\w+\s+" + re.escape(label) + r"\b")
-        j = idx + 1
-        while j < len(lines) and not back.search(lines[j]):
-            j += 1
-        body = lines[k : j + 1]
+        m = IN_LOOP_RE.search(text)
+        if m:
+            loops.setdefault(m.group(1), []).extend(body)
+    for h in headers:
+        body = loops[h]
         fmas = [x for x in body if re.search(r"\bvfmadd\w*ps\b", x)]
-        if len(fmas) < args.min_fma:
+        dots = [x for x in body if re.search(r"\bvdpbf16ps\b", x)]
+        if len(fmas) + len(dots) < args.min_fma:
             continue
         spills = sum(1 for x in body if "Spill" in x or "Reload" in x)
         width = "xmm"
-        if any("%zmm" in x for x in fmas):
+        if any("%zmm" in x for x in fmas + dots):
             width = "zmm"
-        elif any("%ymm" in x for x in fmas):
+        elif any("%ymm" in x for x in fmas + dots):
             width = "ymm"
-        print(f"loop: fma={len(fmas)} spills={spills} width={width}")
+        print(f"loop: fma={len(fmas)} spills={spills} width={width} "
+              f"dot={len(dots)}")
     print("zmm: " + ("yes" if any("%zmm" in x for x in lines) else "no"))
 
 
