@@ -710,6 +710,43 @@ def probe_openblas(a, flags):
     return d
 
 
+# Probes of bench/isa_rates.cpp and the /proc/cpuinfo flags each needs.
+ISA_PROBES = [("fma256", {"avx2", "fma"}, "f32 FMA, AVX2 (ymm)"),
+              ("fma512", {"avx512f"}, "f32 FMA, AVX-512 (zmm)"),
+              ("dpbf16", {"avx512f", "avx512_bf16"},
+               "bf16 dot product, AVX-512 BF16 (vdpbf16ps zmm)"),
+              ("amx-bf16", {"amx_tile", "amx_bf16"},
+               "bf16 tile product, AMX (tdpbf16ps)")]
+
+
+def isa_peaks(a, flags):
+    """Prints (and writes to isa_rates.json in the results folder) the peak
+    multiply-add rate of each instruction set the CPU has, on one core: what
+    each kernel path could reach at best (docs/Targets.md reads these)."""
+    names = [n for n, need, _ in ISA_PROBES if need <= set(flags)]
+    exe = os.path.join(a.bin, "isa_rates")
+    if not names or not os.path.exists(exe):
+        return
+    p = run([exe, "--probes", ",".join(names)])
+    if p.returncode:
+        print(f"  isa_rates failed: {p.stderr.strip()}", flush=True)
+        return
+    r = json.loads(p.stdout)
+    label = {n: l for n, _, l in ISA_PROBES}
+    print("  peak rate per instruction set, one core (independent chains of "
+          "one instruction; 2 flops per multiply-add):")
+    for probe in r["probes"]:
+        if "error" in probe:
+            print(f"    {label[probe['name']]}: {probe['error']}")
+        else:
+            print(f"    {label[probe['name']]}: {probe['gflops']:.1f} GFLOP/s "
+                  f"({probe['ns_per_instruction']:.3f} ns per instruction)")
+    os.makedirs(a.results, exist_ok=True)
+    with open(os.path.join(a.results, "isa_rates.json"), "w") as f:
+        json.dump(r, f, indent=1)
+    sys.stdout.flush()
+
+
 def attn_target(a, host_isa):
     """Compiles and runs a tiny spec once with the target options: checks that
     attn-run takes them and reads the target it reports. Returns (cpu, isa,
@@ -864,6 +901,7 @@ def main():
 
     b = Bench(a, machine)
     print("\n== Machine limits")
+    isa_peaks(a, flags)
     b.machine_rates("start")
     for s in shapes:
         b.bench_shape(s)

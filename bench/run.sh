@@ -20,7 +20,8 @@
 #     wheel brings CUDA libraries: about 3 GB to download, 5.5 GB installed;
 #     not installed with --no-torch);
 #   - the C++ helpers (OpenBLAS baseline, SGEMM / bandwidth probe), built with
-#     g++ -O3 -march=native into a scratch folder.
+#     g++ -O3 -march=native into a scratch folder, and the per-ISA peak probe
+#     (bench/isa_rates.cpp: f32 FMA, vdpbf16ps, AMX tdpbf16ps on one core).
 # --target-cpu / --target-features compile our code for another CPU (e.g.
 # --target-cpu znver3 on an AVX-512 host measures the AVX2 code); SDPA and
 # OpenBLAS still run natively. OpenBLAS's core type is chosen by bench.py from
@@ -124,6 +125,10 @@ cxx=(g++ -std=c++17 -O3 -march=native -ffast-math -fopenmp)
 "${cxx[@]}" -I "$here/../include" -o "$work/bin/openblas_attention" \
   "$here/openblas_attention.cpp" "$here/../lib/Support/Npy.cpp" -lopenblas
 "${cxx[@]}" -o "$work/bin/machine_rates" "$here/machine_rates.cpp" -lopenblas
+# The per-ISA peak probe: each probe carries its own target attribute, and
+# bench.py runs only those the CPU's flags allow (no -march=native: the
+# compiler must not use AVX-512 or AMX outside them).
+g++ -std=c++17 -O2 -o "$work/bin/isa_rates" "$here/isa_rates.cpp"
 
 # 5. Run. OPENBLAS_CORETYPE is not set here: bench.py probes what OpenBLAS
 #    detects and sets it only where that is weaker than the CPU allows.
