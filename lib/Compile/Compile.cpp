@@ -200,6 +200,7 @@ mlir::attn::createKernelTargetMachine(const KernelCompileOptions &options) {
     llvm::InitializeAllTargets();
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers(); // inline assembly (AMX permission)
     return true;
   }();
   (void)initialized;

@@ -145,6 +145,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // Inline assembly in generated code (the AMX permission request).
+    llvm::InitializeNativeTargetAsmParser();
     return true;
   }();
   (void)initialized;

@@ -178,6 +178,9 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
     pm.addPass(createForallToParallelLoopPass());
   else
     pm.addPass(createForallToForLoopPass());
+  // bf16 tile products of the fused form on AMX tiles (the generics left
+  // unmarked or on the fallback path become loops below).
+  pm.addPass(createAttnLowerAmxTileMatmuls());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
   if (opts.parallel) {
@@ -195,8 +198,10 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   // (The fused form's K packing transposes with explicit shuffles, so no
   // vector.transpose lowering is chosen here.)
   ConvertVectorToLLVMPassOptions vectorOpts;
-  // bf16 dot products (x86vector.avx512.dot) of the fused form.
+  // bf16 dot products (x86vector.avx512.dot) and AMX tiles of the fused
+  // form.
   vectorOpts.x86Vector = true;
+  vectorOpts.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOpts));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -65,6 +65,7 @@ static void describeFrom(CpuTarget &t, const llvm::MCSubtargetInfo &sti,
     t.avx512bf16 = has("avx512bf16");
     t.avx512fp16 = has("avx512fp16");
     t.amx = has("amx-tile");
+    t.amxBf16 = t.amx && has("amx-bf16");
     if (t.avx512f) {
       t.vectorBits = 512;
       t.vectorRegisters = 32;

@@ -6,8 +6,10 @@
 // converting the tiles to f32. Off by default (slower than the f32 kernels
 // where measured, docs/Targets.md); targets without the feature, the feature
 // removed, and f32 specs keep the f32 FMA kernels even when it is asked for.
+// Targets with AMX BF16 take AMX tiles instead (test/Target/amx.mlir), so
+// Sapphire Rapids is tested here with amx-bf16 removed.
 
-// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids bf16-dot-products=true" \
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=DOT
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=DOT
@@ -35,7 +37,7 @@
 // The assembly: the Q K^T and P V inner loops are dot products on zmm
 // registers (an 8-row register tile: 16 dot products per step for Q K^T's
 // 32 keys and P V's 32 columns), with no spill.
-// RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=sapphirerapids bf16-dot-products=true" \
+// RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=sapphirerapids target-features=-amx-bf16 bf16-dot-products=true" \
 // RUN:   | mlir-translate --mlir-to-llvmir | opt -O3 -S | llc -O3 \
 // RUN:   | %python %S/Inputs/asm-loops.py --min-fma 8 \
 // RUN:   | FileCheck %s --check-prefix=ASM
@@ -45,7 +47,7 @@
 
 // f32 specs and head dimensions that are not a multiple of 32 keep f32 Q K^T
 // (the latter still rounds P to bf16 for a bf16 V).
-// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids bf16-dot-products=true" \
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=F32
 // F32-LABEL: func.func @f32(
 // F32-NOT:   x86vector.avx512.dot

@@ -1657,7 +1657,7 @@ std::string dumpCase(const Config &c, const std::string &form,
   if (!f.cpu.empty())
     cmd += " --target-cpu=" + f.cpu;
   if (f.bf16Dot)
-    cmd += " --bf16-dot-products";
+    cmd += " --bf16-dot-products --target-features=-amx-bf16";
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(base + ".mlir", ec);
@@ -1756,6 +1756,9 @@ std::string execute(const std::string &text, const std::string &form,
   SweepForm f = parseForm(form);
   options.targetCpu = f.cpu;
   options.bf16DotProducts = f.bf16Dot;
+  // AMX takes bf16 before the dot products where the host has both.
+  if (f.bf16Dot)
+    options.targetFeatures = "-amx-bf16";
   if (llvm::Error err = options.setForm(f.form))
     return llvm::toString(std::move(err));
   auto jit = JitFunction::compile(*module, "f", options);

@@ -288,4 +288,47 @@ def AttnLowerBf16MmaSync : Pass<"attn-lower-bf16-mma-sync"> {
   ];
 }
 
+def AttnLowerAmxTileMatmuls
+    : Pass<"attn-lower-amx-tile-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Lower the fused form's bf16 tile products to AMX tiles";
+  let description = [{
+    After bufferization, every `linalg.generic` the fused and split-KV
+    lowerings marked `attn.amx_tile_matmul` (bf16 Q K^T and P V on a target
+    with AMX BF16: `C[r, i, j] += A[r, i, p, e] B[p, j, e]` over bf16 pairs)
+    becomes loops over 16 x 16 output tiles, each accumulated over the
+    static reduction in steps of 32 with `amx.tile_load`, `amx.tile_mulf`
+    (`tdpbf16ps`) and one `amx.tile_store`, under a run-time check: the
+    rows and columns are whole tiles and the process holds the AMX state
+    (asked for once per process with `arch_prctl(ARCH_REQ_XCOMP_PERM)`,
+    from the generated code, answer kept in a private global). Otherwise
+    the generic's own loops run (same result, no AMX instruction).
+
+    ```mlir
+    scf.for %i0 = %c0 to %rows step %c16 {
+      scf.for %j0 = %c0 to %cols step %c16 {
+        %c = amx.tile_load %acc[%r, %i0, %j0], %cs
+            : memref<?x?x?xf32> into !amx.tile<16x16xf32>
+        %a = amx.tile_load %q[%r, %i0, %c0, %c0], %qs
+            : memref<?x?x32x2xbf16, strided<...>> into !amx.tile<16x32xbf16>
+        %b = amx.tile_load %k[%c0, %j0, %c0], %ks
+            : memref<32x?x2xbf16> into !amx.tile<16x32xbf16>
+        %c1 = amx.tile_mulf %a, %b, %c : !amx.tile<16x32xbf16>,
+            !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+        ...
+        amx.tile_store %acc[%r, %i0, %j0], %c2, %cs
+            : memref<?x?x?xf32>, !amx.tile<16x16xf32>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::amx::AMXDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

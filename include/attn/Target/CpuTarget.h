@@ -43,6 +43,8 @@ struct CpuTarget {
 
   bool fma = false, avx2 = false, avx512f = false, avx512bf16 = false,
        avx512fp16 = false, amx = false, neon = false, sve = false;
+  /// AMX tile products of bf16 (`tdpbf16ps`; `amx` is the tile state).
+  bool amxBf16 = false;
 
   /// Width in bits of the vector registers the f32 code uses, and how many
   /// there are (16 ymm on AVX2, 32 zmm on AVX-512, 32 q on NEON).

@@ -28,6 +28,7 @@ VectorShape VectorShape::forTarget(const CpuTarget &target,
   v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
   v.registers = regs;
   v.bf16Dot = bf16DotProducts && target.avx512bf16 && v.lanes == 16;
+  v.amx = target.amxBf16 && v.lanes == 16;
   return v;
 }
 
@@ -63,6 +64,18 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
              !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 && pagesOfLanes;
   pairedPV = shape.bf16Dot && !op.isQuantized() &&
              op.getValue().getType().getElementType().isBF16();
+  bool bf16QK = elt.isBF16() && !op.isQuantized() &&
+                op.getKey().getType().getElementType().isBF16() &&
+                !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 &&
+                pagesOfLanes;
+  amxQK = shape.amx && bf16QK;
+  int64_t e = staticSize(dv);
+  amxPV = shape.amx && !op.isQuantized() &&
+          op.getValue().getType().getElementType().isBF16() &&
+          !ShapedType::isDynamic(e) && e % 16 == 0 && tileK % 32 == 0;
+  // AMX takes bf16 where it can; the dot products only where it cannot.
+  if (amxQK)
+    pairedQK = false;
 }
 
 Value FusedLowering::branch(OpBuilder &b, Location loc, Value cond, Value c,

@@ -89,6 +89,9 @@ struct VectorShape {
   /// bf16 takes AVX-512 BF16 dot products (`vdpbf16ps`) on registers of 16
   /// f32 lanes: asked for (`bf16-dot-products`) and the target has them.
   bool bf16Dot = false;
+  /// bf16 takes AMX tile products (`tdpbf16ps`): the target has amx-tile and
+  /// amx-bf16 (and AVX-512 for the packing).
+  bool amx = false;
   static VectorShape forTarget(const CpuTarget &target,
                                bool bf16DotProducts = false);
 };
@@ -142,6 +145,20 @@ public:
   /// target has them and V is bf16 (not quantized); tiles with masked
   /// keys whose V rows are not finite keep the guarded f32 kernel.
   bool pairedPV = false;
+
+  /// bf16 Q K^T on AMX: query tiles of whole 16-row blocks against key
+  /// tiles of whole 16-key blocks multiply on tiles (amxMatmul), K packed in
+  /// pairs as for pairedQK. Chosen when the target has AMX BF16, Q and K
+  /// are bf16 (not quantized), Dqk is a static multiple of 32 and pages (if
+  /// K spans several) hold whole vectors of rows; other tiles keep the f32
+  /// kernel.
+  bool amxQK = false;
+
+  /// bf16 P V on AMX: full key tiles (tileK a multiple of 32) of a V read
+  /// in place, with the weights rounded to bf16 as for pairedPV. Chosen when
+  /// the target has AMX BF16, V is bf16 (not quantized) and Dv a static
+  /// multiple of 16.
+  bool amxPV = false;
 
   bool softmax;
 
@@ -392,7 +409,8 @@ public:
 
   /// kP[p, j] = the i32 word of K[j, 2p .. 2p + 1] (bf16 pairs, packed for
   /// `vdpbf16ps`) for a bf16 K tile with Dqk a multiple of 2 x lanes and
-  /// `ks` of lanes: the same register transpose on words of two bf16.
+  /// `ks` of lanes: the same register transpose on words of two bf16. A bf16
+  /// `kP` [Dqk / 2, 2 ks] gets the same pairs as bf16 (AMX's B layout).
   Value packPairsTransposed(OpBuilder &b, Location loc, Value kTile, Value kP,
                             Value ks);
 
@@ -471,6 +489,26 @@ public:
   /// An f32 copy [R, qs, Dqk] of a query tile in the op's layout and
   /// element type (vector code, one row chunk at a time).
   Value convertQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
+
+  /// C[r, i, j] += sum_k A[r, i, k] B[k, j] on AMX tiles: a linalg.generic
+  /// over (r, i, j, p, e), k = 2p + e, marked `attn.amx_tile_matmul`, that
+  /// attn-lower-amx-tile-matmuls turns into tile loads, `tdpbf16ps` and tile
+  /// stores after bufferization. `a`: bf16 pairs [.., .., K / 2, 2] with
+  /// `aMap` from the loops; `bPairs`: bf16 [K / 2, N, 2] (B in AMX's pair
+  /// layout); `c`: f32 [R, M, N]. M and N must be multiples of 16 and K a
+  /// static multiple of 32.
+  Value amxMatmul(OpBuilder &b, Location loc, Value a, AffineMap aMap,
+                  Value bPairs, Value c);
+
+  /// The query tile [1, R, qs, Dqk] (or [1, qs, R, Dqk]) as bf16 pairs
+  /// [R, qs, Dqk / 2, 2] (or [qs, R, ...]) for amxMatmul, and its map.
+  std::pair<Value, AffineMap> amxQueryPairs(OpBuilder &b, Location loc,
+                                            Value qTile);
+
+  /// acc[r, i, :] += sum_j p[r, i, j] V[j, :] on AMX over a full key tile
+  /// (tileK keys, bf16 V in place), with p rounded to bf16 (amxPV).
+  Value amxPVTile(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
+                  Value qs);
 
   /// The query tile as i32 words of bf16 pairs [R, qs, Dqk / 2] (pairedQK).
   Value pairQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);

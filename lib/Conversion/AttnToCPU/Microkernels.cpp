@@ -235,6 +235,7 @@ Value FusedLowering::packPairsTransposed(OpBuilder &b, Location loc,
   Value zero = im.c(0);
   auto rowTy = VectorType::get({2 * lanes}, b.getBF16Type());
   auto wordsTy = VectorType::get({lanes}, b.getI32Type());
+  bool asBf16 = cast<RankedTensorType>(kP.getType()).getElementType().isBF16();
   SmallVector<bool> ib = {true};
   auto jLoop = scf::ForOp::create(
       b, loc, zero, ks, im.c(lanes), ValueRange{kP},
@@ -258,11 +259,16 @@ Value FusedLowering::packPairsTransposed(OpBuilder &b, Location loc,
               SmallVector<Value> cols = transposeBlock(b2, l2, rows);
               Value p0 = arith::DivUIOp::create(b2, l2, d0, m.c(2));
               Value out = it2[0];
-              for (int64_t pp = 0; pp < lanes; ++pp)
+              Value col = asBf16 ? m.mul(j0, m.c(2)) : j0;
+              for (int64_t pp = 0; pp < lanes; ++pp) {
+                Value words = cols[pp];
+                if (asBf16)
+                  words = vector::BitCastOp::create(b2, l2, rowTy, words);
                 out = vector::TransferWriteOp::create(
-                          b2, l2, cols[pp], out,
-                          ValueRange{m.add(p0, m.c(pp)), j0}, ib)
+                          b2, l2, words, out,
+                          ValueRange{m.add(p0, m.c(pp)), col}, ib)
                           .getResult();
+              }
               scf::YieldOp::create(b2, l2, out);
             });
         scf::YieldOp::create(b1, l1, dLoop.getResults());

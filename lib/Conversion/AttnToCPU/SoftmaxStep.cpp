@@ -360,8 +360,20 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                 // bf16 pairs of keys: tiles and pages of whole pairs of
                 // registers in place (the last, partial tile and rows
                 // already gathered into f32 take the f32 kernel).
-                if (!pairedPV || guard || !vElt.isBF16())
+                if (guard || !vElt.isBF16() || !(pairedPV || amxPV))
                   return {f32PV(pb, pl)};
+                if (amxPV) {
+                  // AMX: full key tiles and whole 16-row blocks.
+                  IndexMath pm{pb, pl};
+                  Value whole =
+                      pm.andI(pm.eq(n, pm.c(tileK)), divisible(pb, pl, qs, 16));
+                  return {branch(
+                      pb, pl, whole, it[0],
+                      [&](OpBuilder &cb, Location cl) {
+                        return amxPVTile(cb, cl, it[0], w, vPage, qs);
+                      },
+                      f32PV)};
+                }
                 return {branch(
                     pb, pl, divisible(pb, pl, n, 2 * lanes), it[0],
                     [&](OpBuilder &cb, Location cl) {

@@ -250,26 +250,58 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   // converted to f32), kT[d, j], once (it is shared by the R query
   // heads and every row of the query tile), then the vector
   // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
+  // K packed as bf16 pairs, page by page: i32 words [Dqk / 2, ks]
+  // (`vdpbf16ps`) or bf16 [Dqk / 2, 2 ks] (AMX), `perKey` columns per key.
+  auto packPairs = [&](OpBuilder &fb, Location fl, Value kP,
+                       int64_t perKey) -> Value {
+    Value half = IndexMath{fb, fl}.c(staticSize(dqk) / 2);
+    return forEachPage(
+        fb, fl, kRows, {kP},
+        [&](OpBuilder &pb, Location pl, Value kPage, Value j0, Value n,
+            ValueRange it) -> SmallVector<Value> {
+          if (kRows.tile)
+            return {packPairsTransposed(pb, pl, kPage, it[0], n)};
+          IndexMath pm{pb, pl};
+          SmallVector<OpFoldResult> off = {pb.getIndexAttr(0),
+                                           pm.mul(j0, pm.c(perKey))};
+          Value dst = tensor::ExtractSliceOp::create(
+              pb, pl, it[0], off,
+              SmallVector<OpFoldResult>{half, pm.mul(n, pm.c(perKey))},
+              SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
+          Value r = packPairsTransposed(pb, pl, kPage, dst, n);
+          return {insertTile(pb, pl, r, it[0], off)};
+        })[0];
+  };
+  // bf16 on AMX: S = Q K^T on tiles (the query tile read in place as
+  // pairs, K packed in pairs: AMX's B layout).
+  auto amxPackedQK = [&](OpBuilder &fb, Location fl) -> Value {
+    IndexMath fm{fb, fl};
+    int64_t half = staticSize(dqk) / 2;
+    Type bf16 = fb.getBF16Type();
+    Value full = tensor::EmptyOp::create(
+        fb, fl, ArrayRef<int64_t>{half, 2 * tileK}, bf16);
+    Value kP = tensor::ExtractSliceOp::create(
+        fb, fl, full, SmallVector<OpFoldResult>(2, fb.getIndexAttr(0)),
+        SmallVector<OpFoldResult>{fb.getIndexAttr(half), fm.mul(ks, fm.c(2))},
+        SmallVector<OpFoldResult>(2, fb.getIndexAttr(1)));
+    kP = packPairs(fb, fl, kP, 2);
+    Value kPairs = tensor::ExpandShapeOp::create(
+        fb, fl, RankedTensorType::get({half, ShapedType::kDynamic, 2}, bf16),
+        kP, SmallVector<ReassociationIndices>{{0}, {1, 2}},
+        SmallVector<OpFoldResult>{fb.getIndexAttr(half), ks,
+                                  fb.getIndexAttr(2)});
+    std::pair<Value, AffineMap> q = amxQueryPairs(fb, fl, qTile);
+    Value zeroF = arith::ConstantOp::create(fb, fl, fb.getF32FloatAttr(0.0));
+    Value s0 = linalg::FillOp::create(fb, fl, zeroF, sTile).getResult(0);
+    return amxMatmul(fb, fl, q.first, q.second, kPairs, s0);
+  };
   // bf16 with AVX-512 BF16: K packed as i32 words of bf16 pairs,
   // kP[p, j], and one vdpbf16ps per pair and register of keys.
   auto pairedPackedQK = [&](OpBuilder &fb, Location fl) -> Value {
     IndexMath fm{fb, fl};
     Value half = fm.c(staticSize(dqk) / 2);
     Value kP = scratchTile(fb, fl, {half, ks}, fb.getI32Type(), 1);
-    kP = forEachPage(fb, fl, kRows, {kP},
-                     [&](OpBuilder &pb, Location pl, Value kPage, Value j0,
-                         Value n, ValueRange it) -> SmallVector<Value> {
-                       if (kRows.tile)
-                         return {packPairsTransposed(pb, pl, kPage, it[0], n)};
-                       OpFoldResult z = pb.getIndexAttr(0);
-                       SmallVector<OpFoldResult> off = {z, j0};
-                       Value dst = tensor::ExtractSliceOp::create(
-                           pb, pl, it[0], off,
-                           SmallVector<OpFoldResult>{half, n},
-                           SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
-                       Value r = packPairsTransposed(pb, pl, kPage, dst, n);
-                       return {insertTile(pb, pl, r, it[0], off)};
-                     })[0];
+    kP = packPairs(fb, fl, kP, 1);
     return microkernel(
         fb, fl, sTile, qs, ks, half,
         [&](OpBuilder &ab, Location al, Value r, Value i, Value p) {
@@ -286,9 +318,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
         },
         /*zeroInit=*/true, /*guard=*/false, /*pairs=*/true);
   };
-  auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
-    if (pairedQK)
-      return pairedPackedQK(fb, fl);
+  auto f32PackedQK = [&](OpBuilder &fb, Location fl) -> Value {
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
     int64_t d = staticSize(dqk);
     TileRows kSrc = dequantized(fb, fl, kRows);
@@ -341,6 +371,18 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
               inBounds));
         },
         /*zeroInit=*/true);
+  };
+  auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
+    if (amxQK) {
+      // Whole 16 x 16 tiles of S on AMX, the others on the f32 kernel.
+      IndexMath fm{fb, fl};
+      Value whole =
+          fm.andI(divisible(fb, fl, qs, 16), divisible(fb, fl, ks, 16));
+      return branch(fb, fl, whole, sTile, amxPackedQK, f32PackedQK);
+    }
+    if (pairedQK)
+      return pairedPackedQK(fb, fl);
+    return f32PackedQK(fb, fl);
   };
   auto sType = RankedTensorType::get(
       {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, f32);
