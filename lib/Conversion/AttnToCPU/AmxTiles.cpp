@@ -347,7 +347,6 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
   auto strides = [&](OpBuilder &ob, Value m) {
     return memref::ExtractStridedMetadataOp::create(ob, loc, m).getStrides();
   };
-  MLIRContext *ctx = g.getContext();
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
   auto abTile = amx::TileType::get({16, 32}, bf16);
   auto cTile = amx::TileType::get({16, 16}, f32);
