@@ -136,74 +136,17 @@ FusedLowering::amxQueryPairs(OpBuilder &b, Location loc, Value qTile) {
 Value FusedLowering::amxPVTile(OpBuilder &b, Location loc, Value acc, Value p,
                                Value vTile, Value qs) {
   IndexMath im{b, loc};
-  Value zero = im.c(0), one = im.c(1);
   Type bf16 = b.getBF16Type();
   int64_t e = staticSize(dv);
-  SmallVector<bool> ib = {true};
-  // The weights rounded to bf16 (nearest even), pB[r, i, j], tileK keys.
-  Value pB = scratchTile(b, loc, {groups, qs, b.getIndexAttr(tileK)}, bf16, 2);
-  auto rowTy = VectorType::get({2 * lanes}, f32);
-  pB = scf::ForOp::create(
-           b, loc, zero, groups, one, ValueRange{pB},
-           [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-             auto iLoop = scf::ForOp::create(
-                 b1, l1, zero, qs, one, it1,
-                 [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-                   auto kLoop = scf::ForOp::create(
-                       b2, l2, zero, im.c(tileK), im.c(2 * lanes), it2,
-                       [&](OpBuilder &b3, Location l3, Value k0,
-                           ValueRange it3) {
-                         Value pad = arith::ConstantOp::create(
-                             b3, l3, b3.getF32FloatAttr(0.0));
-                         Value x = vector::TransferReadOp::create(
-                             b3, l3, rowTy, p, ValueRange{r, i, k0}, pad, ib);
-                         Value y = arith::TruncFOp::create(
-                             b3, l3, rowTy.clone(bf16), x);
-                         scf::YieldOp::create(
-                             b3, l3,
-                             vector::TransferWriteOp::create(
-                                 b3, l3, y, it3[0], ValueRange{r, i, k0}, ib)
-                                 .getResult());
-                       });
-                   scf::YieldOp::create(b2, l2, kLoop.getResults());
-                 });
-             scf::YieldOp::create(b1, l1, iLoop.getResults());
-           })
-           .getResult(0);
-  // V as pairs of rows, vB[k, 2 e + t] = V[2k + t, e]: two rows of 16
-  // columns interleaved per step.
-  SmallVector<int64_t> interleave;
-  for (int64_t l = 0; l < 16; ++l)
-    interleave.append({l, 16 + l});
-  Value vB = scratchTile(
-      b, loc, {b.getIndexAttr(tileK / 2), b.getIndexAttr(2 * e)}, bf16, 0);
-  vB =
-      scf::ForOp::create(
-          b, loc, zero, im.c(tileK / 2), one, ValueRange{vB},
-          [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
-            auto eLoop = scf::ForOp::create(
-                b1, l1, zero, dv, im.c(16), it1,
-                [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
-                  IndexMath m{b2, l2};
-                  Value pad =
-                      arith::ConstantOp::create(b2, l2, b2.getZeroAttr(bf16));
-                  Value j = m.mul(k, m.c(2));
-                  auto row = [&](Value jj) -> Value {
-                    return vector::TransferReadOp::create(
-                        b2, l2, VectorType::get({16}, bf16), vTile,
-                        kvIndex(zero, jj, e0), pad, ib);
-                  };
-                  Value z = vector::ShuffleOp::create(
-                      b2, l2, row(j), row(m.add(j, m.c(1))), interleave);
-                  scf::YieldOp::create(b2, l2,
-                                       vector::TransferWriteOp::create(
-                                           b2, l2, z, it2[0],
-                                           ValueRange{k, m.mul(e0, m.c(2))}, ib)
-                                           .getResult());
-                });
-            scf::YieldOp::create(b1, l1, eLoop.getResults());
-          })
-          .getResult(0);
+  // The weights rounded to bf16 (nearest even), pB[r, i, j], tileK keys;
+  // V as pairs of rows, vB[k, 2 e + t] = V[2k + t, e].
+  Value pB = roundWeightPairs(
+      b, loc, p, qs, im.c(tileK),
+      scratchTile(b, loc, {groups, qs, b.getIndexAttr(tileK)}, bf16, 2));
+  Value vB = packValuePairs(
+      b, loc, vTile, im.c(tileK / 2),
+      scratchTile(b, loc, {b.getIndexAttr(tileK / 2), b.getIndexAttr(2 * e)},
+                  bf16, 0));
   MLIRContext *ctx = b.getContext();
   AffineExpr r, i, j, pp, ee;
   bindDims(ctx, r, i, j, pp, ee);

@@ -513,6 +513,19 @@ public:
   /// The query tile as i32 words of bf16 pairs [R, qs, Dqk / 2] (pairedQK).
   Value pairQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
 
+  /// The weights p [R, qs, n] rounded to bf16 (nearest even) into `dest`:
+  /// bf16 [R, qs, n], or i32 words of pairs [R, qs, n / 2] for an i32 `dest`
+  /// (n a multiple of 2 x lanes).
+  Value roundWeightPairs(OpBuilder &b, Location loc, Value p, Value qs, Value n,
+                         Value dest);
+
+  /// The first 2 x `pairs` rows of a bf16 V tile (the op's layout) as pairs
+  /// of rows into `dest`: bf16 [pairs, 2 Dv] with dest[k, 2e + t] =
+  /// V[2k + t, e] (AMX's B layout), or i32 words [pairs, Dv] for an i32
+  /// `dest` (Dv a multiple of lanes).
+  Value packValuePairs(OpBuilder &b, Location loc, Value vTile, Value pairs,
+                       Value dest);
+
   /// acc[r, i, :] += sum_j p[r, i, j] * V[j, :] over the `n` keys of a V
   /// tile or page (bf16, the op's layout; n a multiple of 2 x lanes, Dv of
   /// nw), with p rounded to bf16 and both sides in pairs of keys

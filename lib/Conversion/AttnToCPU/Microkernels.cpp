@@ -380,83 +380,106 @@ Value FusedLowering::pairQueryTile(OpBuilder &b, Location loc, Value qTile,
   return rLoop.getResult(0);
 }
 
-Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,
-                                  Value p, Value vTile, Value qs, Value n) {
+Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
+                                      Value qs, Value n, Value dest) {
   IndexMath im{b, loc};
   Value zero = im.c(0), one = im.c(1);
-  Type i32 = b.getI32Type(), bf16 = b.getBF16Type();
-  auto wordsTy = VectorType::get({lanes}, i32);
-  auto pairTy = VectorType::get({2 * lanes}, bf16);
+  bool words =
+      cast<RankedTensorType>(dest.getType()).getElementType().isInteger(32);
+  auto pairTy = VectorType::get({2 * lanes}, b.getBF16Type());
+  auto wordsTy = VectorType::get({lanes}, b.getI32Type());
   SmallVector<bool> ib = {true};
-  Value half = arith::DivUIOp::create(b, loc, n, im.c(2));
-  // The weights as bf16 pairs, pP[r, i, k] = (p[r, i, 2k], p[r, i, 2k + 1]),
-  // rounded to nearest even.
-  Value pP = scratchTile(b, loc, {groups, qs, half}, i32, 2);
-  pP = scf::ForOp::create(
-           b, loc, zero, groups, one, ValueRange{pP},
-           [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-             auto iLoop = scf::ForOp::create(
-                 b1, l1, zero, qs, one, it1,
-                 [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-                   auto kLoop = scf::ForOp::create(
-                       b2, l2, zero, n, im.c(2 * lanes), it2,
-                       [&](OpBuilder &b3, Location l3, Value k0,
-                           ValueRange it3) {
-                         Value pad = arith::ConstantOp::create(
-                             b3, l3, b3.getF32FloatAttr(0.0));
-                         Value x = vector::TransferReadOp::create(
-                             b3, l3, VectorType::get({2 * lanes}, f32), p,
-                             ValueRange{r, i, k0}, pad, ib);
-                         Value y = arith::TruncFOp::create(b3, l3, pairTy, x);
-                         Value w =
-                             vector::BitCastOp::create(b3, l3, wordsTy, y);
-                         Value k = arith::DivUIOp::create(
-                             b3, l3, k0,
-                             arith::ConstantIndexOp::create(b3, l3, 2));
-                         scf::YieldOp::create(
-                             b3, l3,
-                             vector::TransferWriteOp::create(
-                                 b3, l3, w, it3[0], ValueRange{r, i, k}, ib)
-                                 .getResult());
-                       });
-                   scf::YieldOp::create(b2, l2, kLoop.getResults());
-                 });
-             scf::YieldOp::create(b1, l1, iLoop.getResults());
-           })
-           .getResult(0);
-  // V as pairs of rows, vP[k, e] = (V[2k, e], V[2k + 1, e]): two rows
-  // interleaved.
+  return scf::ForOp::create(
+             b, loc, zero, groups, one, ValueRange{dest},
+             [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+               auto iLoop = scf::ForOp::create(
+                   b1, l1, zero, qs, one, it1,
+                   [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+                     auto kLoop = scf::ForOp::create(
+                         b2, l2, zero, n, im.c(2 * lanes), it2,
+                         [&](OpBuilder &b3, Location l3, Value k0,
+                             ValueRange it3) {
+                           IndexMath m{b3, l3};
+                           Value pad = arith::ConstantOp::create(
+                               b3, l3, b3.getF32FloatAttr(0.0));
+                           Value x = vector::TransferReadOp::create(
+                               b3, l3, pairTy.clone(f32), p,
+                               ValueRange{r, i, k0}, pad, ib);
+                           Value y = arith::TruncFOp::create(b3, l3, pairTy, x);
+                           Value col = k0;
+                           if (words) {
+                             y = vector::BitCastOp::create(b3, l3, wordsTy, y);
+                             col = arith::DivUIOp::create(b3, l3, k0, m.c(2));
+                           }
+                           scf::YieldOp::create(
+                               b3, l3,
+                               vector::TransferWriteOp::create(
+                                   b3, l3, y, it3[0], ValueRange{r, i, col}, ib)
+                                   .getResult());
+                         });
+                     scf::YieldOp::create(b2, l2, kLoop.getResults());
+                   });
+               scf::YieldOp::create(b1, l1, iLoop.getResults());
+             })
+      .getResult(0);
+}
+
+Value FusedLowering::packValuePairs(OpBuilder &b, Location loc, Value vTile,
+                                    Value pairs, Value dest) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  Type bf16 = b.getBF16Type();
+  bool words =
+      cast<RankedTensorType>(dest.getType()).getElementType().isInteger(32);
+  auto wordsTy = VectorType::get({lanes}, b.getI32Type());
+  SmallVector<bool> ib = {true};
+  // Rows 2k and 2k + 1, `lanes` columns each, interleaved.
   SmallVector<int64_t> interleave;
   for (int64_t l = 0; l < lanes; ++l)
     interleave.append({l, lanes + l});
-  Value vP = scratchTile(b, loc, {half, dv}, i32, 0);
-  vP = scf::ForOp::create(
-           b, loc, zero, half, one, ValueRange{vP},
-           [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
-             auto eLoop = scf::ForOp::create(
-                 b1, l1, zero, dv, im.c(lanes), it1,
-                 [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
-                   IndexMath m{b2, l2};
-                   Value pad =
-                       arith::ConstantOp::create(b2, l2, b2.getZeroAttr(bf16));
-                   Value j = m.mul(k, m.c(2));
-                   auto row = [&](Value jj) -> Value {
-                     return vector::TransferReadOp::create(
-                         b2, l2, VectorType::get({lanes}, bf16), vTile,
-                         kvIndex(zero, jj, e0), pad, ib);
-                   };
-                   Value z = vector::ShuffleOp::create(
-                       b2, l2, row(j), row(m.add(j, m.c(1))), interleave);
-                   Value w = vector::BitCastOp::create(b2, l2, wordsTy, z);
-                   scf::YieldOp::create(
-                       b2, l2,
-                       vector::TransferWriteOp::create(b2, l2, w, it2[0],
-                                                       ValueRange{k, e0}, ib)
-                           .getResult());
-                 });
-             scf::YieldOp::create(b1, l1, eLoop.getResults());
-           })
-           .getResult(0);
+  return scf::ForOp::create(
+             b, loc, zero, pairs, one, ValueRange{dest},
+             [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
+               auto eLoop = scf::ForOp::create(
+                   b1, l1, zero, dv, im.c(lanes), it1,
+                   [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+                     IndexMath m{b2, l2};
+                     Value pad = arith::ConstantOp::create(
+                         b2, l2, b2.getZeroAttr(bf16));
+                     Value j = m.mul(k, m.c(2));
+                     auto row = [&](Value jj) -> Value {
+                       return vector::TransferReadOp::create(
+                           b2, l2, VectorType::get({lanes}, bf16), vTile,
+                           kvIndex(zero, jj, e0), pad, ib);
+                     };
+                     Value z = vector::ShuffleOp::create(
+                         b2, l2, row(j), row(m.add(j, m.c(1))), interleave);
+                     Value col = m.mul(e0, m.c(2));
+                     if (words) {
+                       z = vector::BitCastOp::create(b2, l2, wordsTy, z);
+                       col = e0;
+                     }
+                     scf::YieldOp::create(
+                         b2, l2,
+                         vector::TransferWriteOp::create(b2, l2, z, it2[0],
+                                                         ValueRange{k, col}, ib)
+                             .getResult());
+                   });
+               scf::YieldOp::create(b1, l1, eLoop.getResults());
+             })
+      .getResult(0);
+}
+
+Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,
+                                  Value p, Value vTile, Value qs, Value n) {
+  Type i32 = b.getI32Type();
+  Value half = arith::DivUIOp::create(b, loc, n, IndexMath{b, loc}.c(2));
+  // The weights as bf16 pairs in words, pP[r, i, k] = (p[r, i, 2k],
+  // p[r, i, 2k + 1]); V as pairs of rows, vP[k, e] = (V[2k, e], V[2k + 1, e]).
+  Value pP = roundWeightPairs(b, loc, p, qs, n,
+                              scratchTile(b, loc, {groups, qs, half}, i32, 2));
+  Value vP = packValuePairs(b, loc, vTile, half,
+                            scratchTile(b, loc, {half, dv}, i32, 0));
   return microkernel(
       b, loc, acc, qs, dv, half,
       [&](OpBuilder &ab, Location al, Value r, Value i, Value k) {
