@@ -68,6 +68,17 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     tiles evaluate it. The boolean mask tensor, being data, is applied on
     every tile.
 
+    On a target with AMX BF16 (Sapphire Rapids and later;
+    `target-features=-amx-bf16` turns it off), bf16 Q K^T and P V become
+    `linalg.generic` tile products over bf16 pairs marked
+    `attn.amx_tile_matmul` (the query tile read in place as pairs, K packed
+    transposed in pairs; the weights rounded to bf16, V packed as pairs of
+    rows), which `attn-lower-amx-tile-matmuls` turns into AMX tile loops
+    after bufferization. Q K^T takes tiles whose rows and keys are multiples
+    of 16 with `Dqk` a multiple of 32; P V full key tiles with rows a
+    multiple of 16 and `Dv` a multiple of 16; other tiles keep the f32
+    kernels.
+
     With `bf16-dot-products`, on a target with AVX-512 BF16 (Cooper Lake,
     Sapphire Rapids, Zen 4 and later), bf16 queries and
     keys with a head dimension that is a multiple of 32 compute Q K^T as
