@@ -308,7 +308,9 @@ def AttnLowerAmxTileMatmuls
     with AMX BF16: `C[r, i, j] += A[r, i, p, e] B[p, j, e]` over bf16 pairs)
     becomes loops over 16 x 16 output tiles, each accumulated over the
     static reduction in steps of 32 with `amx.tile_load`, `amx.tile_mulf`
-    (`tdpbf16ps`) and one `amx.tile_store`, under a run-time check: the
+    (`tdpbf16ps`) and one `amx.tile_store` (starting from `amx.tile_zero`
+    when a zero `linalg.fill` of the output comes just before; the fill then
+    runs only on the fallback path), under a run-time check: the
     rows and columns are whole tiles and the process holds the AMX state
     (asked for once per process with `arch_prctl(ARCH_REQ_XCOMP_PERM)`,
     from the generated code, answer kept in a private global). Otherwise

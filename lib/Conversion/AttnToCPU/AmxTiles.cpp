@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir {
@@ -270,6 +271,17 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
       !innerContiguous(bTy, true) || !innerContiguous(cTy, false))
     return;
 
+  // C zeroed just before (Q K^T's S): the tiles start from `tilezero`
+  // instead of memory, and only the fallback zeroes C.
+  auto zeroFill = dyn_cast_or_null<linalg::FillOp>(g->getPrevNode());
+  if (zeroFill) {
+    Attribute v;
+    if (!zeroFill.hasPureBufferSemantics() || zeroFill.getOutputs()[0] != c ||
+        !matchPattern(zeroFill.getInputs()[0], m_Constant(&v)) ||
+        !isa<FloatAttr>(v) || !cast<FloatAttr>(v).getValue().isPosZero())
+      zeroFill = nullptr;
+  }
+
   OpBuilder b(g);
   Location loc = g.getLoc();
   auto idx = [&](OpBuilder &ob, int64_t v) -> Value {
@@ -310,8 +322,11 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
                     b2, l2, zero, cols, c16, ValueRange{},
                     [&](OpBuilder &b3, Location l3, Value j0, ValueRange) {
                       SmallVector<Value> cIdx = {r, i0, j0};
-                      Value acc = amx::TileLoadOp::create(b3, l3, cTile, c,
-                                                          cIdx, cRowStride);
+                      Value acc =
+                          zeroFill
+                              ? Value(amx::TileZeroOp::create(b3, l3, cTile))
+                              : Value(amx::TileLoadOp::create(
+                                    b3, l3, cTile, c, cIdx, cRowStride));
                       // k in steps of 32 (16 pairs), unrolled: the
                       // accumulator stays in its tile register.
                       for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
@@ -338,9 +353,13 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
   }
   {
     OpBuilder eb = ifOp.getElseBodyBuilder();
+    if (zeroFill)
+      eb.clone(*zeroFill);
     eb.clone(*g);
   }
   g.erase();
+  if (zeroFill)
+    zeroFill.erase();
 }
 
 struct AttnLowerAmxTileMatmulsPass

@@ -78,3 +78,43 @@ func.func @odd(%a: memref<2x?x24x2xbf16>, %b: memref<24x?x2xbf16>,
   }
   return
 }
+
+// -----
+
+// C zeroed just before the product (Q K^T's S): the tiles start from
+// tilezero, not from memory, and only the fallback zeroes C (the fill moves
+// into the else branch).
+
+#a = affine_map<(r, i, j, p, e) -> (r, i, p, e)>
+#b = affine_map<(r, i, j, p, e) -> (p, j, e)>
+#c = affine_map<(r, i, j, p, e) -> (r, i, j)>
+
+// CHECK-LABEL: func.func @zeroed(
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.if
+// CHECK-NOT:       amx.tile_load {{.*}} into !amx.tile<16x16xf32>
+// CHECK:           amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT:       amx.tile_load {{.*}} into !amx.tile<16x16xf32>
+// CHECK:           amx.tile_mulf
+// CHECK:           amx.tile_store
+// CHECK:         } else {
+// CHECK-NEXT:      linalg.fill
+// CHECK-NEXT:      linalg.generic
+func.func @zeroed(%a: memref<2x?x16x2xbf16>, %b: memref<16x?x2xbf16>,
+                  %c: memref<2x?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x?x?xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel",
+                                    "reduction", "reduction"]}
+      ins(%a, %b : memref<2x?x16x2xbf16>, memref<16x?x2xbf16>)
+      outs(%c : memref<2x?x?xf32>) attrs = {attn.amx_tile_matmul} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
