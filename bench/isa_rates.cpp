@@ -16,9 +16,11 @@
 //   {"probes": [{"name", "ns_per_instruction", "gflops"}, ...]}
 // with gflops = 2 x multiply-adds per second (one core), or an "error" for a
 // probe that could not run (AMX refused by the kernel).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -35,7 +37,8 @@ static double now() {
 
 // 12 independent accumulators in registers: more than latency x throughput
 // on every core measured (FMA: 4 cycles x 2 per cycle).
-#define REPEAT12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define REPEAT12(X)                                                            \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 __attribute__((target("avx2,fma"))) static double fma256(long n) {
   __m256 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11;
