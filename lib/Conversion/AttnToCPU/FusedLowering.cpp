@@ -57,25 +57,22 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
   dv = size(op.getValue(), 3);
   groups = arith::DivUIOp::create(b, loc, hq, hkv);
   lctx = buildLogitContext(b, loc, op);
-  int64_t d = staticSize(dqk);
+  // bf16 Q K^T in pairs (K packed page by page in whole vectors of keys)
+  // and bf16 P V: AMX tiles where the target has them, else the AVX-512 BF16
+  // dot products where asked for.
+  int64_t d = staticSize(dqk), e = staticSize(dv);
   bool pagesOfLanes = !multiPageTiles() || staticSize(pageSize) % lanes == 0;
-  pairedQK = shape.bf16Dot && elt.isBF16() && !op.isQuantized() &&
-             op.getKey().getType().getElementType().isBF16() &&
-             !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 && pagesOfLanes;
-  pairedPV = shape.bf16Dot && !op.isQuantized() &&
-             op.getValue().getType().getElementType().isBF16();
   bool bf16QK = elt.isBF16() && !op.isQuantized() &&
                 op.getKey().getType().getElementType().isBF16() &&
                 !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 &&
                 pagesOfLanes;
+  bool bf16V =
+      !op.isQuantized() && op.getValue().getType().getElementType().isBF16();
   amxQK = shape.amx && bf16QK;
-  int64_t e = staticSize(dv);
-  amxPV = shape.amx && !op.isQuantized() &&
-          op.getValue().getType().getElementType().isBF16() &&
-          !ShapedType::isDynamic(e) && e % 16 == 0 && tileK % 32 == 0;
-  // AMX takes bf16 where it can; the dot products only where it cannot.
-  if (amxQK)
-    pairedQK = false;
+  amxPV = shape.amx && bf16V && !ShapedType::isDynamic(e) && e % 16 == 0 &&
+          tileK % 32 == 0;
+  pairedQK = shape.bf16Dot && bf16QK && !amxQK;
+  pairedPV = shape.bf16Dot && bf16V;
 }
 
 Value FusedLowering::branch(OpBuilder &b, Location loc, Value cond, Value c,

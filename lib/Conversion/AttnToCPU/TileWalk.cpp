@@ -278,6 +278,9 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     IndexMath fm{fb, fl};
     int64_t half = staticSize(dqk) / 2;
     Type bf16 = fb.getBF16Type();
+    // Two columns per key ([Dqk / 2, 2 ks] of a [Dqk / 2, 2 tileK] buffer
+    // with a static size, which attn-hoist-loop-buffers hoists):
+    // scratchTile sizes the key dimension by tileK, one column per key.
     Value full = tensor::EmptyOp::create(
         fb, fl, ArrayRef<int64_t>{half, 2 * tileK}, bf16);
     Value kP = tensor::ExtractSliceOp::create(
