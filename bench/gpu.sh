@@ -65,8 +65,14 @@ prepare() {
   for spec in "$pack"/specs/*.mlir; do
     local name
     name="$(basename "$spec" .mlir)"
+    # A spec's own kernel options (bench/gpu_specs.py's option rows).
+    local own=()
+    if head -n 1 "$spec" | grep -q '^// attn-compile flags:'; then
+      read -r -a own <<< "$(head -n 1 "$spec" | cut -d: -f2-)"
+    fi
     if (cd "$work" && "$compile" "$spec" --gpu-chip="$chip" --emit=shared \
-          -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN' "${extra[@]}") \
+          -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN' "${extra[@]}" \
+          "${own[@]}") \
           > "$work/err" 2>&1; then
       ok=$((ok + 1))
       echo "gpu.sh prepare: $name: compiled"

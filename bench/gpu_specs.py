@@ -6,7 +6,11 @@ Prefill: GQA 64/8 and 32/8 query/K-V heads, head dim 128, causal, bf16 and
 f16, N 2k-16k with the batch sized so that every shape does about the same
 work per token (B * N = 16k tokens: a few ms each on an H200). Decode: one
 query per sequence against a full KV cache, GQA 32/8, d128, bf16 and f16,
-batch 1, 16, 64, kv_len 4k-32k. Then the variant and serving rows of
+batch 1, 16, 64, kv_len 4k-32k. Kernel-option rows: a few prefill shapes
+again with other kernel options (their "flags", written as the spec's
+first line "// attn-compile flags: ...", which bench/gpu.sh passes on), so
+one run compares the kernel shapes (32 query rows per warp against 16).
+Then the variant and serving rows of
 gpu_serving.py (document masking, prefix-LM, paged decode, a ragged
 batch). Plain Python (no numpy): it runs where the project
 builds.
@@ -48,9 +52,35 @@ def decode_specs():
     return specs
 
 
+# Kernel options measured beside the defaults (16 rows per warp, 64-key
+# tiles): FlashAttention-2's 32 rows per warp, with 32-key tiles (no spills
+# at head dim 128 on sm_80) and with 64-key tiles (ptxas spills some).
+OPTION_VARIANTS = (
+    ("w32k32", ["--gpu-warp-rows=32", "--gpu-tile-k=32"]),
+    ("w32k64", ["--gpu-warp-rows=32", "--gpu-tile-k=64"]),
+    ("w16k32", ["--gpu-warp-rows=16", "--gpu-tile-k=32"]),
+)
+
+
+def option_specs():
+    """Prefill 64/8 at 4k and 16k (bf16 and f16), with each option variant."""
+    specs = []
+    for s in prefill_specs():
+        if s["Hq"] != 64 or s["Nq"] not in (4096, 16384):
+            continue
+        for suffix, flags in OPTION_VARIANTS:
+            v = dict(s)
+            v["name"] = f"{s['name']}_{suffix}"
+            v["flags"] = flags
+            specs.append(v)
+    return specs
+
+
 def all_specs():
-    """Prefill, decode, then the variant and serving rows (gpu_serving.py)."""
-    return prefill_specs() + decode_specs() + gpu_serving.specs()
+    """Prefill, decode, the option rows, then the variant and serving rows
+    (gpu_serving.py)."""
+    return (prefill_specs() + decode_specs() + option_specs() +
+            gpu_serving.specs())
 
 
 def spec_text(s):
@@ -61,7 +91,9 @@ def spec_text(s):
     q = f"tensor<{s['B']}x{s['Hq']}x{s['Nq']}x{s['D']}x{el}>"
     kv = f"tensor<{s['B']}x{s['Hkv']}x{s['Nk']}x{s['D']}x{el}>"
     causal = f" causal({s['causal']})" if s["causal"] else ""
-    return (f"// bench/gpu_specs.py: {s['kind']} B={s['B']} Hq={s['Hq']} "
+    flags = ("// attn-compile flags: " + " ".join(s["flags"]) + "\n"
+             if s.get("flags") else "")
+    return (flags + f"// bench/gpu_specs.py: {s['kind']} B={s['B']} Hq={s['Hq']} "
             f"Hkv={s['Hkv']} Nq={s['Nq']} Nk={s['Nk']} D={s['D']} {el}\n"
             f"func.func @{s['name']}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
             f"  %out = attn.attention q(%q : {q}) k(%k : {kv}) v(%v : {kv})"

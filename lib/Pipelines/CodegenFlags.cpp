@@ -94,6 +94,10 @@ GpuCodegenFlags::GpuCodegenFlags(cl::OptionCategory &category,
                cl::init(0), cl::cat(category)),
       gpuTileK("gpu-tile-k", cl::desc("Keys per tile of the GPU kernel"),
                cl::init(64), cl::cat(category)),
+      gpuWarpRows("gpu-warp-rows",
+                  cl::desc("Query rows per warp of the GPU kernel, 16 or 32 "
+                           "(0: the lowering's choice)"),
+                  cl::init(0), cl::cat(category)),
       gpuSplits("gpu-splits",
                 cl::desc("Split-KV chunks of the GPU decode kernel (-1: "
                          "chosen at run time, 0: off)"),
@@ -108,6 +112,7 @@ llvm::Error GpuCodegenFlags::apply(GpuCodegenOptions &options) const {
   options.cudaPath = cudaPath;
   options.warps = gpuWarps;
   options.tileK = gpuTileK;
+  options.warpRows = gpuWarpRows;
   options.splits = gpuSplits;
   return llvm::Error::success();
 }

@@ -101,6 +101,7 @@ void mlir::attn::setPipelineOptions(GpuPipelineOptions &opts,
   opts.format = codegen.format;
   opts.warps = codegen.warps;
   opts.tileK = codegen.tileK;
+  opts.warpRows = codegen.warpRows;
   opts.splits = codegen.splits;
   opts.cudaPath = codegen.cudaPath;
 }
@@ -113,6 +114,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   ConvertAttnToGpuOptions kernelOpts;
   kernelOpts.warps = opts.warps;
   kernelOpts.tileK = opts.tileK;
+  kernelOpts.warpRows = opts.warpRows;
   kernelOpts.splits = opts.splits;
   if (opts.kernelsOnly) {
     pm.addPass(createConvertAttnToGpu(kernelOpts));
@@ -209,7 +211,8 @@ void mlir::attn::registerAttnGpuPipeline() {
       "attn-to-nvvm",
       "Lower attn specs to NVIDIA GPU kernels (tensor cores): host code in "
       "the LLVM dialect plus a gpu.binary (chip=sm_80|sm_90a|..., "
-      "format=isa|bin|fatbin, warps, tile-k, cuda-path, kernels-only)",
+      "format=isa|bin|fatbin, warps, tile-k, warp-rows, cuda-path, "
+      "kernels-only)",
       [](OpPassManager &pm, const GpuPipelineOptions &opts) {
         if (llvm::Error e = buildAttnGpuPipeline(pm, opts)) {
           pm.clear();

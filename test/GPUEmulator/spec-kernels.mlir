@@ -4,6 +4,11 @@
 // RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify | FileCheck %s --check-prefix=GQA
 // RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify --gpu-warps=2 --gpu-tile-k=16 --report=%t.json | FileCheck %s --check-prefix=GQA
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
+// 32 rows per warp (two 16-row fragments: 128-row tiles with 4 warps).
+// RUN: attn-run %s --device=gpu-emulate --entry=gqa_causal --verify --gpu-warp-rows=32 --report=%t.rows.json | FileCheck %s --check-prefix=GQA
+// RUN: FileCheck %s --check-prefix=ROWS < %t.rows.json
+// RUN: attn-run %s --device=gpu-emulate --entry=window_alibi_bf16 --verify --gpu-warp-rows=32 --gpu-warps=2 | FileCheck %s --check-prefix=WIN
+// RUN: attn-run %s --device=gpu-emulate --entry=softcap_bias --verify --gpu-warp-rows=32 | FileCheck %s --check-prefix=CAP
 // RUN: attn-run %s --device=gpu-emulate --entry=window_alibi_bf16 --verify | FileCheck %s --check-prefix=WIN
 // RUN: attn-run %s --device=gpu-emulate --entry=decode --verify --seed=3 | FileCheck %s --check-prefix=DEC
 // RUN: attn-run %s --device=gpu-emulate --entry=softcap_bias --verify | FileCheck %s --check-prefix=CAP
@@ -22,6 +27,8 @@
 // REPORT: "warps": 2
 // REPORT: "mma_sync": {{[1-9][0-9]*}},
 // REPORT: "verified": true,
+// ROWS: "tile_q": 128,
+// ROWS: "verified": true,
 // REPORT-NEXT: "max_abs_error": [
 
 // GQA 8/2, 37 queries and keys (tails of the 16-row and 64-key tiles hidden

@@ -238,15 +238,20 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       of a tile are (query, head of the K/V head's group) pairs, query-major,
       so the query heads of a group share every staged K/V tile (GQA, MQA,
       decode with `Nq = 1` all fill the tensor cores);
-    - `warps` warps of 16 rows each; K and V tiles of `tile-k` keys staged in
-      shared memory by `nvgpu.device_async_copy` (cp.async) with double
-      buffering, rows padded by 16 bytes against bank conflicts;
+    - `warps` warps of `warp-rows` rows each (16 or 32: one or two 16-row
+      fragments; with two, as in FlashAttention-2, every K and V fragment
+      read from shared memory feeds two `mma.sync`; 16 by default and
+      always for the split-KV kernels); K and V tiles of `tile-k`
+      keys staged in shared memory by `nvgpu.device_async_copy` (cp.async)
+      with double buffering, rows padded by 16 bytes against bank
+      conflicts;
     - `nvgpu.ldmatrix` fragments and `nvgpu.mma.sync` m16n8k16 (f16/bf16,
       f32 accumulation) for S = Q K^T and O += P V; the online softmax on the
       accumulator fragments in registers (row max by `gpu.shuffle xor`,
       `exp2` with log2(e) folded in); P becomes the A operand of P V in
       registers;
-    - when every row fits one row tile (decode: `Nq * G <= 64`), the key
+    - when every row fits one row tile of 16 rows per warp (decode:
+      `Nq * G <= 64` with 4 warps), the key
       tiles are split into chunks (split-KV, about two blocks per SM unless
       `splits` says otherwise), whose partial states (unnormalized output,
       row max, row sum) a second kernel merges exactly, as the CPU's decode
@@ -265,6 +270,8 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"warps", "warps", "int64_t", "0",
            "Warps per block, 16 rows each (1, 2 or 4; 0: from the rows)">,
     Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile (16..128)">,
+    Option<"warpRows", "warp-rows", "int64_t", "0",
+           "Query rows per warp of the row-tiled kernel: 16 or 32 (0: 16)">,
     Option<"splits", "splits", "int64_t", "-1",
            "Split-KV chunks when all rows fit one row tile (decode): -1 "
            "chooses at run time (about two blocks per SM), 0 turns split-KV "

@@ -55,8 +55,8 @@ private:
   llvm::cl::opt<unsigned> optLevel;
 };
 
-/// --gpu-chip, --gpu-format, --gpu-warps, --gpu-tile-k, --gpu-splits,
-/// --cuda-path.
+/// --gpu-chip, --gpu-format, --gpu-warps, --gpu-tile-k, --gpu-warp-rows,
+/// --gpu-splits, --cuda-path.
 class GpuCodegenFlags {
 public:
   /// `chipHelp` says what the chip means to the tool (and its default);
@@ -73,7 +73,7 @@ public:
 
 private:
   llvm::cl::opt<std::string> gpuChip, gpuFormat, cudaPath;
-  llvm::cl::opt<int64_t> gpuWarps, gpuTileK, gpuSplits;
+  llvm::cl::opt<int64_t> gpuWarps, gpuTileK, gpuWarpRows, gpuSplits;
 };
 
 } // namespace attn

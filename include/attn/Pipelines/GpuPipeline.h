@@ -45,6 +45,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k", llvm::cl::desc("Keys per shared-memory tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> warpRows{
+      *this, "warp-rows",
+      llvm::cl::desc("Query rows per warp, 16 or 32 (0: the lowering's "
+                     "choice)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> splits{
       *this, "splits",
       llvm::cl::desc("Split-KV chunks for decode (-1: chosen at run time, "
@@ -81,6 +86,9 @@ struct GpuCodegenOptions {
   /// keys per shared-memory tile, split-KV chunks of decode (-1: chosen at
   /// run time, 0: off).
   int64_t warps = 0, tileK = 64, splits = -1;
+  /// Query rows per warp of the row-tiled kernel, 16 or 32 (0: the
+  /// lowering's choice).
+  int64_t warpRows = 0;
   /// The CUDA toolkit (see GpuPipelineOptions::cudaPath).
   std::string cudaPath;
 };

@@ -6,7 +6,9 @@
 //
 // The GPU form of attn.attention (FlashAttention-2 style, sm_80 and later):
 //
-//   grid  = (ceil(G * Nq / TQ), Hkv, B), block = 32 * W threads, TQ = 16 W
+//   grid  = (ceil(G * Nq / TQ), Hkv, B), block = 32 * W threads, TQ = R W
+//   (R = 16 or 32 rows per warp: one or two 16-row fragments, each K and
+//   V fragment read from shared memory feeding both)
 //   rows of a block: r = i * G + g (query i, head g of the K/V head's group)
 //   Q tile -> shared (cp.async) -> A fragments in registers (ldmatrix x4)
 //   for each key tile t the schedule says the rows may read:
@@ -39,6 +41,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -278,7 +281,17 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   lctx.op = op;
   lctx.nq = nq;
   lctx.nk = nk;
-  lctx.scale = cf(*op.getEffectiveScale());
+  // The scale folded into the exponential's FMA when nothing between the
+  // dot product and the softmax needs the scaled logit (no soft cap, bias,
+  // ALiBi or score_mod; masks give -inf either way) and it is positive (so
+  // the row max of the raw logits is that of the scaled ones): the logits
+  // stay raw, the running max m is in raw units, and exp2(x * c - m * c),
+  // c = scale * log2(e), is one FMA per element. m is scaled back for the
+  // epilogue (lse, sinks, the split-KV state).
+  double scaleValue = *op.getEffectiveScale();
+  const bool foldScale = !sigmoid && scaleValue > 0 && !op.getSoftcapAttr() &&
+                         !biasBuf && !alibiBuf && !op.getScoreModBlock();
+  lctx.scale = cf(foldScale ? 1.0 : scaleValue);
   if (auto cap = op.getSoftcapAttr())
     lctx.softcap = cf(cap.getValueAsDouble());
   lctx.modInputs = &modAccess;
@@ -377,45 +390,54 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   auto aType = VectorType::get({4, 2}, elem);
   auto bType = VectorType::get({2, 2}, elem);
   auto cType = VectorType::get({2, 2}, f32);
-  Value wrow = a.mul(warp, ci(16));
-  // Q's A fragments: held in registers across the key loop when they fit
-  // next to S and O, else loaded from shared memory (where Q stays) per
-  // key tile, which keeps large head dims with modifiers from spilling.
-  auto loadQ = [&]() {
-    SmallVector<Value> frags;
-    for (int64_t kk = 0; kk < d / 16; ++kk) {
-      Value r = a.add(wrow, remu(lane, ci(16)));
-      Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
-      frags.push_back(nvgpu::LdMatrixOp::create(b, loc, aType, qs,
-                                                ValueRange{r, c}, false, 4));
-    }
-    return frags;
+  // The warp's rows: rowFrags fragments of 16 (fragment f: rows wrow +
+  // 16 f ...).
+  const int64_t nf = rowFrags;
+  Value wrow = a.mul(warp, ci(16 * nf));
+  // Q's A fragments ([f][kk]): held in registers across the key loop when
+  // they fit next to S and O, else loaded from shared memory (where Q
+  // stays) per key tile, which keeps large head dims with modifiers from
+  // spilling.
+  auto loadQ = [&](int64_t f, int64_t kk) -> Value {
+    Value r = a.add(wrow, a.add(ci(16 * f), remu(lane, ci(16))));
+    Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
+    return nvgpu::LdMatrixOp::create(b, loc, aType, qs, ValueRange{r, c}, false,
+                                     4);
   };
   SmallVector<Value> qFrag;
   if (holdQInRegisters())
-    qFrag = loadQ();
+    for (int64_t f = 0; f < nf; ++f)
+      for (int64_t kk = 0; kk < d / 16; ++kk)
+        qFrag.push_back(loadQ(f, kk));
 
-  // The two rows a lane holds: query, head, ALiBi slope.
+  // The two rows a lane holds of each fragment (index f * 2 + r): query,
+  // head, ALiBi slope.
   Value quad = divu(lane, ci(4));
   Value pair = a.mul(remu(lane, ci(4)), ci(2));
-  Value rowI[2], rowH[2], rowSlope[2] = {};
-  for (int r = 0; r < 2; ++r) {
-    Value row = a.add(a.add(row0, wrow), a.add(quad, ci(8 * r)));
-    rowI[r] = divu(row, groups);
-    rowH[r] = a.add(a.mul(hk, groups), remu(row, groups));
+  SmallVector<Value> rowI(2 * nf), rowH(2 * nf), rowSlope(2 * nf);
+  auto rowInWarpTile = [&](int64_t fr) {
+    return a.add(wrow, a.add(quad, ci(16 * (fr / 2) + 8 * (fr % 2))));
+  };
+  for (int64_t fr = 0; fr < 2 * nf; ++fr) {
+    Value row = a.add(row0, rowInWarpTile(fr));
+    rowI[fr] = divu(row, groups);
+    rowH[fr] = a.add(a.mul(hk, groups), remu(row, groups));
     if (alibiBuf) {
-      Value h = a.min(rowH[r], a.sub(hq, ci(1)));
-      rowSlope[r] = memref::LoadOp::create(b, loc, alibiBuf, ValueRange{h});
+      Value h = a.min(rowH[fr], a.sub(hq, ci(1)));
+      rowSlope[fr] = memref::LoadOp::create(b, loc, alibiBuf, ValueRange{h});
     }
   }
 
-  // The key loop: state m[2], l[2] (per-lane partial sums), O fragments.
+  // The key loop: state m[2 nf], l[2 nf] (per-lane partial sums), O
+  // fragments [f][nd].
   Value ninf = cf(-std::numeric_limits<double>::infinity());
   Value zeroC = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
-  SmallVector<Value> init = {ninf, ninf, cf(0.0), cf(0.0)};
-  int64_t nOut = dv / 8;
-  for (int64_t i = 0; i < nOut; ++i)
+  const int64_t nRows = 2 * nf, nOut = dv / 8;
+  const int64_t oBase = 2 * nRows, nState = oBase + nf * nOut;
+  SmallVector<Value> init(nRows, ninf);
+  init.append(nRows, cf(0.0));
+  for (int64_t i = 0; i < nf * nOut; ++i)
     init.push_back(zeroC);
   // After the state: the classification of the tile the iteration computes.
   if (maskMod) {
@@ -427,9 +449,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    ValueRange state = loop.getRegionIterArgs().take_front(4 + nOut);
-    Truth curCls = maskMod ? Truth{loop.getRegionIterArgs()[4 + nOut],
-                                   loop.getRegionIterArgs()[5 + nOut]}
+    ValueRange state = loop.getRegionIterArgs().take_front(nState);
+    Truth curCls = maskMod ? Truth{loop.getRegionIterArgs()[nState],
+                                   loop.getRegionIterArgs()[nState + 1]}
                            : Truth{a.cb(true), a.cb(false)};
     Value cur = remu(a.sub(t, ktLo), ci(2));
     Value nextBuf = a.sub(ci(1), cur);
@@ -448,20 +470,23 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       b.setInsertionPointToStart(&visit.getThenRegion().front());
     }
 
-    // S = Q K^T, tk/8 accumulator tiles of 16 x 8.
-    int64_t nS = tk / 8;
-    if (qFrag.empty())
-      qFrag = loadQ();
-    SmallVector<Value> qHere = qFrag;
-    if (!holdQInRegisters())
-      qFrag.clear();
-    SmallVector<Value> s(nS);
-    for (int64_t n = 0; n < nS; ++n) {
-      Value acc = zeroC;
-      Value r = a.add(ci(n * 8), remu(lane, ci(8)));
-      for (int64_t kk = 0; kk < d / 16; ++kk) {
+    // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]),
+    // in steps of 32 dims (the last may be 16): each K fragment feeds the
+    // nf fragments' mma.sync; Q's fragments not held in registers are
+    // loaded per step (only the step's are live).
+    int64_t nS = tk / 8, dSteps = d / 16;
+    SmallVector<Value> s(nf * nS, zeroC);
+    for (int64_t kk = 0; kk < dSteps; kk += 2) {
+      int64_t steps = std::min<int64_t>(2, dSteps - kk);
+      SmallVector<Value> qStep;
+      for (int64_t f = 0; f < nf; ++f)
+        for (int64_t e = 0; e < steps; ++e)
+          qStep.push_back(qFrag.empty() ? loadQ(f, kk + e)
+                                        : qFrag[f * dSteps + kk + e]);
+      for (int64_t n = 0; n < nS; ++n) {
+        Value r = a.add(ci(n * 8), remu(lane, ci(8)));
         SmallVector<Value, 2> kf;
-        if (kk + 1 < d / 16) {
+        if (steps == 2) {
           // x4: the B fragments of two steps of 16 dims at once (lanes
           // 8 q .. 8 q + 7 address matrix q: dims kk * 16 + 8 q).
           Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(8)), ci(8)));
@@ -474,14 +499,12 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
           kf = {nvgpu::LdMatrixOp::create(b, loc, bType, ks,
                                           ValueRange{cur, r, c}, false, 2)};
         }
-        for (Value f : kf) {
-          acc = nvgpu::MmaSyncOp::create(b, loc, qHere[kk], f, acc,
-                                         ArrayRef<int64_t>{16, 8, 16});
-          ++kk;
-        }
-        --kk;
+        for (int64_t e = 0; e < steps; ++e)
+          for (int64_t f = 0; f < nf; ++f)
+            s[f * nS + n] = nvgpu::MmaSyncOp::create(
+                b, loc, qStep[f * steps + e], kf[e], s[f * nS + n],
+                ArrayRef<int64_t>{16, 8, 16});
       }
-      s[n] = acc;
     }
 
     // Logits: full tiles skip the masks.
@@ -493,127 +516,140 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     // The mask_mod region: the tile is full only when it allows every pair.
     if (maskMod)
       full = a.both(full, a.negate(curCls.mayFalse));
-    SmallVector<Type> logitTypes(nS * 4, f32);
+    SmallVector<Type> logitTypes(nf * nS * 4, f32);
     auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
     for (int branch = 0; branch < 2; ++branch) {
       OpBuilder::InsertionGuard g3(b);
       b.setInsertionPointToStart(branch == 0 ? &ifFull.getThenRegion().front()
                                              : &ifFull.getElseRegion().front());
       SmallVector<Value> xs;
-      for (int64_t n = 0; n < nS; ++n)
-        for (int64_t r = 0; r < 2; ++r)
-          for (int64_t c = 0; c < 2; ++c) {
-            Value j = a.add(a.add(k0, ci(n * 8 + c)), pair);
-            LogitOperands in;
-            in.raw = vector::ExtractOp::create(b, loc, s[n],
-                                               ArrayRef<int64_t>{r, c});
-            in.b = seq;
-            in.h = rowH[r];
-            in.i = rowI[r];
-            in.j = j;
-            in.kvLen = kvLen;
-            in.slope = rowSlope[r];
-            Value ic = a.min(rowI[r], nqLast);
-            Value jc = a.min(j, nkLast);
-            Value hc = a.min(rowH[r], a.sub(hq, ci(1)));
-            in.regionI = ic;
-            in.regionJ = jc;
-            // Masks and biases broadcast by numpy rules: a rank-r tensor
-            // is indexed by the last r of (b, h, i, j), a ragged batch's by
-            // packed rows (and, paged, key positions).
-            auto tensorIdx = [&](Value buf) {
-              Value logical[4] = {bb, hc, qRow(ic), kRow(jc)};
-              int64_t rank = cast<MemRefType>(buf.getType()).getRank();
-              SmallVector<Value> idx;
-              for (int64_t dpos = 0; dpos < rank; ++dpos)
-                idx.push_back(bcast(buf, dpos, logical[4 - rank + dpos]));
-              return idx;
-            };
-            if (biasBuf)
-              in.bias =
-                  memref::LoadOp::create(b, loc, biasBuf, tensorIdx(biasBuf));
-            if (maskBuf)
-              in.maskBit =
-                  memref::LoadOp::create(b, loc, maskBuf, tensorIdx(maskBuf));
-            xs.push_back(branch == 0 ? buildUnmaskedLogit(b, loc, lctx, in)
-                                     : buildLogit(b, loc, lctx, in));
-          }
+      for (int64_t f = 0; f < nf; ++f)
+        for (int64_t n = 0; n < nS; ++n)
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+              int64_t fr = 2 * f + r;
+              Value j = a.add(a.add(k0, ci(n * 8 + c)), pair);
+              LogitOperands in;
+              in.raw = vector::ExtractOp::create(b, loc, s[f * nS + n],
+                                                 ArrayRef<int64_t>{r, c});
+              in.b = seq;
+              in.h = rowH[fr];
+              in.i = rowI[fr];
+              in.j = j;
+              in.kvLen = kvLen;
+              in.slope = rowSlope[fr];
+              Value ic = a.min(rowI[fr], nqLast);
+              Value jc = a.min(j, nkLast);
+              Value hc = a.min(rowH[fr], a.sub(hq, ci(1)));
+              in.regionI = ic;
+              in.regionJ = jc;
+              // Masks and biases broadcast by numpy rules: a rank-r tensor
+              // is indexed by the last r of (b, h, i, j), a ragged batch's by
+              // packed rows (and, paged, key positions).
+              auto tensorIdx = [&](Value buf) {
+                Value logical[4] = {bb, hc, qRow(ic), kRow(jc)};
+                int64_t rank = cast<MemRefType>(buf.getType()).getRank();
+                SmallVector<Value> idx;
+                for (int64_t dpos = 0; dpos < rank; ++dpos)
+                  idx.push_back(bcast(buf, dpos, logical[4 - rank + dpos]));
+                return idx;
+              };
+              if (biasBuf)
+                in.bias =
+                    memref::LoadOp::create(b, loc, biasBuf, tensorIdx(biasBuf));
+              if (maskBuf)
+                in.maskBit =
+                    memref::LoadOp::create(b, loc, maskBuf, tensorIdx(maskBuf));
+              xs.push_back(branch == 0 ? buildUnmaskedLogit(b, loc, lctx, in)
+                                       : buildLogit(b, loc, lctx, in));
+            }
       scf::YieldOp::create(b, loc, xs);
     }
-    auto x = [&](int64_t n, int64_t r, int64_t c) {
-      return ifFull.getResult(n * 4 + r * 2 + c);
+    auto x = [&](int64_t f, int64_t n, int64_t r, int64_t c) {
+      return ifFull.getResult((f * nS + n) * 4 + r * 2 + c);
     };
 
     // Online softmax per row (sigmoid: a_ij = sigmoid(s_ij), no row max, no
     // row sum, no rescaling).
-    Value l2e = cf(kLog2E);
+    // (log2(e), times the scale when it is folded here.)
+    Value l2e = cf(foldScale ? kLog2E * scaleValue : kLog2E);
     SmallVector<Value> newState(state.begin(), state.end());
-    Value alpha[2], mScaled[2];
-    for (int64_t r = 0; r < 2 && !sigmoid; ++r) {
-      Value mx = x(0, r, 0);
+    SmallVector<Value> alpha(nRows), mScaled(nRows);
+    for (int64_t fr = 0; fr < nRows && !sigmoid; ++fr) {
+      int64_t f = fr / 2, r = fr % 2;
+      Value mx = x(f, 0, r, 0);
       for (int64_t n = 0; n < nS; ++n)
         for (int64_t c = 0; c < 2; ++c)
           if (n || c)
-            mx = arith::MaximumFOp::create(b, loc, mx, x(n, r, c));
+            mx = arith::MaximumFOp::create(b, loc, mx, x(f, n, r, c));
       mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 1));
       mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 2));
-      Value mOld = state[r];
+      Value mOld = state[fr];
       Value mNew = arith::MaximumFOp::create(b, loc, mOld, mx);
       Value mSafe = buildSafeMax(b, loc, mNew);
-      mScaled[r] = arith::MulFOp::create(b, loc, mSafe, l2e);
-      alpha[r] = math::Exp2Op::create(
+      mScaled[fr] = arith::MulFOp::create(b, loc, mSafe, l2e);
+      alpha[fr] = math::Exp2Op::create(
           b, loc,
           arith::SubFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, mOld, l2e), mScaled[r]));
-      newState[r] = mNew;
+              b, loc, arith::MulFOp::create(b, loc, mOld, l2e), mScaled[fr]));
+      newState[fr] = mNew;
     }
-    SmallVector<Value> p(nS);
-    Value sum[2] = {cf(0.0), cf(0.0)};
-    for (int64_t n = 0; n < nS; ++n) {
-      Value pv = zeroC;
-      for (int64_t r = 0; r < 2; ++r)
-        for (int64_t c = 0; c < 2; ++c) {
-          Value pe;
-          if (sigmoid) {
-            // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
-            Value e = math::Exp2Op::create(
-                b, loc,
-                arith::MulFOp::create(
-                    b, loc, arith::NegFOp::create(b, loc, x(n, r, c)), l2e));
-            pe = arith::DivFOp::create(
-                b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
-          } else {
-            Value e =
-                math::FmaOp::create(b, loc, x(n, r, c), l2e,
-                                    arith::NegFOp::create(b, loc, mScaled[r]));
-            pe = math::Exp2Op::create(b, loc, e);
-            sum[r] = arith::AddFOp::create(b, loc, sum[r], pe);
+    SmallVector<Value> p(nf * nS);
+    SmallVector<Value> sum(nRows, cf(0.0));
+    for (int64_t f = 0; f < nf; ++f)
+      for (int64_t n = 0; n < nS; ++n) {
+        Value pv = zeroC;
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t c = 0; c < 2; ++c) {
+            int64_t fr = 2 * f + r;
+            Value pe;
+            if (sigmoid) {
+              // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
+              Value e = math::Exp2Op::create(
+                  b, loc,
+                  arith::MulFOp::create(
+                      b, loc, arith::NegFOp::create(b, loc, x(f, n, r, c)),
+                      l2e));
+              pe = arith::DivFOp::create(
+                  b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
+            } else {
+              Value e = math::FmaOp::create(
+                  b, loc, x(f, n, r, c), l2e,
+                  arith::NegFOp::create(b, loc, mScaled[fr]));
+              pe = math::Exp2Op::create(b, loc, e);
+              sum[fr] = arith::AddFOp::create(b, loc, sum[fr], pe);
+            }
+            pv = vector::InsertOp::create(b, loc, pe, pv,
+                                          ArrayRef<int64_t>{r, c});
           }
-          pv =
-              vector::InsertOp::create(b, loc, pe, pv, ArrayRef<int64_t>{r, c});
-        }
-      p[n] = pv;
-    }
-    SmallVector<Value> o(nOut);
-    if (sigmoid) {
-      for (int64_t nd = 0; nd < nOut; ++nd)
-        o[nd] = state[4 + nd];
-    } else {
-      for (int64_t r = 0; r < 2; ++r)
-        newState[2 + r] =
-            math::FmaOp::create(b, loc, state[2 + r], alpha[r], sum[r]);
+        p[f * nS + n] = pv;
+      }
+    SmallVector<Value> o(state.begin() + oBase, state.end());
+    if (!sigmoid) {
+      for (int64_t fr = 0; fr < nRows; ++fr)
+        newState[nRows + fr] =
+            math::FmaOp::create(b, loc, state[nRows + fr], alpha[fr], sum[fr]);
       // O *= alpha (per row), then O += P V.
-      Value alphaVec = vector::FromElementsOp::create(
-          b, loc, cType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-      for (int64_t nd = 0; nd < nOut; ++nd)
-        o[nd] = arith::MulFOp::create(b, loc, state[4 + nd], alphaVec);
+      for (int64_t f = 0; f < nf; ++f) {
+        Value a0 = alpha[2 * f], a1 = alpha[2 * f + 1];
+        Value alphaVec = vector::FromElementsOp::create(
+            b, loc, cType, ValueRange{a0, a0, a1, a1});
+        for (int64_t nd = 0; nd < nOut; ++nd)
+          o[f * nOut + nd] =
+              arith::MulFOp::create(b, loc, o[f * nOut + nd], alphaVec);
+      }
     }
     auto aHalf = VectorType::get({2, 2}, elem);
     for (int64_t kc = 0; kc < tk / 16; ++kc) {
-      Value lo = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc]);
-      Value hi = arith::TruncFOp::create(b, loc, aHalf, p[2 * kc + 1]);
-      Value pa = vector::ShuffleOp::create(b, loc, lo, hi,
-                                           ArrayRef<int64_t>{0, 1, 2, 3});
+      // P's A operands of the nf fragments for keys [16 kc, 16 kc + 16).
+      SmallVector<Value> pa(nf);
+      for (int64_t f = 0; f < nf; ++f) {
+        Value lo = arith::TruncFOp::create(b, loc, aHalf, p[f * nS + 2 * kc]);
+        Value hi =
+            arith::TruncFOp::create(b, loc, aHalf, p[f * nS + 2 * kc + 1]);
+        pa[f] = vector::ShuffleOp::create(b, loc, lo, hi,
+                                          ArrayRef<int64_t>{0, 1, 2, 3});
+      }
       Value r = a.add(ci(kc * 16), remu(lane, ci(16)));
       for (int64_t nd = 0; nd < nOut; ++nd) {
         SmallVector<Value, 2> vf;
@@ -628,16 +664,18 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
           vf = {nvgpu::LdMatrixOp::create(
               b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2)};
         }
-        for (Value f : vf) {
-          o[nd] = nvgpu::MmaSyncOp::create(b, loc, pa, f, o[nd],
-                                           ArrayRef<int64_t>{16, 8, 16});
+        for (Value vFrag : vf) {
+          for (int64_t f = 0; f < nf; ++f)
+            o[f * nOut + nd] =
+                nvgpu::MmaSyncOp::create(b, loc, pa[f], vFrag, o[f * nOut + nd],
+                                         ArrayRef<int64_t>{16, 8, 16});
           ++nd;
         }
         --nd;
       }
     }
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      newState[4 + nd] = o[nd];
+    for (int64_t i = 0; i < nf * nOut; ++i)
+      newState[oBase + i] = o[i];
     if (visit) {
       scf::YieldOp::create(b, loc, newState);
       b.setInsertionPointToStart(&visit.getElseRegion().front());
@@ -653,23 +691,30 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     scf::YieldOp::create(b, loc, newState);
   }
 
+  // The row max in the units of the logits (foldScale keeps it raw).
+  auto rowMax = [&](int64_t fr) -> Value {
+    Value m = loop.getResult(fr);
+    return foldScale ? arith::MulFOp::create(b, loc, m, cf(scaleValue)) : m;
+  };
   // Epilogue: l over the quad, out = O / l, lse = m + log l; split-KV
   // stores the partial state (acc = O unnormalized, m, l) instead.
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (splitMode) {
     Value mBase = a.mul(wsRows(), ci(dv));
     Value lBase = a.add(mBase, wsRows());
-    for (int64_t r = 0; r < 2; ++r) {
-      Value l = loop.getResult(2 + r);
+    for (int64_t fr = 0; fr < nRows; ++fr) {
+      int64_t f = fr / 2, r = fr % 2;
+      Value l = loop.getResult(nRows + fr);
       l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
       l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
-      Value rowInTile = a.add(wrow, a.add(quad, ci(8 * r)));
+      Value rowInTile = rowInWarpTile(fr);
       Value wr = wsRow(bb, hk, split, rowInTile);
       SmallVector<Value> vals;
       for (int64_t nd = 0; nd < nOut; ++nd)
         for (int64_t c = 0; c < 2; ++c)
           vals.push_back(vector::ExtractOp::create(
-              b, loc, loop.getResult(4 + nd), ArrayRef<int64_t>{r, c}));
+              b, loc, loop.getResult(oBase + f * nOut + nd),
+              ArrayRef<int64_t>{r, c}));
       auto store =
           scf::IfOp::create(b, loc, a.slt(rowInTile, a.mul(nq, groups)), false);
       OpBuilder::InsertionGuard g(b);
@@ -682,21 +727,22 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                   a.add(a.mul(wr, ci(dv)), a.add(ci(nd * 8 + c), pair))});
       auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
       b.setInsertionPointToStart(&first.getThenRegion().front());
-      memref::StoreOp::create(b, loc, loop.getResult(r), ws,
+      memref::StoreOp::create(b, loc, rowMax(fr), ws,
                               ValueRange{a.add(mBase, wr)});
       memref::StoreOp::create(b, loc, l, ws, ValueRange{a.add(lBase, wr)});
     }
     return;
   }
-  for (int64_t r = 0; r < 2; ++r) {
-    Value m = loop.getResult(r);
-    Value l = loop.getResult(2 + r);
+  for (int64_t fr = 0; fr < nRows; ++fr) {
+    int64_t f = fr / 2, r = fr % 2;
+    Value m = rowMax(fr);
+    Value l = loop.getResult(nRows + fr);
     l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
     l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
     // Attention sinks: the row's sink logit joins the denominator.
     Value accScale;
     if (sinkBuf) {
-      Value h = a.min(rowH[r], a.sub(hq, ci(1)));
+      Value h = a.min(rowH[fr], a.sub(hq, ci(1)));
       Value sink = memref::LoadOp::create(b, loc, sinkBuf, ValueRange{h});
       SinkMerge merged = buildSinkMerge(b, loc, m, l, sink);
       m = merged.m;
@@ -706,8 +752,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     SmallVector<Value> vals;
     for (int64_t nd = 0; nd < nOut; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
-        Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + nd),
-                                              ArrayRef<int64_t>{r, c});
+        Value acc = vector::ExtractOp::create(
+            b, loc, loop.getResult(oBase + f * nOut + nd),
+            ArrayRef<int64_t>{r, c});
         if (accScale)
           acc = arith::MulFOp::create(b, loc, acc, accScale);
         Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
@@ -716,20 +763,20 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         vals.push_back(val);
       }
     Value lseVal = lse ? buildLogSumExp(b, loc, m, l) : Value();
-    auto store = scf::IfOp::create(b, loc, a.slt(rowI[r], nq), false);
+    auto store = scf::IfOp::create(b, loc, a.slt(rowI[fr], nq), false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
     for (int64_t nd = 0; nd < nOut; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
         Value col = a.add(ci(nd * 8 + c), pair);
         memref::StoreOp::create(b, loc, vals[nd * 2 + c], out,
-                                phys(bb, rowH[r], qRow(rowI[r]), col));
+                                phys(bb, rowH[fr], qRow(rowI[fr]), col));
       }
     if (lse) {
       auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
       b.setInsertionPointToStart(&first.getThenRegion().front());
       memref::StoreOp::create(b, loc, lseVal, lse,
-                              ValueRange{bb, rowH[r], qRow(rowI[r])});
+                              ValueRange{bb, rowH[fr], qRow(rowI[fr])});
     }
   }
 }

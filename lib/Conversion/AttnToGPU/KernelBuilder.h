@@ -27,6 +27,9 @@ struct GpuKernelOptions {
   int64_t warps = 0;
   /// Keys per staged tile, a multiple of 16.
   int64_t tileK = 64;
+  /// Query rows per warp of the row-tiled kernel: 16 or 32; 0 picks
+  /// (chooseWarpRows: 16 until 32 is measured on a device).
+  int64_t warpRows = 0;
   /// Split-KV chunks when every row fits one row tile (decode): -1 picks
   /// them at run time from the grid, 0 turns split-KV off.
   int64_t splits = -1;

@@ -49,6 +49,16 @@ inline int64_t chooseWarps(AttentionOp op, const GpuKernelOptions &opts) {
   return opts.warps > 0 ? opts.warps : 4;
 }
 
+/// Query rows per warp of the row-tiled kernel: 16 unless stated. 32
+/// (FlashAttention-2's shape: each K and V fragment read from shared memory
+/// feeds two mma.sync) is built and verified but not the default: it has
+/// not been measured on a device, and ptxas spills it at Dv = 128 with 64-key
+/// tiles (S and O of two fragments, 192 accumulator registers, leave too
+/// few for the rest; docs/GPU.md has the register table).
+inline int64_t chooseWarpRows(AttentionOp op, const GpuKernelOptions &opts) {
+  return opts.warpRows > 0 ? opts.warpRows : 16;
+}
+
 /// The projections' GEMM kernel (GemmKernel.cpp): 64 columns and 32 steps
 /// of K per block.
 constexpr int64_t kGemmTileN = 64;
@@ -118,9 +128,10 @@ void emitZeroFill(OpBuilder &b, Location loc, Value cond, ArrayRef<Value> bufs);
 /// The host function that replaces `fn` (same name once `fn` is gone, set
 /// by replaceWithHostFunction): memref arguments (`fn`'s inputs, then
 /// `results` as out-parameters), no results, `fn`'s attributes, and the
-/// lowering choice of `warps` warps; the builder at its entry.
+/// lowering choice of `warps` warps and row tiles of `tileQ` rows; the
+/// builder at its entry.
 func::FuncOp createHostFunction(OpBuilder &b, func::FuncOp fn,
-                                TypeRange results, int64_t warps,
+                                TypeRange results, int64_t warps, int64_t tileQ,
                                 const GpuKernelOptions &opts);
 /// Erases `fn` and gives `hostFn` its name.
 void replaceWithHostFunction(func::FuncOp fn, func::FuncOp hostFn);
@@ -129,11 +140,15 @@ void replaceWithHostFunction(func::FuncOp fn, func::FuncOp hostFn);
 class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &b, Location loc, AttentionOp op, int64_t warps,
-                int64_t tileK, int64_t splits)
+                int64_t tileK, int64_t splits, int64_t warpRows = 16)
       : b(b), loc(loc), op(op), warps(warps), tq(16 * warps), tk(tileK),
         splitsOpt(splits), a{b, loc} {
+    // Split-KV is decided with 16 rows per warp, and its kernels keep them
+    // (a decode step's few rows would otherwise leave most rows padding).
     splitMode = usesSplitKv(op, tq, splits);
     splitPerCall = choosesSplitKvPerCall(op, splits);
+    rowFragsTiled = warpRows / 16;
+    setRowFrags(splitMode ? 1 : rowFragsTiled);
     sigmoid = op.getNormalization() == Normalization::sigmoid;
     srcElem = cast<ShapedType>(op.getQuery().getType()).getElementType();
     // f32 inputs are rounded to bf16 (f32's range) as they are staged.
@@ -211,7 +226,7 @@ private:
   bool holdQInRegisters() {
     bool extra = op.getBias() || op.getMask() || op.getAlibiSlopes() ||
                  op.getSoftcapAttr() || srcElem.isF32() || splitMode;
-    int64_t regs = tk / 2 + dv / 2 + d / 4;
+    int64_t regs = rowFrags * (tk / 2 + dv / 2 + d / 4);
     return regs <= (extra ? 96 : 128);
   }
   /// Rows of a staged tile of `rows` x `cols` elements including the
@@ -223,6 +238,7 @@ private:
       return rows;
     return rows + (threads * 8 + cols + kPad - 1) / (cols + kPad);
   }
+  /// Dynamic shared memory of the kernel being emitted.
   int64_t sharedBytes() {
     return (stagedRows(tq, d) * (d + kPad) +
             2 * stagedRows(tk, d) * (d + kPad) +
@@ -344,6 +360,15 @@ private:
   Location loc;
   AttentionOp op;
   int64_t warps, tq, tk, d, dv, splitsOpt;
+  /// 16-row fragments per warp of the kernel being emitted (tq = 16 W
+  /// rowFrags): FlashAttention-2's shape holds 32 rows per warp, so each K
+  /// and V fragment loaded from shared memory feeds two mma.sync. The
+  /// split-KV kernels take 1; rowFragsTiled is the row-tiled kernel's.
+  int64_t rowFrags = 1, rowFragsTiled = 1;
+  void setRowFrags(int64_t frags) {
+    rowFrags = frags;
+    tq = 16 * warps * frags;
+  }
   /// The decode form's split-KV: a grid over key-tile chunks whose partial
   /// states a second kernel merges.
   bool splitMode = false;

@@ -108,7 +108,6 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   }
   groups = divu(hq, a.max(hkv, ci(1)));
   Value rows = a.mul(nq, groups);
-  Value gx = a.ceilDiv(rows, ci(tq));
   if (cuQBuf) {
     // Ragged: the sequences' row tiles, at most ceil(Tq G / TQ) + S of them
     // (each sequence rounds up once); block x finds its (sequence, row tile)
@@ -124,22 +123,36 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     Value failedNow = buildHasFailedIn(b, loc, errors);
     failed = failed ? a.either(failed, failedNow) : failedNow;
     numSeqs = a.max(a.sub(nQ, ci(1)), ci(0));
-    gx = a.add(gx, numSeqs);
   }
+  // The row tiles of the kernel being emitted (its tq).
+  auto rowTiles = [&] {
+    Value gx = a.ceilDiv(rows, ci(tq));
+    return cuQBuf ? a.add(gx, numSeqs) : gx;
+  };
   // Nothing is launched after a failed check.
-  Value any = a.both(a.both(a.slt(ci(0), gx), hkvNonZero), a.slt(ci(0), batch));
+  Value any = a.both(
+      a.both(a.slt(ci(0), cuQBuf ? a.add(rows, numSeqs) : rows), hkvNonZero),
+      a.slt(ci(0), batch));
   if (failed)
     any = a.both(any, a.negate(failed));
   auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  int64_t smemBytes = sharedBytes();
-  Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
-  b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>()->setAttr(
-      "attn.gpu_shared_memory", b.getI64IntegerAttr(smemBytes));
+  // The most dynamic shared memory a kernel of the function takes.
+  auto hostFn = b.getBlock()->getParentOp()->getParentOfType<func::FuncOp>();
+  auto noteSharedBytes = [&](int64_t bytes) {
+    auto prev = hostFn->getAttrOfType<IntegerAttr>("attn.gpu_shared_memory");
+    if (!prev || prev.getInt() < bytes)
+      hostFn->setAttr("attn.gpu_shared_memory", b.getI64IntegerAttr(bytes));
+  };
   // The launches: split-KV or the row-tiled kernel, or either per call
   // when the query length is dynamic (then each branch is its own chain).
   auto emitLaunches = [&] {
+    int64_t smemBytes = sharedBytes();
+    noteSharedBytes(smemBytes);
+    Value smem =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), smemBytes);
+    Value gx = rowTiles();
     // One stream-ordered chain (gpu-to-llvm lowers gpu.alloc and gpu.memcpy
     // in async form only) when the launch needs a workspace or an error word:
     // alloc, zero the word, kernels, copy the word back, dealloc, then wait.
@@ -220,8 +233,11 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
     emitLaunches();
     return;
   }
-  // Rows of every (batch, K/V head) in one row tile: split-KV.
-  auto choose = scf::IfOp::create(b, loc, a.eq(gx, ci(1)), /*withElse=*/true);
+  // Rows of every (batch, K/V head) in one row tile of the split kernel
+  // (16 rows per warp): split-KV.
+  setRowFrags(1);
+  auto choose =
+      scf::IfOp::create(b, loc, a.eq(rowTiles(), ci(1)), /*withElse=*/true);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&choose.getThenRegion().front());
@@ -232,6 +248,7 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   b.setInsertionPointToStart(&choose.getElseRegion().front());
   splitMode = false;
   kernelSuffix.clear();
+  setRowFrags(rowFragsTiled);
   emitLaunches();
 }
 
@@ -573,6 +590,9 @@ LogicalResult gpu_codegen::checkGpuKernelOptions(Operation *op,
   if (opts.tileK < 16 || opts.tileK > 128 || opts.tileK % 16 != 0)
     return gpuError(op, "tile-k must be a multiple of 16 in [16, 128] (got ")
            << opts.tileK << ")";
+  if (opts.warpRows != 0 && opts.warpRows != 16 && opts.warpRows != 32)
+    return gpuError(op, "warp-rows must be 16 or 32 (got ")
+           << opts.warpRows << ")";
   return success();
 }
 
@@ -601,10 +621,9 @@ LogicalResult gpu_codegen::checkGpuOpSupported(AttentionOp op,
   return checkGpuKernelOptions(op, opts);
 }
 
-func::FuncOp
-gpu_codegen::detail::createHostFunction(OpBuilder &b, func::FuncOp fn,
-                                        TypeRange results, int64_t warps,
-                                        const GpuKernelOptions &opts) {
+func::FuncOp gpu_codegen::detail::createHostFunction(
+    OpBuilder &b, func::FuncOp fn, TypeRange results, int64_t warps,
+    int64_t tileQ, const GpuKernelOptions &opts) {
   SmallVector<Type> inputs;
   for (Type t : fn.getArgumentTypes())
     inputs.push_back(toMemRef(t));
@@ -619,7 +638,7 @@ gpu_codegen::detail::createHostFunction(OpBuilder &b, func::FuncOp fn,
   LoweringChoice choice;
   choice.form = "gpu";
   choice.warps = warps;
-  choice.tileQ = 16 * warps; // 16 query rows per warp
+  choice.tileQ = tileQ;
   choice.tileK = opts.tileK;
   choice.splits = opts.splits;
   recordLoweringChoice(hostFn, choice);
@@ -640,7 +659,8 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   OpBuilder b(fn);
   int64_t warps = chooseWarps(op, opts);
   func::FuncOp gpuFn =
-      createHostFunction(b, fn, op->getResultTypes(), warps, opts);
+      createHostFunction(b, fn, op->getResultTypes(), warps,
+                         warps * chooseWarpRows(op, opts), opts);
   Block *entry = &gpuFn.front();
 
   // The op's operands, in operand order, as the new arguments.
@@ -652,7 +672,8 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   Value outBuf = entry->getArgument(numIn);
   Value lseBuf = op.getLse() ? entry->getArgument(numIn + 1) : Value();
 
-  KernelEmitter emitter(b, loc, op, warps, opts.tileK, opts.splits);
+  KernelEmitter emitter(b, loc, op, warps, opts.tileK, opts.splits,
+                        chooseWarpRows(op, opts));
   emitter.fnName = fn.getName().str();
   emitter.emitHost(operands, outBuf, lseBuf);
   func::ReturnOp::create(b, loc);

@@ -32,6 +32,7 @@ struct ConvertAttnToGpuPass
     gpu_codegen::GpuKernelOptions opts;
     opts.warps = warps;
     opts.tileK = tileK;
+    opts.warpRows = warpRows;
     opts.splits = splits;
     // Key padding becomes bounds of the mask region, as in the CPU forms.
     getOperation().walk([](Operation *op) {

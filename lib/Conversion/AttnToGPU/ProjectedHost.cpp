@@ -130,14 +130,16 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
 
   // The host function: memref arguments (inputs, then the result).
   int64_t warps = chooseWarps(att, opts);
-  func::FuncOp gpuFn = createHostFunction(
-      b, fn, TypeRange{pop.getResult().getType()}, warps, opts);
+  int64_t warpRows = chooseWarpRows(att, opts);
+  func::FuncOp gpuFn =
+      createHostFunction(b, fn, TypeRange{pop.getResult().getType()}, warps,
+                         warps * warpRows, opts);
   Block *entry = &gpuFn.front();
   auto argOf = [&](Value v) {
     return entry->getArgument(cast<BlockArgument>(v).getArgNumber());
   };
   Value outBuf = entry->getArgument(fn.getNumArguments());
-  KernelEmitter emitter(b, loc, att, warps, opts.tileK, opts.splits);
+  KernelEmitter emitter(b, loc, att, warps, opts.tileK, opts.splits, warpRows);
   emitter.fnName = fn.getName().str();
   IRArith a{b, loc};
 

@@ -539,7 +539,7 @@ void StepBuilder::emitAttention(AttentionOp op) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOk.getThenRegion().front());
   KernelEmitter emitter(b, op.getLoc(), op, chooseWarps(op, opts), opts.tileK,
-                        opts.splits);
+                        opts.splits, chooseWarpRows(op, opts));
   emitter.fnName = fn.getName().str();
   emitter.emitHost(inputs, out, lse);
 }
@@ -552,8 +552,9 @@ LogicalResult StepBuilder::build() {
     if (auto att = dyn_cast<AttentionOp>(op))
       attention = att;
   int64_t warps = attention ? chooseWarps(attention, opts) : 4;
-  func::FuncOp hostFn =
-      createHostFunction(b, fn, ret.getOperandTypes(), warps, opts);
+  int64_t warpRows = attention ? chooseWarpRows(attention, opts) : 16;
+  func::FuncOp hostFn = createHostFunction(b, fn, ret.getOperandTypes(), warps,
+                                           warps * warpRows, opts);
   Block *entry = &hostFn.front();
   for (BlockArgument arg : body.getArguments())
     buffers.map(arg, entry->getArgument(arg.getArgNumber()));

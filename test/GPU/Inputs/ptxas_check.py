@@ -32,6 +32,9 @@ def main():
     ap.add_argument("--short-names", action="store_true")
     ap.add_argument("--allow-spills", action="store_true",
                     help="report spills and stack as SPILLS instead of FAIL")
+    ap.add_argument("--flags", default="",
+                    help="attn-compile flags for every spec (after the "
+                         "spec's own)")
     ap.add_argument("specs", nargs="+")
     args = ap.parse_args()
     failures = 0
@@ -47,6 +50,7 @@ def main():
                     first = f.readline()
                 if first.startswith("// attn-compile flags:"):
                     flags = first.split(":", 1)[1].split()
+                flags = flags + args.flags.split()
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
                                     "--emit=ptx", "-o", ptx] + flags,
                                    capture_output=True, text=True)

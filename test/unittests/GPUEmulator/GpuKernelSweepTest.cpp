@@ -64,7 +64,7 @@ struct Case {
   uint64_t seed = 0;
   int index = 0;
   std::string spec;
-  int64_t warps = 0, tileK = 64;
+  int64_t warps = 0, tileK = 64, warpRows = 16;
   int64_t nk = 0;
   bool sigmoid = false;
   bool quantized = false;
@@ -73,7 +73,7 @@ struct Case {
     os << "GPU sweep seed " << seed << ", case " << index << " (replay: "
        << "ATTN_GPU_SWEEP_SEED=" << seed << " ATTN_GPU_SWEEP_CASE=" << index
        << "), convert-attn-to-gpu{warps=" << warps << " tile-k=" << tileK
-       << "}\n"
+       << " warp-rows=" << warpRows << "}\n"
        << spec;
     return os.str();
   }
@@ -103,6 +103,9 @@ Case makeCase(uint64_t seed, int index) {
   bool lse = rng() % 2;
   c.warps = pick<int64_t>(rng, {0, 0, 1, 2, 4, 8});
   c.tileK = pick<int64_t>(rng, {16, 32, 64, 64, 128});
+  // 16 or 32 rows per warp, alternating every ten cases (so every scenario
+  // takes both; not drawn from rng, which keeps the cases' other draws).
+  c.warpRows = (index / 10) % 2 ? 32 : 16;
   bool causal = rng() % 3 == 0, bottomRight = rng() % 2;
   bool kvLen = rng() % 4 == 0, windowL = rng() % 6 == 0,
        windowR = rng() % 8 == 0;
@@ -480,7 +483,8 @@ TEST_P(GpuKernelSweep, MatchesReference) {
         std::string(dir) + "/case" + std::to_string(index) + ".mlir", ec);
     if (!ec)
       os << "// attn-compile flags: --gpu-warps=" << c.warps
-         << " --tile-k=" << c.tileK << "\n"
+         << " --gpu-tile-k=" << c.tileK << " --gpu-warp-rows=" << c.warpRows
+         << "\n"
          << c.spec;
   }
   MLIRContext &ctx = context();
@@ -514,6 +518,7 @@ TEST_P(GpuKernelSweep, MatchesReference) {
   GpuEmulationOptions opts;
   opts.gpu.warps = c.warps;
   opts.gpu.tileK = c.tileK;
+  opts.gpu.warpRows = c.warpRows;
   std::vector<HostTensor> results;
   auto start = std::chrono::steady_clock::now();
   llvm::Error err =
