@@ -60,6 +60,12 @@ typedef struct attn_gpu_device_info_t {
 
 int attn_gpu_device_info(int device, attn_gpu_device_info_t *info);
 
+/* The multiprocessor count of the calling thread's current device
+   (attn_gpu_get_device), asked once per device; 0 when it cannot be had (no
+   driver, no such device), with no error recorded. Generated host code calls
+   it to size the split-KV decode grid (about two blocks per SM). */
+int32_t attn_gpu_sm_count(void);
+
 /* The device the runtime works on for this thread (default 0); the same as
    MLIR's mgpuSetDefaultDevice. */
 void attn_gpu_set_device(int device);

@@ -277,6 +277,10 @@ static LogicalResult execCall(Interp &in, Operation *op, Frame &f) {
     in.def(f, call.getResult(0), 1, true).data[0].i = 1;
     return success();
   }
+  if (callee == mlir::attn::kGpuSmCountFn) {
+    in.def(f, call.getResult(0), 1, true).data[0].i = in.options.smCount;
+    return success();
+  }
   if (callee == mlir::attn::kHasFailedFn) {
     in.def(f, call.getResult(0), 1, true).data[0].i =
         in.checkFailure.empty() ? 0 : 1;

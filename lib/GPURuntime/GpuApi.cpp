@@ -10,6 +10,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #define ATTN_GPU_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -88,6 +90,28 @@ ATTN_GPU_EXPORT int attn_gpu_device_info(int device,
   info->memory_bandwidth_gbs = 2.0 * info->memory_clock_khz * 1e3 *
                                (info->memory_bus_width_bits / 8.0) / 1e9;
   return 0;
+}
+
+ATTN_GPU_EXPORT int32_t attn_gpu_sm_count(void) {
+  // Per device, asked once (0: not asked yet; -1: unknown).
+  static std::mutex mutex;
+  static std::map<int32_t, int32_t> counts;
+  int32_t device = currentDevice();
+  std::lock_guard<std::mutex> lock(mutex);
+  int32_t &count = counts[device];
+  if (count == 0) {
+    count = -1;
+    const DriverApi *api = driver();
+    CUdevice dev = 0;
+    int value = 0;
+    if (api && api->cuDeviceGet(&dev, device) == CUDA_SUCCESS &&
+        api->cuDeviceGetAttribute(&value,
+                                  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                  dev) == CUDA_SUCCESS &&
+        value > 0)
+      count = value;
+  }
+  return count > 0 ? count : 0;
 }
 
 ATTN_GPU_EXPORT void attn_gpu_set_device(int device) {

@@ -252,8 +252,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
       registers;
     - when every row fits one row tile of 16 rows per warp (decode:
       `Nq * G <= 64` with 4 warps), the key
-      tiles are split into chunks (split-KV, about two blocks per SM unless
-      `splits` says otherwise), whose partial states (unnormalized output,
+      tiles are split into chunks (split-KV, about two blocks per SM of the
+      device, whose SM count the host code asks of the GPU runtime at run
+      time, unless `splits` says otherwise), whose partial states (unnormalized output,
       row max, row sum) a second kernel merges exactly, as the CPU's decode
       form does; the workspace comes from `gpu.alloc`;
     - the key tiles each row tile reads come from the shared schedule

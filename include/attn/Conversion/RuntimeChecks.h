@@ -36,6 +36,9 @@ enum class RuntimeCheck : int32_t {
 inline constexpr StringLiteral kErrorContextFn = "attn_rt_error_context";
 inline constexpr StringLiteral kCheckFailedFn = "attn_rt_check_failed";
 inline constexpr StringLiteral kHasFailedFn = "attn_rt_has_failed";
+/// The GPU runtime's multiprocessor count of the current device (0 when
+/// unknown; attn-c/Gpu.h), called by the GPU host code.
+inline constexpr StringLiteral kGpuSmCountFn = "attn_gpu_sm_count";
 /// Marks the linalg.fill of buildZeroResults.
 inline constexpr StringLiteral kZerosAfterFailureAttr =
     "attn.zeros_after_failure";

@@ -99,6 +99,10 @@ struct EmulatorOptions {
   /// Interpreted operations (per block, not per thread) after which the
   /// emulation stops with an error: a kernel that does not terminate.
   int64_t maxOps = int64_t(1) << 32;
+  /// The multiprocessor count the host code's attn_gpu_sm_count call gets
+  /// (the split-KV grid is sized from it); 0 stands for a runtime that
+  /// cannot tell.
+  int32_t smCount = 132;
   /// Emulate only these blocks (linear block ids; empty: all blocks).
   std::vector<int64_t> onlyBlocks;
   /// Filled when non-null.

@@ -64,9 +64,11 @@ inline int64_t chooseWarpRows(AttentionOp op, const GpuKernelOptions &opts) {
 constexpr int64_t kGemmTileN = 64;
 constexpr int64_t kGemmTileK = 32;
 
-/// Blocks the split-KV decode form aims for: two per SM of an H100/H200
-/// (132 SMs); fewer SMs are filled all the same.
-constexpr int64_t kTargetBlocks = 264;
+/// Blocks per SM the split-KV decode form aims for, of the device's SMs
+/// (attn_gpu_sm_count at run time; kDefaultSmCount, an H100/H200's, when the
+/// runtime cannot tell).
+constexpr int64_t kBlocksPerSm = 2;
+constexpr int64_t kDefaultSmCount = 132;
 
 /// Split-KV when every row of the op fits one row tile (decode: Nq * G <=
 /// TQ) and splits are not turned off.

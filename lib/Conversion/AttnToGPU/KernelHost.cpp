@@ -256,8 +256,27 @@ void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
   // Split-KV: S chunks of the key tiles (S from the grid the blocks need,
   // at most one per key tile), partial states in a workspace, a merge.
   Value maxSplits = a.max(a.ceilDiv(nk, ci(tk)), ci(1));
-  Value want = splitsOpt > 0 ? ci(splitsOpt)
-                             : a.ceilDiv(ci(kTargetBlocks), a.mul(hkv, batch));
+  Value want;
+  if (splitsOpt > 0) {
+    want = ci(splitsOpt);
+  } else {
+    // About kBlocksPerSm blocks per SM of the current device (the runtime's
+    // attn_gpu_sm_count; kDefaultSmCount when it does not know).
+    auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    auto i32 = b.getI32Type();
+    if (!SymbolTable::lookupSymbolIn(module, kGpuSmCountFn)) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(module.getBody());
+      func::FuncOp::create(b, loc, kGpuSmCountFn, b.getFunctionType({}, {i32}))
+          .setPrivate();
+    }
+    Value count = func::CallOp::create(b, loc, kGpuSmCountFn, TypeRange{i32},
+                                       ValueRange{})
+                      .getResult(0);
+    Value sms = arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+    sms = a.select(a.slt(ci(0), sms), sms, ci(kDefaultSmCount));
+    want = a.ceilDiv(a.mul(sms, ci(kBlocksPerSm)), a.mul(hkv, batch));
+  }
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
   Value wsSize = a.mul(wsRows(), ci(dv + 2));
   auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);

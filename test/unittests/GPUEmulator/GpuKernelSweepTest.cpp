@@ -573,3 +573,56 @@ TEST_P(GpuKernelSweep, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, GpuKernelSweep,
     ::testing::Range(0, static_cast<int>(envInt("ATTN_GPU_SWEEP_CASES", 48))));
+
+// The split-KV grid follows the device's multiprocessor count (the host
+// code's attn_gpu_sm_count; 132 when the runtime cannot tell): 2 blocks per
+// SM over B * Hkv, at most one split per key tile. Decode, B = 1, Hkv = 2,
+// 1024 keys in 16 key tiles: 4 SMs give 4 splits, 132 (and "unknown") 16.
+TEST(GpuSplitGrid, FollowsTheDeviceSmCount) {
+  const char *text = R"mlir(
+func.func @f(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x1024x64xf16>,
+             %v: tensor<1x2x1024x64xf16>) -> tensor<1x8x1x64xf16> {
+  %o = attn.attention q(%q : tensor<1x8x1x64xf16>)
+      k(%k : tensor<1x2x1024x64xf16>) v(%v : tensor<1x2x1024x64xf16>)
+      -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+)mlir";
+  MLIRContext &ctx = context();
+  auto module = parseSourceString<ModuleOp>(text, &ctx);
+  ASSERT_TRUE(module);
+  auto spec = introspectSpec(*module, "f", "split-grid");
+  ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+  auto binding = bindSizes(*spec, BindingOptions());
+  ASSERT_TRUE(static_cast<bool>(binding))
+      << llvm::toString(binding.takeError());
+  fillRandomInputs(*spec, *binding, 7);
+  std::vector<const HostTensor *> argPtrs;
+  for (const HostTensor &t : binding->args)
+    argPtrs.push_back(&t);
+  std::vector<::attn::ref::Tensor> expected;
+  llvm::Error refErr = runReference(spec->attnOp, argPtrs, expected, nullptr);
+  ASSERT_FALSE(static_cast<bool>(refErr)) << llvm::toString(std::move(refErr));
+  auto splitBlocks = [&](int32_t sms) -> int64_t {
+    GpuEmulationOptions opts;
+    EmulatorStats stats;
+    opts.emulator.smCount = sms;
+    opts.emulator.stats = &stats;
+    std::vector<HostTensor> results;
+    llvm::Error err = emulateSpecOnGpu(*module, "f", binding->args,
+                                       {expected[0].shape}, results, opts);
+    if (err) {
+      ADD_FAILURE() << llvm::toString(std::move(err));
+      return -1;
+    }
+    double atol, rtol;
+    defaultTolerance(results[0].kind, atol, rtol);
+    EXPECT_EQ(compare(results[0], expected[0], atol, rtol).mismatches, 0)
+        << "with " << sms << " SMs";
+    // The merge kernel's blocks: one per (row, K/V head).
+    return stats.blocks - 64 * 2;
+  };
+  EXPECT_EQ(splitBlocks(4), 4 * 2);
+  EXPECT_EQ(splitBlocks(132), 16 * 2);
+  EXPECT_EQ(splitBlocks(0), 16 * 2);
+}
