@@ -63,6 +63,18 @@ if os.path.exists(ptxas) and os.path.exists(
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%ptxas", ptxas))
 config.substitutions.append(("%python", sys.executable if "sys" in dir() else "python3"))
+# nvdisasm (PyPI's nvidia-cuda-nvdisasm, installed by scripts/install-tools.sh
+# into .venv-tools) for the SASS checks: $ATTN_NVDISASM, PATH, then the venv.
+import glob
+nvdisasm = os.environ.get("ATTN_NVDISASM") or shutil.which("nvdisasm")
+if not nvdisasm:
+    found = sorted(glob.glob(os.path.join(
+        config.attn_src_root, ".venv-tools", "lib", "python3*", "site-packages",
+        "nvidia", "cu*", "bin", "nvdisasm")))
+    nvdisasm = found[-1] if found else None
+if nvdisasm and os.path.exists(nvdisasm):
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", nvdisasm))
 # The GPU kernel sweep (test/unittests/GPUEmulator), which can dump its specs.
 config.substitutions.append(
     ("%gpu_sweep", os.path.join(config.attn_obj_root, "test", "unittests",
