@@ -170,6 +170,14 @@ Value buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l);
 /// is finite) while every scaling is exact.
 Value buildRowSumScale(OpBuilder &b, Location loc, Value l);
 
+/// s / t for two row-sum scales (buildRowSumScale: normal powers of two), by
+/// exponent arithmetic instead of a division (a dependent vdivss per row in
+/// the online softmax): the bit patterns' difference plus 1.0's. A quotient
+/// below the normal range is 0 (it only arises for t of an empty row, l = 0,
+/// whose accumulator is 0), one above it the largest power of two (it cannot
+/// arise: l <= Nk); so the result is always finite.
+Value buildScaleRatio(OpBuilder &b, Location loc, Value s, Value t);
+
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.
 Value buildClampedKvLen(OpBuilder &b, Location loc, const LogitContext &ctx,
                         Value element);

@@ -204,8 +204,8 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                                        splat(b2, l2, invL));
               Value wOld = arith::MulFOp::create(
                   b2, l2, alpha,
-                  arith::DivFOp::create(b2, l2, invL,
-                                        buildRowSumScale(b2, l2, lOld)));
+                  buildScaleRatio(b2, l2, invL,
+                                  buildRowSumScale(b2, l2, lOld)));
               // acc[r, i, :] *= alpha s' / s.
               Value scaledAcc =
                   scaleRow(b2, l2, acc, dv, r, i, splat(b2, l2, wOld));

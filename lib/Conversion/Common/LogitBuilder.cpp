@@ -577,6 +577,21 @@ Value mlir::attn::buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l) {
       lse);
 }
 
+Value mlir::attn::buildScaleRatio(OpBuilder &b, Location loc, Value s,
+                                  Value t) {
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value diff =
+      arith::SubIOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, s),
+                            arith::BitcastOp::create(b, loc, i32, t));
+  Value bits = arith::AddIOp::create(b, loc, diff, c(127 << 23));
+  bits = arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, bits, c(254 << 23)), c(0));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
 Value mlir::attn::buildRowSumScale(OpBuilder &b, Location loc, Value l) {
   // Biased exponent e of l (l >= 0); s = 2^-(e - 126) has biased exponent
   // 253 - e, clamped to [1, 253] so that s is a normal power of two.
