@@ -32,6 +32,7 @@ Interp::Interp(ModuleOp module, const EmulatorOptions &options)
   registerMemRefHandlers(*this);
   registerGPUHandlers(*this);
   registerNVGPUHandlers(*this);
+  registerMBarrierHandlers(*this);
   registerControlFlowHandlers(*this);
 }
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -152,6 +153,15 @@ struct AsyncCopy {
   Operation *op;
 };
 
+/// An mbarrier object (MBarrierOps.cpp): expected arrivals per phase, the
+/// arrivals and transaction bytes its current phase still waits for, the
+/// phase number.
+struct MBarrierState {
+  bool initialized = false;
+  int64_t index = 0;
+  int64_t expected = 0, pending = 0, txBytes = 0, phase = 0;
+};
+
 struct LaneAsyncState {
   std::vector<AsyncCopy> open;
   std::deque<std::vector<AsyncCopy>> committed;
@@ -266,6 +276,8 @@ public:
   /// Its attn_status_t.
   int checkStatus = 0;
   uint32_t epoch = 1;
+  /// The mbarrier objects, by (buffer of their group, index in it).
+  std::map<std::pair<int32_t, int64_t>, MBarrierState> mbarriers;
 
 private:
   void numberValues(Operation *root);
@@ -285,6 +297,7 @@ void registerVectorHandlers(Interp &interp);
 void registerMemRefHandlers(Interp &interp);
 void registerGPUHandlers(Interp &interp);
 void registerNVGPUHandlers(Interp &interp);
+void registerMBarrierHandlers(Interp &interp);
 void registerControlFlowHandlers(Interp &interp);
 
 /// Element kind of a value's type (scalar, vector or memref), failing on
