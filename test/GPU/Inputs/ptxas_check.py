@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spec_flags import spec_flags  # noqa: E402
+
 # Opt-in shared memory per block (bytes).
 SMEM_BUDGET = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024,
                "sm_90": 227 * 1024, "sm_90a": 227 * 1024}
@@ -45,12 +48,7 @@ def main():
                 name = os.path.basename(spec)
             for chip in args.chips.split(","):
                 ptx = os.path.join(tmp, "k.ptx")
-                flags = []
-                with open(spec) as f:
-                    first = f.readline()
-                if first.startswith("// attn-compile flags:"):
-                    flags = first.split(":", 1)[1].split()
-                flags = flags + args.flags.split()
+                flags = spec_flags(spec, args.flags)
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
                                     "--emit=ptx", "-o", ptx] + flags,
                                    capture_output=True, text=True)

@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spec_flags import spec_flags  # noqa: E402
+
 TENSOR_KERNEL = re.compile(r"_(attention(_split)?(_per_call)?|proj_\w+)$")
 
 
@@ -35,12 +38,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.specs:
             name = os.path.relpath(spec, os.path.dirname(os.path.dirname(spec)))
-            with open(spec) as f:
-                first = f.readline()
-            flags = []
-            if first.startswith("// attn-compile flags:"):
-                flags = first.split(":", 1)[1].split()
-            flags += args.flags.split()
+            flags = spec_flags(spec, args.flags)
             for chip in args.chips.split(","):
                 cubin = os.path.join(tmp, "k.cubin")
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
