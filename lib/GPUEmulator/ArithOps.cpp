@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Index/IR/IndexOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -29,6 +30,8 @@ using namespace mlir::attn::gpuemu;
 unsigned mlir::attn::gpuemu::numElems(Type type) {
   if (auto v = dyn_cast<VectorType>(type))
     return static_cast<unsigned>(v.getNumElements());
+  if (auto st = dyn_cast<LLVM::LLVMStructType>(type))
+    return static_cast<unsigned>(st.getBody().size());
   return 1;
 }
 

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -33,6 +35,7 @@ Interp::Interp(ModuleOp module, const EmulatorOptions &options)
   registerGPUHandlers(*this);
   registerNVGPUHandlers(*this);
   registerMBarrierHandlers(*this);
+  registerWgmmaHandlers(*this);
   registerControlFlowHandlers(*this);
 }
 
@@ -83,6 +86,7 @@ Val &Interp::def(Frame &f, Value v, unsigned n, bool uniform) {
   x.isRef = false;
   x.uniform = uniform || f.lanes == 1;
   x.n = n;
+  x.stamp = stats.ops;
   x.data.resize(static_cast<size_t>(x.uniform ? 1 : f.lanes) * n);
   return x;
 }
@@ -212,6 +216,8 @@ LogicalResult Interp::execOp(Operation *op, Frame &f) {
   auto it = handlers.find(op->getName().getTypeID());
   if (it == handlers.end())
     return fail(op, "the GPU emulator does not support this op");
+  if (!inflight.empty() && failed(checkInflightOperands(op, f)))
+    return failure();
   if (failed(it->second(*this, op, f)) || !error.empty())
     return failure();
   return success();
@@ -233,6 +239,7 @@ LogicalResult Interp::execRegion(Region &region, Frame &f, ArrayRef<Val *> args,
   for (auto [arg, v] : llvm::zip(block.getArguments(), args)) {
     Val &dst = f.vals[id(arg)];
     dst.defined = true;
+    dst.stamp = stats.ops;
     dst.isRef = v->isRef;
     dst.uniform = v->uniform;
     dst.n = v->n;
@@ -263,6 +270,7 @@ int32_t Interp::addBuffer(Buffer b) {
     nb.writeEpoch.assign(n, 0);
     nb.readEpoch.assign(n, 0);
     nb.pending.assign(n, 0);
+    nb.asyncReads.assign(n, 0);
   }
   return static_cast<int32_t>(buffers.size() - 1);
 }
@@ -350,6 +358,11 @@ LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
                       "writes shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write");
+    if (b.asyncReads[i])
+      return failLane(op, f, lane,
+                      "writes shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that a wgmma.mma_async still in flight reads: a "
+                          "missing nvvm.wgmma.wait.group.sync.aligned");
     if (options.detectSharedRaces && b.readEpoch[i] == epoch &&
         b.reader[i] != static_cast<int32_t>(lane))
       return failLane(
@@ -440,10 +453,16 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
   f.active.assign(f.lanes, 1);
   f.vals.resize(ids.size());
   std::vector<int32_t> sharedBufs;
+  // Addresses in the shared window: the dynamic buffer at 0, each
+  // attribution after it at the next 1024-byte boundary (the alignment of
+  // 128-byte swizzle atoms).
+  int64_t sharedTop = 0;
   auto makeShared = [&](int64_t bytes, std::string name) {
     Buffer b;
     b.shared = true;
     b.bytes = bytes;
+    b.sharedBase = sharedTop;
+    sharedTop += (std::max<int64_t>(bytes, 1) + 1023) / 1024 * 1024;
     b.owned.assign(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 0xff);
     b.name = std::move(name);
     int32_t id = addBuffer(std::move(b));
@@ -463,6 +482,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
   }
   if (!launchOp.getPrivateAttributions().empty())
     return fail(op, "private attributions are not emulated");
+  f.sharedBufs = sharedBufs;
 
   Region &body = launchOp.getBody();
   if (!body.hasOneBlock())
@@ -478,6 +498,8 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       v.defined = false;
     f.allActive = true;
     f.async.assign(f.lanes, LaneAsyncState());
+    warpgroups.assign((f.lanes + 127) / 128, WarpgroupState());
+    inflight.clear();
     f.blockId[0] = lin % grid[0];
     f.blockId[1] = (lin / grid[0]) % grid[1];
     f.blockId[2] = lin / (grid[0] * grid[1]);
@@ -490,6 +512,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       Buffer &b = buffers[id];
       std::fill(b.owned.begin(), b.owned.end(), 0xff);
       std::fill(b.pending.begin(), b.pending.end(), 0);
+      std::fill(b.asyncReads.begin(), b.asyncReads.end(), 0);
       std::fill(b.writer.begin(), b.writer.end(), -1);
     }
     // Block arguments: ids and sizes.
@@ -535,6 +558,12 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
     }
     if (failed(execBlock(body.front(), f)))
       return failure();
+    for (auto [w, wg] : llvm::enumerate(warpgroups))
+      if (!wg.open.results.empty() || !wg.committed.empty())
+        return failLane(op, f, static_cast<unsigned>(w * 128),
+                        "the block ends with wgmma.mma_async operations in "
+                        "flight: a missing "
+                        "nvvm.wgmma.wait.group.sync.aligned");
   }
   f.isKernel = false;
   f.parent = nullptr;
@@ -631,8 +660,9 @@ llvm::Error mlir::attn::emulate(ModuleOp module, StringRef funcName,
 }
 
 void mlir::attn::registerEmulatorDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
-                  math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
-                  scf::SCFDialect, vector::VectorDialect>();
+  registry
+      .insert<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
+              gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
+              math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
+              nvgpu::NVGPUDialect, scf::SCFDialect, vector::VectorDialect>();
 }

@@ -22,10 +22,12 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -108,6 +110,9 @@ struct Val {
   bool uniform = true;
   bool isRef = false;
   uint32_t n = 1;
+  /// The interpreted-op count when the value was last defined (wgmma's
+  /// fence rule compares it with the warpgroup's last wgmma.fence).
+  int64_t stamp = 0;
   std::vector<Slot> data;
   std::vector<MemRefDesc> refs;
 
@@ -128,6 +133,10 @@ struct Buffer {
   uint8_t *data = nullptr;
   int64_t bytes = 0;
   bool shared = false;
+  /// Shared memory only: the buffer's address in the block's shared window
+  /// (what memref.extract_aligned_pointer_as_index gives and wgmma
+  /// descriptors hold).
+  int64_t sharedBase = 0;
   std::string name;
   /// Storage the emulator owns (shared memory, allocations).
   std::vector<uint8_t> owned;
@@ -137,6 +146,9 @@ struct Buffer {
   std::vector<int32_t> writer, reader;
   std::vector<uint32_t> writeEpoch, readEpoch;
   std::vector<uint16_t> pending;
+  /// Shared memory only: per byte, the wgmma operations in flight that read
+  /// it (a write before their wait is a hazard).
+  std::vector<uint16_t> asyncReads;
 };
 
 // Buffers live in a vector that grows: moving one must keep `data` (the heap
@@ -160,6 +172,24 @@ struct MBarrierState {
   bool initialized = false;
   int64_t index = 0;
   int64_t expected = 0, pending = 0, txBytes = 0, phase = 0;
+};
+
+/// A wgmma group of one warpgroup (WgmmaOps.cpp): the accumulators its
+/// wgmma.mma_async operations produce and the shared-memory bytes they read,
+/// both in flight until a wgmma.wait.group retires the group.
+struct WgmmaGroup {
+  SmallVector<Value> results;
+  /// (buffer, byte offset, bytes).
+  std::vector<std::tuple<int32_t, int64_t, int64_t>> reads;
+};
+
+/// The wgmma state of one warpgroup (128 consecutive threads).
+struct WarpgroupState {
+  /// The interpreted-op count at its last wgmma.fence.aligned (0: none).
+  int64_t fenceStamp = 0;
+  /// Issued since the last commit, and committed but not yet retired.
+  WgmmaGroup open;
+  std::deque<WgmmaGroup> committed;
 };
 
 struct LaneAsyncState {
@@ -186,6 +216,8 @@ struct Frame {
   int64_t blockDim[3] = {1, 1, 1};
   std::vector<LaneAsyncState> async;
   int32_t dynamicSharedBuf = -1;
+  /// The block's shared buffers (dynamic, then workgroup attributions).
+  std::vector<int32_t> sharedBufs;
 };
 
 class Interp;
@@ -278,6 +310,19 @@ public:
   uint32_t epoch = 1;
   /// The mbarrier objects, by (buffer of their group, index in it).
   std::map<std::pair<int32_t, int64_t>, MBarrierState> mbarriers;
+  /// wgmma (WgmmaOps.cpp): per warpgroup of the block, and the accumulators
+  /// in flight with, per warpgroup, how many issued groups still produce
+  /// them. Reading one before its wait is an error (execOp checks every
+  /// operand while any is in flight).
+  std::vector<WarpgroupState> warpgroups;
+  llvm::DenseMap<Value, std::array<uint16_t, 8>> inflight;
+  LogicalResult checkInflightOperands(Operation *op, Frame &f);
+  /// Resolves `len` bytes at shared-window address `addr` to a shared
+  /// buffer of the block and a byte offset in it; fails if they are not
+  /// inside one.
+  LogicalResult sharedAddress(Operation *op, Frame &f, unsigned lane,
+                              int64_t addr, int64_t len, int32_t &buf,
+                              int64_t &off);
 
 private:
   void numberValues(Operation *root);
@@ -298,6 +343,7 @@ void registerMemRefHandlers(Interp &interp);
 void registerGPUHandlers(Interp &interp);
 void registerNVGPUHandlers(Interp &interp);
 void registerMBarrierHandlers(Interp &interp);
+void registerWgmmaHandlers(Interp &interp);
 void registerControlFlowHandlers(Interp &interp);
 
 /// Element kind of a value's type (scalar, vector or memref), failing on

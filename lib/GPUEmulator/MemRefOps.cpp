@@ -108,15 +108,19 @@ static LogicalResult execDim(Interp &in, Operation *op, Frame &f) {
 }
 
 /// memref.extract_aligned_pointer_as_index: the address of the aligned
-/// pointer (host code compares buffers with it).
+/// pointer (host code compares buffers with it); of shared memory, its
+/// address in the block's shared window (what wgmma descriptors hold).
 static LogicalResult execAlignedPointer(Interp &in, Operation *op, Frame &f) {
   auto e = cast<memref::ExtractAlignedPointerAsIndexOp>(op);
   Val &mem = in.get(f, e.getSource());
   Val &r = in.def(f, e.getResult(), 1, mem.uniform);
   in.forResult(f, mem.uniform, [&](unsigned l) {
     const MemRefDesc &m = mem.ref(l);
-    r.at(l, 0).i = static_cast<int64_t>(
-        reinterpret_cast<intptr_t>(in.buffer(m.buf).data) + m.base);
+    const Buffer &b = in.buffer(m.buf);
+    r.at(l, 0).i =
+        b.shared ? b.sharedBase + m.base
+                 : static_cast<int64_t>(reinterpret_cast<intptr_t>(b.data) +
+                                        m.base);
   });
   return success();
 }

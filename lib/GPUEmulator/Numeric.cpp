@@ -6,6 +6,7 @@
 
 #include "Interp.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -20,6 +21,14 @@ using namespace mlir::attn::gpuemu;
 bool mlir::attn::gpuemu::kindOf(Type type, EK &kind) {
   if (auto shaped = dyn_cast<ShapedType>(type))
     type = shaped.getElementType();
+  // An LLVM struct of one element type (wgmma's accumulators) is held like
+  // a vector of its fields.
+  if (auto st = dyn_cast<LLVM::LLVMStructType>(type)) {
+    ArrayRef<Type> body = st.getBody();
+    if (body.empty() || !llvm::all_equal(body))
+      return false;
+    type = body.front();
+  }
   if (type.isIndex())
     kind = EK::Index;
   else if (type.isInteger(1))

@@ -79,6 +79,8 @@ struct EmulatorStats {
   /// Operations interpreted (once per op per block, not per thread).
   int64_t ops = 0;
   int64_t mmaSyncs = 0;
+  /// wgmma.mma_async operations, once per warpgroup.
+  int64_t wgmmas = 0;
   int64_t ldmatrices = 0;
   int64_t shuffles = 0;
   int64_t asyncCopies = 0;
