@@ -36,6 +36,8 @@ Interp::Interp(ModuleOp module, const EmulatorOptions &options)
   registerNVGPUHandlers(*this);
   registerMBarrierHandlers(*this);
   registerWgmmaHandlers(*this);
+  registerTmaHandlers(*this);
+  registerBarrierHandlers(*this);
   registerControlFlowHandlers(*this);
 }
 
@@ -271,6 +273,8 @@ int32_t Interp::addBuffer(Buffer b) {
     nb.readEpoch.assign(n, 0);
     nb.pending.assign(n, 0);
     nb.asyncReads.assign(n, 0);
+    nb.tmaPending.assign(n, 0);
+    nb.landedBy.assign(n, -1);
   }
   return static_cast<int32_t>(buffers.size() - 1);
 }
@@ -327,6 +331,22 @@ LogicalResult Interp::noteRead(Operation *op, Frame &f, unsigned lane,
                       "reads shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write: a missing nvgpu.device_async_wait");
+    if (b.tmaPending[i])
+      return failLane(op, f, lane,
+                      "reads shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that a TMA load still in flight will write: a "
+                          "missing wait on its mbarrier");
+    if (b.landedBy[i] >= 0) {
+      const TmaLanded &t = landings[b.landedBy[i]];
+      const std::vector<int64_t> &seen = t.barrier->seen;
+      if (lane >= seen.size() || seen[lane] <= t.phase)
+        return failLane(op, f, lane,
+                        "reads shared memory (" + b.name + ", byte " +
+                            Twine(i) + ") that a TMA load wrote, without a " +
+                            "wait that saw phase " + Twine(t.phase) +
+                            " of mbarrier " + Twine(t.barrier->index) +
+                            " complete: a missing wait on its mbarrier");
+    }
     if (options.detectUninitializedReads && b.writer[i] == -1)
       return failLane(op, f, lane,
                       "reads shared memory (" + b.name + ", byte " + Twine(i) +
@@ -358,6 +378,10 @@ LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
                       "writes shared memory (" + b.name + ", byte " + Twine(i) +
                           ") that an asynchronous copy still in flight will "
                           "write");
+    if (b.tmaPending[i])
+      return failLane(op, f, lane,
+                      "writes shared memory (" + b.name + ", byte " + Twine(i) +
+                          ") that a TMA load still in flight will write");
     if (b.asyncReads[i])
       return failLane(op, f, lane,
                       "writes shared memory (" + b.name + ", byte " + Twine(i) +
@@ -374,6 +398,7 @@ LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
               "gpu.barrier");
     b.writer[i] = static_cast<int32_t>(lane);
     b.writeEpoch[i] = epoch;
+    b.landedBy[i] = -1;
   }
   return success();
 }
@@ -499,6 +524,7 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
     f.allActive = true;
     f.async.assign(f.lanes, LaneAsyncState());
     warpgroups.assign((f.lanes + 127) / 128, WarpgroupState());
+    namedArrivals.fill(0);
     inflight.clear();
     f.blockId[0] = lin % grid[0];
     f.blockId[1] = (lin / grid[0]) % grid[1];
@@ -513,8 +539,11 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       std::fill(b.owned.begin(), b.owned.end(), 0xff);
       std::fill(b.pending.begin(), b.pending.end(), 0);
       std::fill(b.asyncReads.begin(), b.asyncReads.end(), 0);
+      std::fill(b.tmaPending.begin(), b.tmaPending.end(), 0);
+      std::fill(b.landedBy.begin(), b.landedBy.end(), -1);
       std::fill(b.writer.begin(), b.writer.end(), -1);
     }
+    landings.clear();
     // Block arguments: ids and sizes.
     auto bindUniform = [&](Value v, int64_t x) {
       Val &r = def(f, v, 1, true);

@@ -149,6 +149,13 @@ struct Buffer {
   /// Shared memory only: per byte, the wgmma operations in flight that read
   /// it (a write before their wait is a hazard).
   std::vector<uint16_t> asyncReads;
+  /// Shared memory only: per byte, the TMA loads in flight that will write
+  /// it (they land when their mbarrier's phase completes).
+  std::vector<uint16_t> tmaPending;
+  /// Shared memory only: per byte, the TMA landing that wrote it last
+  /// (Interp::landings), or -1 if a thread wrote it since; a thread reading
+  /// it must have seen that mbarrier phase complete.
+  std::vector<int32_t> landedBy;
 };
 
 // Buffers live in a vector that grows: moving one must keep `data` (the heap
@@ -165,13 +172,44 @@ struct AsyncCopy {
   Operation *op;
 };
 
+/// The bytes of a TMA load (TmaOps.cpp), read from global memory when it
+/// was issued, that land in shared memory when its mbarrier's phase
+/// completes.
+struct TmaLanding {
+  int32_t buf;
+  int64_t off;
+  std::vector<uint8_t> bytes;
+};
+
 /// An mbarrier object (MBarrierOps.cpp): expected arrivals per phase, the
 /// arrivals and transaction bytes its current phase still waits for, the
-/// phase number.
+/// phase number, and the TMA loads that complete with the phase.
 struct MBarrierState {
   bool initialized = false;
   int64_t index = 0;
   int64_t expected = 0, pending = 0, txBytes = 0, phase = 0;
+  std::vector<TmaLanding> landing;
+  /// Per thread, how many phases it has seen complete (a wait that
+  /// returned): bytes a TMA load landed with phase p are visible to the
+  /// threads with seen > p.
+  std::vector<int64_t> seen;
+};
+
+/// The phase completion with which TMA bytes landed (Buffer::landedBy).
+struct TmaLanded {
+  const MBarrierState *barrier;
+  int64_t phase;
+};
+
+/// A tensor map (nvgpu.tma.create.descriptor, TmaOps.cpp): the global
+/// tensor, the box (outermost dimension first, as the memref), the swizzle
+/// width in bytes (0: none) and the out-of-bounds fill.
+struct TensorMap {
+  MemRefDesc global;
+  int32_t kind = 0; // EK
+  int64_t box[kMaxRank] = {};
+  unsigned swizzleBytes = 0;
+  bool nanFill = false;
 };
 
 /// A wgmma group of one warpgroup (WgmmaOps.cpp): the accumulators its
@@ -187,6 +225,8 @@ struct WgmmaGroup {
 struct WarpgroupState {
   /// The interpreted-op count at its last wgmma.fence.aligned (0: none).
   int64_t fenceStamp = 0;
+  /// Registers per thread its last setmaxnreg set (0: the launch's).
+  int64_t maxRegisters = 0;
   /// Issued since the last commit, and committed but not yet retired.
   WgmmaGroup open;
   std::deque<WgmmaGroup> committed;
@@ -291,6 +331,9 @@ public:
   LogicalResult retireAsync(Operation *op, Frame &f, unsigned lane,
                             size_t keep);
   void barrier() { ++epoch; }
+  /// Per named barrier (0 to 15, BarrierOps.cpp): the threads that have
+  /// arrived at its current use.
+  std::array<int64_t, 16> namedArrivals = {};
   /// Checks that every warp is entirely active or entirely inactive and
   /// that the block is made of whole warps.
   LogicalResult checkWarpsConverged(Operation *op, Frame &f);
@@ -316,6 +359,14 @@ public:
   /// operand while any is in flight).
   std::vector<WarpgroupState> warpgroups;
   llvm::DenseMap<Value, std::array<uint16_t, 8>> inflight;
+  /// Tensor maps by the value their descriptors hold.
+  std::vector<TensorMap> tensorMaps;
+  /// The phase completions that landed TMA bytes in this block.
+  std::vector<TmaLanded> landings;
+  /// Completes the current phase of `s` (MBarrierOps.cpp and TmaOps.cpp):
+  /// the TMA loads of the phase land, the next phase starts.
+  LogicalResult completePhase(Operation *op, Frame &f, unsigned lane,
+                              MBarrierState &s);
   LogicalResult checkInflightOperands(Operation *op, Frame &f);
   /// Resolves `len` bytes at shared-window address `addr` to a shared
   /// buffer of the block and a byte offset in it; fails if they are not
@@ -344,6 +395,8 @@ void registerGPUHandlers(Interp &interp);
 void registerNVGPUHandlers(Interp &interp);
 void registerMBarrierHandlers(Interp &interp);
 void registerWgmmaHandlers(Interp &interp);
+void registerTmaHandlers(Interp &interp);
+void registerBarrierHandlers(Interp &interp);
 void registerControlFlowHandlers(Interp &interp);
 
 /// Element kind of a value's type (scalar, vector or memref), failing on

@@ -25,6 +25,8 @@
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::attn::gpuemu;
 
@@ -74,8 +76,7 @@ LogicalResult arrive(Interp &in, Operation *op, Frame &f, unsigned lane,
       return in.failLane(op, f, lane,
                          "nvgpu.mbarrier.arrive.nocomplete would complete " +
                              describe(s));
-    ++s.phase;
-    s.pending = s.expected;
+    return in.completePhase(op, f, lane, s);
   }
   return success();
 }
@@ -119,10 +120,17 @@ LogicalResult execInit(Interp &in, Operation *op, Frame &f) {
                             " outside [1, 2^20]");
       return;
     }
+    if (!s->landing.empty()) {
+      res = in.failLane(op, f, l,
+                        "nvgpu.mbarrier.init of " + describe(*s) +
+                            " while TMA loads still wait for it");
+      return;
+    }
     s->initialized = true;
     s->expected = s->pending = count;
     s->txBytes = 0;
     s->phase = 0;
+    s->seen.assign(f.lanes, 0);
   });
   return res;
 }
@@ -175,7 +183,10 @@ LogicalResult execTestWait(Interp &in, Operation *op, Frame &f) {
     if (failed(res) || failed(res = barrierOf(in, op, f, l, t.getBarriers(),
                                               t.getMbarId(), s)))
       return;
-    r.at(l, 0).i = s->phase > in.get(f, t.getToken()).at(l, 0).i ? 1 : 0;
+    int64_t token = in.get(f, t.getToken()).at(l, 0).i;
+    r.at(l, 0).i = s->phase > token ? 1 : 0;
+    if (s->phase > token && l < s->seen.size())
+      s->seen[l] = std::max(s->seen[l], token + 1);
   });
   return res;
 }
@@ -197,8 +208,12 @@ LogicalResult execTryWaitParity(Interp &in, Operation *op, Frame &f) {
     // The phase of parity p is complete once the current phase's parity
     // differs (the current phase is never complete).
     int64_t parity = in.get(f, w.getPhaseParity()).at(l, 0).i & 1;
-    if ((s->phase & 1) != parity)
+    if ((s->phase & 1) != parity) {
+      // Phase - 1 (of this parity) and all before it have completed.
+      if (l < s->seen.size())
+        s->seen[l] = std::max(s->seen[l], s->phase);
       return;
+    }
     std::string why =
         f.allActive
             ? "every thread of the block is waiting, so no arrival can come"

@@ -92,6 +92,29 @@ inline std::string launch(int threads, const std::string &body,
          "    }\n";
 }
 
+/// A wgmma matrix descriptor %`name` (i64) of a tile at shared byte
+/// `tileOff` of a buffer whose address is %base64, with leading and stride
+/// byte offsets `lbo` and `sbo` and layout type `swizzle` (0 none, 1 128 B,
+/// 2 64 B, 3 32 B), following the PTX ISA's "Matrix Descriptor Format":
+/// bits 0-13 address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle.
+/// Needs %c4_64 (4 : i64) and %c3fff (16383 : i64).
+inline std::string wgmmaDescriptor(const std::string &name, int64_t tileOff,
+                                   int64_t lbo, int64_t sbo, int64_t swizzle) {
+  int64_t hi = ((sbo >> 4) & 0x3FFF) | (swizzle << 30);
+  int64_t lo = ((lbo >> 4) & 0x3FFF) << 16;
+  std::string n = "%" + name;
+  auto cst = [&](const std::string &suffix, int64_t v) {
+    return "      " + n + suffix + " = arith.constant " + std::to_string(v) +
+           " : i64\n";
+  };
+  return cst("_off", tileOff) + cst("_lo", lo) + cst("_hi", hi << 32) +
+         "      " + n + "_a = arith.addi %base64, " + n + "_off : i64\n" +
+         "      " + n + "_s = arith.shrui " + n + "_a, %c4_64 : i64\n" +
+         "      " + n + "_m = arith.andi " + n + "_s, %c3fff : i64\n" +
+         "      " + n + "_l = arith.ori " + n + "_m, " + n + "_lo : i64\n" +
+         "      " + n + " = arith.ori " + n + "_l, " + n + "_hi : i64\n";
+}
+
 } // namespace emutest
 
 #endif // ATTN_TEST_GPUEMULATOR_EMULATORTESTUTIL_H

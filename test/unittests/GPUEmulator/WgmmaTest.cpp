@@ -104,23 +104,9 @@ std::string structType(int n) {
   return s + ")>";
 }
 
-/// The descriptor of a tile at shared byte `tileOff` (plus `extra`), as i64
-/// arithmetic on the buffer's address %base.
 std::string descriptor(const std::string &name, int64_t tileOff,
                        const Placement &p) {
-  int64_t hi = ((p.sbo >> 4) & 0x3FFF) | (p.swizzle << 30);
-  int64_t lo = ((p.lbo >> 4) & 0x3FFF) << 16;
-  std::string n = "%" + name;
-  auto cst = [&](const std::string &suffix, int64_t v) {
-    return "      " + n + suffix + " = arith.constant " + std::to_string(v) +
-           " : i64\n";
-  };
-  return cst("_off", tileOff) + cst("_lo", lo) + cst("_hi", hi << 32) +
-         "      " + n + "_a = arith.addi %base64, " + n + "_off : i64\n" +
-         "      " + n + "_s = arith.shrui " + n + "_a, %c4_64 : i64\n" +
-         "      " + n + "_m = arith.andi " + n + "_s, %c3fff : i64\n" +
-         "      " + n + "_l = arith.ori " + n + "_m, " + n + "_lo : i64\n" +
-         "      " + n + " = arith.ori " + n + "_l, " + n + "_hi : i64\n";
+  return wgmmaDescriptor(name, tileOff, p.lbo, p.sbo, p.swizzle);
 }
 
 struct Case {
