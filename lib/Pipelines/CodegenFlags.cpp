@@ -101,7 +101,11 @@ GpuCodegenFlags::GpuCodegenFlags(cl::OptionCategory &category,
       gpuSplits("gpu-splits",
                 cl::desc("Split-KV chunks of the GPU decode kernel (-1: "
                          "chosen at run time, 0: off)"),
-                cl::init(-1), cl::cat(category)) {}
+                cl::init(-1), cl::cat(category)),
+      gpuWgmma("gpu-wgmma",
+               cl::desc("S = Q K^T on Hopper's wgmma (needs "
+                        "--gpu-chip=sm_90a; the emulator runs it too)"),
+               cl::init(false), cl::cat(category)) {}
 
 llvm::Error GpuCodegenFlags::apply(GpuCodegenOptions &options) const {
   if (gpuFormat != "isa" && gpuFormat != "bin" && gpuFormat != "fatbin")
@@ -114,5 +118,6 @@ llvm::Error GpuCodegenFlags::apply(GpuCodegenOptions &options) const {
   options.tileK = gpuTileK;
   options.warpRows = gpuWarpRows;
   options.splits = gpuSplits;
+  options.wgmma = gpuWgmma;
   return llvm::Error::success();
 }

@@ -103,6 +103,7 @@ void mlir::attn::setPipelineOptions(GpuPipelineOptions &opts,
   opts.tileK = codegen.tileK;
   opts.warpRows = codegen.warpRows;
   opts.splits = codegen.splits;
+  opts.wgmma = codegen.wgmma;
   opts.cudaPath = codegen.cudaPath;
 }
 
@@ -116,6 +117,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   kernelOpts.tileK = opts.tileK;
   kernelOpts.warpRows = opts.warpRows;
   kernelOpts.splits = opts.splits;
+  kernelOpts.wgmma = opts.wgmma;
   if (opts.kernelsOnly) {
     pm.addPass(createConvertAttnToGpu(kernelOpts));
     return llvm::Error::success();
@@ -132,6 +134,8 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
     return err("chip '" + chip +
                "' is not supported: the kernels need mma.sync m16n8k16 and "
                "cp.async (sm_80 or newer)");
+  if (opts.wgmma && chip != "sm_90a")
+    return err("wgmma needs chip sm_90a (got '" + chip + "')");
   std::string toolkit = findCudaToolkit(opts.cudaPath);
   if (toolkit.empty()) {
     std::string looked = opts.cudaPath.empty()

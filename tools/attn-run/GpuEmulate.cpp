@@ -34,13 +34,18 @@ static const ToolError fail("attn-run");
 
 void mlir::attn::printEmulatorStats(const EmulatorStats &stats,
                                     double seconds) {
+  llvm::outs() << llvm::format("emulate: %.3f s", seconds) << " ("
+               << stats.launches
+               << (stats.launches == 1 ? " launch, " : " launches, ")
+               << stats.blocks << " blocks, " << stats.threads << " threads; "
+               << stats.mmaSyncs << " mma.sync, ";
+  if (stats.wgmmas)
+    llvm::outs() << stats.wgmmas << " wgmma, ";
   llvm::outs()
-      << llvm::format("emulate: %.3f s", seconds) << " (" << stats.launches
-      << (stats.launches == 1 ? " launch, " : " launches, ") << stats.blocks
-      << " blocks, " << stats.threads << " threads; " << stats.mmaSyncs
-      << " mma.sync, " << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies
-      << " cp.async, " << stats.shuffles << " shuffles, " << stats.barriers
-      << " barriers; warp-level ops counted per warp, barriers per block)\n";
+      << stats.ldmatrices << " ldmatrix, " << stats.asyncCopies << " cp.async, "
+      << stats.shuffles << " shuffles, " << stats.barriers
+      << " barriers; warp-level ops counted per warp (wgmma per warpgroup), "
+         "barriers per block)\n";
 }
 
 bool mlir::attn::hasGpuLaunch(ModuleOp module) {

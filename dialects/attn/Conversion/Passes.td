@@ -273,6 +273,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"tileK", "tile-k", "int64_t", "64", "Keys per tile (16..128)">,
     Option<"warpRows", "warp-rows", "int64_t", "0",
            "Query rows per warp of the row-tiled kernel: 16 or 32 (0: 16)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "S = Q K^T on Hopper's warpgroup MMA (sm_90a): Q and K staged "
+           "in 128-byte swizzled shared memory, one nvvm.wgmma.mma_async "
+           "m64nNk16 per 16 dims (4 warps, 16 rows per warp, head dims a "
+           "multiple of 64; other kernels keep mma.sync)">,
     Option<"splits", "splits", "int64_t", "-1",
            "Split-KV chunks when all rows fit one row tile (decode): -1 "
            "chooses at run time (about two blocks per SM), 0 turns split-KV "
@@ -286,7 +291,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::vector::VectorDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::gpu::GPUDialect",
-    "::mlir::nvgpu::NVGPUDialect"
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -74,6 +74,7 @@ public:
 private:
   llvm::cl::opt<std::string> gpuChip, gpuFormat, cudaPath;
   llvm::cl::opt<int64_t> gpuWarps, gpuTileK, gpuWarpRows, gpuSplits;
+  llvm::cl::opt<bool> gpuWgmma;
 };
 
 } // namespace attn

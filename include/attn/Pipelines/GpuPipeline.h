@@ -50,6 +50,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Query rows per warp, 16 or 32 (0: the lowering's "
                      "choice)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma", llvm::cl::desc("S = Q K^T on wgmma (needs chip=sm_90a)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> splits{
       *this, "splits",
       llvm::cl::desc("Split-KV chunks for decode (-1: chosen at run time, "
@@ -89,6 +92,8 @@ struct GpuCodegenOptions {
   /// Query rows per warp of the row-tiled kernel, 16 or 32 (0: the
   /// lowering's choice).
   int64_t warpRows = 0;
+  /// S = Q K^T on wgmma (sm_90a).
+  bool wgmma = false;
   /// The CUDA toolkit (see GpuPipelineOptions::cudaPath).
   std::string cudaPath;
 };

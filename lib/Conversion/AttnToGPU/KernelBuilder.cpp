@@ -84,15 +84,27 @@ void KernelEmitter::emitTileCopy(
     }
     srcIdx.back() = srcCol;
     SmallVector<Value> dstIdx(dstPrefix);
+    // A destination of rank prefix + 3 is swizzled for wgmma
+    // ([cols / 64][rows][64], swizzledRows).
+    bool swizzled = cast<MemRefType>(dst.getType()).getRank() ==
+                    static_cast<int64_t>(dstPrefix.size()) + 3;
     if (inRange) {
-      int64_t pitch = cols + kPad;
+      int64_t pitch = swizzled ? 64 : cols + kPad;
       Value slot = a.mul(tid, ci(8));
       valid = a.both(valid, inRange);
       row = a.select(inRange, row, a.add(ci(rows), divu(slot, ci(pitch))));
       col = a.select(inRange, col, remu(slot, ci(pitch)));
     }
-    dstIdx.push_back(row);
-    dstIdx.push_back(col);
+    if (swizzled) {
+      Value chunk = arith::XOrIOp::create(
+          b, loc, divu(remu(col, ci(64)), ci(8)), remu(row, ci(8)));
+      dstIdx.push_back(divu(col, ci(64)));
+      dstIdx.push_back(row);
+      dstIdx.push_back(a.mul(chunk, ci(8)));
+    } else {
+      dstIdx.push_back(row);
+      dstIdx.push_back(col);
+    }
     Type from = cast<MemRefType>(src.getType()).getElementType();
     if (from != elem) {
       // Converting copy (f32 inputs, quantized K/V): a plain load of the
@@ -127,6 +139,59 @@ void KernelEmitter::emitTileCopy(
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
         b.getUnitAttr()));
+  }
+}
+
+void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
+                                Value kTileOff, int64_t qBlockBytes,
+                                int64_t kBlockBytes) {
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  // A K-major, 128-byte swizzled operand's descriptor (PTX ISA, "Matrix
+  // Descriptor Format"): bits 0-13 the address >> 4, 16-29 LBO >> 4 (16,
+  // unused by swizzled K-major layouts), 32-45 SBO >> 4 (1024: the next 8
+  // rows), 62-63 the layout (1: 128-byte swizzle).
+  Value fields =
+      c64((int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62));
+  auto descriptor = [&](Value addr) {
+    Value x = arith::IndexCastOp::create(b, loc, i64, addr);
+    x = arith::ShRUIOp::create(b, loc, x, c64(4));
+    x = arith::AndIOp::create(b, loc, x, c64(0x3FFF));
+    return arith::OrIOp::create(b, loc, x, fields).getResult();
+  };
+  auto structType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(tk / 2, f32));
+  auto type = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Value acc = LLVM::ZeroOp::create(b, loc, structType);
+  Value kAddr = a.add(smemAddr, kTileOff);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  // 16 dims a step: the step's 32 bytes in its 64-column block.
+  for (int64_t st = 0; st < d / 16; ++st) {
+    int64_t at = (st / 4), in = (st % 4) * 32;
+    Value da = descriptor(a.add(smemAddr, ci(at * qBlockBytes + in)));
+    Value db = descriptor(a.add(kAddr, ci(at * kBlockBytes + in)));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, da, db,
+        NVVM::MMAShapeAttr::get(ctx, 64, tk, 16), type, type,
+        NVVM::WGMMATypes::f32,
+        st == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // Register e of the m64nNk16 accumulator is element (l/4 + 8 ((e%4)/2),
+  // 8 (e/4) + 2 (l%4) + e%2) of the warp's 16 rows: registers 4n .. 4n+3
+  // are the mma.sync C tile n, [r][c] row-major.
+  auto cType = VectorType::get({2, 2}, f32);
+  for (int64_t n = 0; n < tk / 8; ++n) {
+    SmallVector<Value, 4> e;
+    for (int64_t j = 0; j < 4; ++j)
+      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
+    s[n] = vector::FromElementsOp::create(b, loc, cType, e);
   }
 }
 
@@ -270,11 +335,34 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                MemRefLayoutAttrInterface{}, wg);
   auto vType = MemRefType::get({2, vRows, dv + kPad}, elem,
                                MemRefLayoutAttrInterface{}, wg);
-  Value qs = memref::ViewOp::create(b, loc, qType, raw, ci(0), ValueRange{});
   int64_t kOff = qRows * (d + kPad) * bytes;
-  Value ks = memref::ViewOp::create(b, loc, kType, raw, ci(kOff), ValueRange{});
   int64_t vOff = kOff + 2 * kRows * (d + kPad) * bytes;
-  Value vs = memref::ViewOp::create(b, loc, vType, raw, ci(vOff), ValueRange{});
+  // wgmma: Q and K swizzled ([d / 64][rows][64], 128 bytes a row) from a
+  // 1024-byte boundary of the shared window (the swizzle pattern is a
+  // function of the address), whose address the descriptors hold.
+  const bool useWgmma = usesWgmma();
+  Value tilesAt = ci(0), smemAddr;
+  int64_t qBlockBytes = 0, kBlockBytes = 0, kBufBytes = 0;
+  if (useWgmma) {
+    int64_t qRowsW = swizzledRows(tq, d), kRowsW = swizzledRows(tk, d);
+    qType = MemRefType::get({d / 64, qRowsW, 64}, elem,
+                            MemRefLayoutAttrInterface{}, wg);
+    kType = MemRefType::get({2, d / 64, kRowsW, 64}, elem,
+                            MemRefLayoutAttrInterface{}, wg);
+    qBlockBytes = qRowsW * 128;
+    kBlockBytes = kRowsW * 128;
+    kBufBytes = (d / 64) * kBlockBytes;
+    kOff = (d / 64) * qBlockBytes;
+    vOff = kOff + 2 * kBufBytes;
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    tilesAt = remu(a.sub(ci(1024), remu(base, ci(1024))), ci(1024));
+    smemAddr = a.add(base, tilesAt);
+  }
+  Value qs = memref::ViewOp::create(b, loc, qType, raw, tilesAt, ValueRange{});
+  Value ks = memref::ViewOp::create(b, loc, kType, raw,
+                                    a.add(tilesAt, ci(kOff)), ValueRange{});
+  Value vs = memref::ViewOp::create(b, loc, vType, raw,
+                                    a.add(tilesAt, ci(vOff)), ValueRange{});
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
   LogitContext lctx;
@@ -405,7 +493,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                      4);
   };
   SmallVector<Value> qFrag;
-  if (holdQInRegisters())
+  if (!useWgmma && holdQInRegisters())
     for (int64_t f = 0; f < nf; ++f)
       for (int64_t kk = 0; kk < d / 16; ++kk)
         qFrag.push_back(loadQ(f, kk));
@@ -476,7 +564,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     // loaded per step (only the step's are live).
     int64_t nS = tk / 8, dSteps = d / 16;
     SmallVector<Value> s(nf * nS, zeroC);
-    for (int64_t kk = 0; kk < dSteps; kk += 2) {
+    if (useWgmma)
+      emitWgmmaQK(s, smemAddr, a.add(ci(kOff), a.mul(cur, ci(kBufBytes))),
+                  qBlockBytes, kBlockBytes);
+    for (int64_t kk = 0; kk < (useWgmma ? 0 : dSteps); kk += 2) {
       int64_t steps = std::min<int64_t>(2, dSteps - kk);
       SmallVector<Value> qStep;
       for (int64_t f = 0; f < nf; ++f)

@@ -33,6 +33,9 @@ struct GpuKernelOptions {
   /// Split-KV chunks when every row fits one row tile (decode): -1 picks
   /// them at run time from the grid, 0 turns split-KV off.
   int64_t splits = -1;
+  /// S = Q K^T on wgmma (sm_90a) where the kernel's shape allows it
+  /// (KernelEmitter::usesWgmma).
+  bool wgmma = false;
 };
 
 /// The checks every GPU form makes, with an error at `op`: `op` alone in

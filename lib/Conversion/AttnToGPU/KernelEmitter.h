@@ -23,6 +23,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -161,6 +163,8 @@ public:
   }
 
   std::string fnName;
+  /// S = Q K^T on wgmma where the shape allows it (usesWgmma).
+  bool wgmmaOpt = false;
 
   /// The body of a GEMM launch: `result` [m, n] = `lhs` [m, k] `rhs` [k, n],
   /// row-major buffers of the spec's element type (GemmKernel.cpp); the
@@ -240,8 +244,37 @@ private:
       return rows;
     return rows + (threads * 8 + cols + kPad - 1) / (cols + kPad);
   }
+  /// S = Q K^T on wgmma (sm_90a) where the kernel's shape allows it (one
+  /// warpgroup of 16-row warps: 64 rows, the m64 of wgmma; head dims in
+  /// whole 128-byte swizzle rows of 16-bit elements).
+  bool usesWgmma() const {
+    return wgmmaOpt && warps == 4 && rowFrags == 1 && d % 64 == 0 &&
+           elem.getIntOrFloatBitWidth() == 16 && tk % 8 == 0 && tk <= 256;
+  }
+  /// Rows of a tile staged for wgmma: [cols / 64][rows][64] with the
+  /// 16-byte chunks of row r XORed with r % 8 (the 128-byte swizzle), plus
+  /// scratch rows (multiples of 8, keeping each 64-column block at a
+  /// 1024-byte boundary) for the copies of idle threads.
+  int64_t swizzledRows(int64_t rows, int64_t cols) {
+    int64_t threads = kLanes * warps, chunks = rows * cols / 8;
+    if (chunks % threads == 0)
+      return rows;
+    return rows + (threads * 8 / 64 + 7) / 8 * 8;
+  }
+  /// S = Q K^T for the warpgroup's 64 rows on wgmma: Q at shared address
+  /// `smemAddr`, K at `smemAddr + kTileOff`, both swizzled (swizzledRows:
+  /// 64-column blocks `qBlockBytes` / `kBlockBytes` apart); the warp's
+  /// accumulators become the tk / 8 mma.sync C tiles `s`.
+  void emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr, Value kTileOff,
+                   int64_t qBlockBytes, int64_t kBlockBytes);
   /// Dynamic shared memory of the kernel being emitted.
   int64_t sharedBytes() {
+    if (usesWgmma())
+      // Q and K swizzled, V padded, 1024 bytes to align the tiles.
+      return (swizzledRows(tq, d) * d + 2 * swizzledRows(tk, d) * d +
+              2 * stagedRows(tk, dv) * (dv + kPad)) *
+                 (elem.getIntOrFloatBitWidth() / 8) +
+             1024;
     return (stagedRows(tq, d) * (d + kPad) +
             2 * stagedRows(tk, d) * (d + kPad) +
             2 * stagedRows(tk, dv) * (dv + kPad)) *

@@ -694,6 +694,7 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   KernelEmitter emitter(b, loc, op, warps, opts.tileK, opts.splits,
                         chooseWarpRows(op, opts));
   emitter.fnName = fn.getName().str();
+  emitter.wgmmaOpt = opts.wgmma;
   emitter.emitHost(operands, outBuf, lseBuf);
   func::ReturnOp::create(b, loc);
   replaceWithHostFunction(fn, gpuFn);

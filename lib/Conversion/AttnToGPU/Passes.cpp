@@ -34,6 +34,7 @@ struct ConvertAttnToGpuPass
     opts.tileK = tileK;
     opts.warpRows = warpRows;
     opts.splits = splits;
+    opts.wgmma = wgmma;
     // Key padding becomes bounds of the mask region, as in the CPU forms.
     getOperation().walk([](Operation *op) {
       if (isa<AttentionOp, ProjectedAttentionOp>(op))

@@ -141,6 +141,7 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
   Value outBuf = entry->getArgument(fn.getNumArguments());
   KernelEmitter emitter(b, loc, att, warps, opts.tileK, opts.splits, warpRows);
   emitter.fnName = fn.getName().str();
+  emitter.wgmmaOpt = opts.wgmma;
   IRArith a{b, loc};
 
   Value xq = argOf(pop.getXq()), xkv = argOf(pop.getKvSource());

@@ -541,6 +541,7 @@ void StepBuilder::emitAttention(AttentionOp op) {
   KernelEmitter emitter(b, op.getLoc(), op, chooseWarps(op, opts), opts.tileK,
                         opts.splits, chooseWarpRows(op, opts));
   emitter.fnName = fn.getName().str();
+  emitter.wgmmaOpt = opts.wgmma;
   emitter.emitHost(inputs, out, lse);
 }
 

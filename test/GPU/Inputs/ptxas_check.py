@@ -48,7 +48,7 @@ def main():
                 name = os.path.basename(spec)
             for chip in args.chips.split(","):
                 ptx = os.path.join(tmp, "k.ptx")
-                flags = spec_flags(spec, args.flags)
+                flags = spec_flags(spec, args.flags, chip)
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
                                     "--emit=ptx", "-o", ptx] + flags,
                                    capture_output=True, text=True)

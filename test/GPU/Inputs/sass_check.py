@@ -38,8 +38,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.specs:
             name = os.path.relpath(spec, os.path.dirname(os.path.dirname(spec)))
-            flags = spec_flags(spec, args.flags)
             for chip in args.chips.split(","):
+                flags = spec_flags(spec, args.flags, chip)
                 cubin = os.path.join(tmp, "k.cubin")
                 r = subprocess.run([args.attn_compile, spec, "--gpu-chip=" + chip,
                                     "--emit=cubin", "-o", cubin] + flags,

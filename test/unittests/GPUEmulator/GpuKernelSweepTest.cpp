@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <sstream>
@@ -65,6 +66,7 @@ struct Case {
   int index = 0;
   std::string spec;
   int64_t warps = 0, tileK = 64, warpRows = 16;
+  bool wgmma = false;
   int64_t nk = 0;
   bool sigmoid = false;
   bool quantized = false;
@@ -73,7 +75,7 @@ struct Case {
     os << "GPU sweep seed " << seed << ", case " << index << " (replay: "
        << "ATTN_GPU_SWEEP_SEED=" << seed << " ATTN_GPU_SWEEP_CASE=" << index
        << "), convert-attn-to-gpu{warps=" << warps << " tile-k=" << tileK
-       << " warp-rows=" << warpRows << "}\n"
+       << " warp-rows=" << warpRows << " wgmma=" << wgmma << "}\n"
        << spec;
     return os.str();
   }
@@ -106,6 +108,10 @@ Case makeCase(uint64_t seed, int index) {
   // 16 or 32 rows per warp, alternating every ten cases (so every scenario
   // takes both; not drawn from rng, which keeps the cases' other draws).
   c.warpRows = (index / 10) % 2 ? 32 : 16;
+  // S = Q K^T on wgmma in half the cases (index % 4 in {1, 2}: every
+  // scenario takes both); kernels whose shape does not allow it (not 4
+  // warps of 16 rows, head dims not a multiple of 64) keep mma.sync.
+  c.wgmma = index % 4 == 1 || index % 4 == 2;
   bool causal = rng() % 3 == 0, bottomRight = rng() % 2;
   bool kvLen = rng() % 4 == 0, windowL = rng() % 6 == 0,
        windowR = rng() % 8 == 0;
@@ -484,7 +490,7 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     if (!ec)
       os << "// attn-compile flags: --gpu-warps=" << c.warps
          << " --gpu-tile-k=" << c.tileK << " --gpu-warp-rows=" << c.warpRows
-         << "\n"
+         << (c.wgmma ? " --gpu-wgmma" : "") << "\n"
          << c.spec;
   }
   MLIRContext &ctx = context();
@@ -519,6 +525,9 @@ TEST_P(GpuKernelSweep, MatchesReference) {
   opts.gpu.warps = c.warps;
   opts.gpu.tileK = c.tileK;
   opts.gpu.warpRows = c.warpRows;
+  opts.gpu.wgmma = c.wgmma;
+  EmulatorStats stats;
+  opts.emulator.stats = &stats;
   std::vector<HostTensor> results;
   auto start = std::chrono::steady_clock::now();
   llvm::Error err =
@@ -534,6 +543,12 @@ TEST_P(GpuKernelSweep, MatchesReference) {
     FAIL() << msg << "\n" << c.describe();
   }
   ASSERT_EQ(results.size(), expected.size()) << c.describe();
+  // Which MMA the kernel ran (in the XML report, and on stdout for wgmma).
+  RecordProperty("wgmma", static_cast<int>(stats.wgmmas));
+  RecordProperty("mma_sync", static_cast<int>(stats.mmaSyncs));
+  if (stats.wgmmas)
+    std::printf("case %d: %lld wgmma\n", index,
+                static_cast<long long>(stats.wgmmas));
   bool isF32 = binding->args[0].kind == ElementKind::F32;
   for (size_t i = 0; i < results.size(); ++i) {
     // The kernel stages f32 inputs as bf16 (the GPU form's choice), so

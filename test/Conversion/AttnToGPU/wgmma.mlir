@@ -1,0 +1,52 @@
+// S = Q K^T on Hopper's warpgroup MMA (convert-attn-to-gpu{wgmma}, attn-compile
+// --gpu-wgmma): Q and K are staged in 128-byte swizzled shared memory (64
+// columns a block, the 16-byte chunks of row r XORed with r % 8) from a
+// 1024-byte boundary of the shared window; per 16 dims one
+// nvvm.wgmma.mma_async m64nNk16 (N = the key tile) with K-major descriptors
+// (LBO 16, SBO 1024, layout 1 = 128-byte swizzle: 0x4000004000010000 =
+// 4611686293305360384), fenced, committed and waited for before the
+// accumulators become the mma.sync C tiles the softmax reads. P V stays on
+// mma.sync. Shapes wgmma cannot take (head dim not a multiple of 64) keep
+// mma.sync for S too.
+// RUN: attn-opt --convert-attn-to-gpu="wgmma=1" %s | FileCheck %s
+// RUN: attn-opt --convert-attn-to-gpu="wgmma=1 tile-k=32" %s | FileCheck %s --check-prefix=N32
+// RUN: attn-opt --convert-attn-to-gpu %s | FileCheck %s --check-prefix=OFF
+
+// CHECK-LABEL: func.func @d128
+// CHECK: attn.gpu_shared_memory = 84992
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: memref.view {{.*}} to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: arith.xori
+// CHECK: scf.for
+// CHECK: arith.constant 4611686293305360384 : i64
+// CHECK: llvm.mlir.zero : !llvm.struct<(f32, f32,
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: vector.from_elements {{.*}} : vector<2x2xf32>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvgpu.mma.sync
+// N32-LABEL: func.func @d128
+// N32-COUNT-8: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 32, k = 16>
+// OFF-NOT: wgmma
+func.func @d128(%q: tensor<1x8x100x128xbf16>, %k: tensor<1x2x130x128xbf16>,
+                %v: tensor<1x2x130x128xbf16>) -> tensor<1x8x100x128xbf16> {
+  %o = attn.attention q(%q : tensor<1x8x100x128xbf16>)
+      k(%k : tensor<1x2x130x128xbf16>) v(%v : tensor<1x2x130x128xbf16>)
+      causal(bottom_right) -> tensor<1x8x100x128xbf16>
+  return %o : tensor<1x8x100x128xbf16>
+}
+
+// CHECK-LABEL: func.func @d32
+// CHECK-NOT: wgmma
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: wgmma
+// CHECK: return
+func.func @d32(%q: tensor<1x4x64x32xf16>, %k: tensor<1x4x64x32xf16>,
+               %v: tensor<1x4x64x32xf16>) -> tensor<1x4x64x32xf16> {
+  %o = attn.attention q(%q : tensor<1x4x64x32xf16>) k(%k : tensor<1x4x64x32xf16>)
+      v(%v : tensor<1x4x64x32xf16>) -> tensor<1x4x64x32xf16>
+  return %o : tensor<1x4x64x32xf16>
+}
