@@ -70,6 +70,11 @@ prepare() {
     if head -n 1 "$spec" | grep -q '^// attn-compile flags:'; then
       read -r -a own <<< "$(head -n 1 "$spec" | cut -d: -f2-)"
     fi
+    # wgmma rows only where the chip has wgmma (sm_90a).
+    if [ "$chip" != sm_90a ] && [[ " ${own[*]} " == *" --gpu-wgmma "* ]]; then
+      echo "gpu.sh prepare: $name: skipped (--gpu-wgmma needs sm_90a, chip $chip)"
+      continue
+    fi
     if (cd "$work" && "$compile" "$spec" --gpu-chip="$chip" --emit=shared \
           -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN' "${extra[@]}" \
           "${own[@]}") \

@@ -34,6 +34,7 @@ constexpr Field kFields[] = {
     {"register_cols", &LoweringChoice::registerCols},
     {"vector_bits", &LoweringChoice::vectorBits},
     {"warps", &LoweringChoice::warps},
+    {"wgmma", &LoweringChoice::wgmma, true, 0},
     {"min_queries", &LoweringChoice::minQueries, true, 0},
     {"max_queries", &LoweringChoice::maxQueries, true, -1},
 };
@@ -52,6 +53,8 @@ void LoweringChoice::print(llvm::raw_ostream &os) const {
        << vectorBits << "-bit)";
   if (warps)
     os << ", " << warps << " warps";
+  if (wgmma)
+    os << ", S = Q K^T on wgmma";
   if (maxQueries >= 0)
     os << ", for Nq <= " << maxQueries;
   else if (minQueries > 0)
@@ -84,6 +87,16 @@ void mlir::attn::recordLoweringChoice(Operation *op,
     all.append(old.begin(), old.end());
   all.push_back(b.getDictionaryAttr(fields));
   fn->setAttr(kLoweringAttr, b.getArrayAttr(all));
+}
+
+void mlir::attn::updateLoweringChoices(
+    Operation *fn, llvm::function_ref<void(LoweringChoice &)> update) {
+  SmallVector<LoweringChoice> choices = readLoweringChoices(fn);
+  fn->removeAttr(kLoweringAttr);
+  for (LoweringChoice &c : choices) {
+    update(c);
+    recordLoweringChoice(fn, c);
+  }
 }
 
 SmallVector<LoweringChoice> mlir::attn::readLoweringChoices(Operation *fn) {

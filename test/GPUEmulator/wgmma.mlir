@@ -9,7 +9,10 @@
 // bf16), 32-key tiles, and keys past kv_len whose K and V rows are NaN.
 // RUN: attn-run %s --device=gpu-emulate --entry=prefill_d128 --gpu-wgmma --verify | FileCheck %s --check-prefix=D128
 // RUN: attn-run %s --device=gpu-emulate --entry=prefill_d128 --gpu-wgmma --gpu-tile-k=32 --verify | FileCheck %s --check-prefix=D128
-// RUN: attn-run %s --device=gpu-emulate --entry=decode --gpu-wgmma --verify | FileCheck %s --check-prefix=DEC
+// RUN: attn-run %s --device=gpu-emulate --entry=decode --gpu-wgmma --verify --report=%t.json | FileCheck %s --check-prefix=DEC
+// RUN: FileCheck %s --check-prefix=REPORT < %t.json
+// REPORT: "warps": 4,
+// REPORT-NEXT: "wgmma": 1
 // RUN: attn-run %s --device=gpu-emulate --entry=f32_window --gpu-wgmma --verify | FileCheck %s --check-prefix=F32
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.k.npy f2 1x1x128x64 0.5*4480,nan*3712
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.v.npy f2 1x1x128x64 0.25*4480,nan*3712

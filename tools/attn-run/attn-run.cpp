@@ -235,7 +235,7 @@ static void printCompiled(Runner &runner) {
                      : gpuFlags.format() == "bin" ? "cubin"
                                                   : "fatbin")
                  << ", warps " << choice.warps << ", tile-k " << choice.tileK
-                 << ")\n";
+                 << (choice.wgmma ? ", S = Q K^T on wgmma" : "") << ")\n";
   } else if (JitFunction *jit = runner.cpuFunction()) {
     llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
                                  runner.compileSeconds(),

@@ -49,8 +49,8 @@ struct LoweringChoice {
   /// CPU: rows and f32 columns of the microkernel's register tile, and the
   /// vector width in bits.
   int64_t registerRows = 0, registerCols = 0, vectorBits = 0;
-  /// GPU: warps per block.
-  int64_t warps = 0;
+  /// GPU: warps per block, and 1 when S = Q K^T runs on wgmma (sm_90a).
+  int64_t warps = 0, wgmma = 0;
   /// The query lengths Nq this version runs for, when the op was lowered
   /// in several forms chosen per call (attn-select-form): Nq >=
   /// minQueries, and Nq <= maxQueries unless maxQueries is -1.
@@ -76,6 +76,9 @@ void recordLoweringChoice(Operation *op, const LoweringChoice &choice);
 
 /// The choices recorded on `fn`, in order (empty when none).
 llvm::SmallVector<LoweringChoice> readLoweringChoices(Operation *fn);
+/// Rewrites every choice recorded on `fn` through `update`.
+void updateLoweringChoices(Operation *fn,
+                           llvm::function_ref<void(LoweringChoice &)> update);
 
 } // namespace attn
 } // namespace mlir

@@ -343,6 +343,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   const bool useWgmma = usesWgmma();
   Value tilesAt = ci(0), smemAddr;
   int64_t qBlockBytes = 0, kBlockBytes = 0, kBufBytes = 0;
+  emittedWgmma |= useWgmma;
   if (useWgmma) {
     int64_t qRowsW = swizzledRows(tq, d), kRowsW = swizzledRows(tk, d);
     qType = MemRefType::get({d / 64, qRowsW, 64}, elem,

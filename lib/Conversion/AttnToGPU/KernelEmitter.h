@@ -17,6 +17,7 @@
 
 #include "attn/Conversion/LogitBuilder.h"
 #include "attn/Conversion/ModInputs.h"
+#include "attn/Schedule/LoweringChoice.h"
 #include "attn/Schedule/MaskBounds.h"
 #include "attn/Schedule/Schedule.h"
 
@@ -163,8 +164,14 @@ public:
   }
 
   std::string fnName;
-  /// S = Q K^T on wgmma where the shape allows it (usesWgmma).
-  bool wgmmaOpt = false;
+  /// S = Q K^T on wgmma where the shape allows it (usesWgmma); whether a
+  /// kernel emitted so far took it.
+  bool wgmmaOpt = false, emittedWgmma = false;
+  /// Records on `hostFn`'s lowering choices that a kernel runs wgmma.
+  void recordWgmma(Operation *hostFn) const {
+    if (emittedWgmma)
+      updateLoweringChoices(hostFn, [](LoweringChoice &c) { c.wgmma = 1; });
+  }
 
   /// The body of a GEMM launch: `result` [m, n] = `lhs` [m, k] `rhs` [k, n],
   /// row-major buffers of the spec's element type (GemmKernel.cpp); the

@@ -696,6 +696,7 @@ LogicalResult gpu_codegen::buildGpuFunction(func::FuncOp fn, AttentionOp op,
   emitter.fnName = fn.getName().str();
   emitter.wgmmaOpt = opts.wgmma;
   emitter.emitHost(operands, outBuf, lseBuf);
+  emitter.recordWgmma(gpuFn);
   func::ReturnOp::create(b, loc);
   replaceWithHostFunction(fn, gpuFn);
   return success();

@@ -198,6 +198,7 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
   for (Value v : modifiers)
     attInputs.push_back(argOf(v));
   emitter.emitHost(attInputs, zBuf, Value());
+  emitter.recordWgmma(gpuFn);
 
   // result = Z Wo, then the buffers are freed.
   token = gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();

@@ -543,6 +543,7 @@ void StepBuilder::emitAttention(AttentionOp op) {
   emitter.fnName = fn.getName().str();
   emitter.wgmmaOpt = opts.wgmma;
   emitter.emitHost(inputs, out, lse);
+  emitter.recordWgmma(ifOk->getParentOfType<func::FuncOp>());
 }
 
 LogicalResult StepBuilder::build() {

@@ -14,6 +14,7 @@
 
 // CHECK-LABEL: func.func @d128
 // CHECK: attn.gpu_shared_memory = 84992
+// CHECK-SAME: warps = 4 : i64, wgmma = 1 : i64
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: memref.view {{.*}} to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
