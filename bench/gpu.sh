@@ -18,6 +18,8 @@
 #                          gpu.json) when OUT is set. Without a GPU it says so
 #                          and exits 0. Extra arguments go to gpu_bench.py
 #                          (--only NAME,..., --reps N, --budget SECONDS).
+#                          First it runs the emulator-against-silicon check
+#                          (scripts/gpu-emulator-check, packed by prepare).
 #                          The pack is git-ignored: a tool that copies the
 #                          working tree to the GPU machine must carry
 #                          bench/gpu-pack explicitly.
@@ -104,6 +106,17 @@ prepare() {
       echo "gpu.sh prepare: packed $(basename "$dep") (from LLVM)"
     done
   fi
+  # The emulator against silicon (scripts/gpu-emulator-check: the wgmma
+  # kernels among them), run first by `run`.
+  if ATTN_BUILD_DIR="$build" ATTN_GPU_CHIP="$chip" \
+      bash "$root/scripts/gpu-emulator-check/prepare.sh" "$pack/emucheck" \
+      > "$pack/compile/emucheck.log" 2>&1; then
+    echo "gpu.sh prepare: emulator check packed ($pack/emucheck)"
+  else
+    rm -rf "$pack/emucheck"
+    echo "gpu.sh prepare: emulator check FAILED to prepare (see" \
+         "$pack/compile/emucheck.log)"
+  fi
   local size
   size="$(du -sm "$pack" | cut -f1)"
   echo "gpu.sh prepare: $ok specs compiled, $failed failed; $pack is $size MiB"
@@ -124,6 +137,12 @@ run() {
   fi
   local out=()
   [ -n "${OUT:-}" ] && out=(--out "$OUT")
+  # The emulator against silicon first (seconds; its table in
+  # $OUT/emucheck.txt).
+  if [ -f "$pack/emucheck/check.py" ] && "$python" -c \
+      "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
+    "$python" "$pack/emucheck/check.py" || echo "gpu.sh run: emulator check failed"
+  fi
   exec "$python" "$pack/gpu_bench.py" --pack "$pack" "${out[@]}" "$@"
 }
 

@@ -15,6 +15,9 @@ specs = {
     "window_alibi_bf16": ("bf16", ["q", "k", "v", "alibi"]),
     "decode_kvlen": ("f16", ["q", "k", "v", "kv_len"]),
     "softcap_bias": ("f16", ["q", "k", "v", "bias"]),
+    # S = Q K^T on wgmma (sm_90a only; prepare.sh skips them elsewhere).
+    "prefill_wgmma": ("bf16", ["q", "k", "v"]),
+    "decode_wgmma": ("f16", ["q", "k", "v", "kv_len"]),
 }
 tdt = {"f16": torch.float16, "bf16": torch.bfloat16}
 lines = [f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}",
@@ -22,6 +25,9 @@ lines = [f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}",
          "elements differing gpu vs emu (> 1e-3 rel)"]
 for name, (dt, args) in specs.items():
     data = os.path.join(here, "data")
+    if not os.path.exists(os.path.join(here, "lib", f"lib{name}.so")):
+        lines.append(f"{name}: not prepared (see prepare.sh's output)")
+        continue
     ins = []
     for a in args:
         x = np.load(os.path.join(data, f"{name}_{a}.npy"))

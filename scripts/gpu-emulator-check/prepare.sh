@@ -36,9 +36,19 @@ for spec in "$here"/*.mlir; do
   args="q k v"
   case "$name" in
     window_alibi_bf16) args="q k v alibi" ;;
-    decode_kvlen) args="q k v kv_len" ;;
+    decode_kvlen | decode_wgmma) args="q k v kv_len" ;;
     softcap_bias) args="q k v bias" ;;
   esac
+  # A spec's own kernel options (first line "// attn-compile flags: ..."),
+  # for the emulator and the compiler alike; wgmma specs need sm_90a.
+  own=()
+  if head -n 1 "$spec" | grep -q '^// attn-compile flags:'; then
+    read -r -a own <<< "$(head -n 1 "$spec" | cut -d: -f2-)"
+  fi
+  if [ "$chip" != sm_90a ] && [[ " ${own[*]} " == *" --gpu-wgmma "* ]]; then
+    echo "$name: skipped (--gpu-wgmma needs sm_90a, chip $chip)"
+    continue
+  fi
   save=() load=()
   for a in $args; do
     save+=(--save-input "$a=$pack/data/${name}_$a.npy")
@@ -49,11 +59,12 @@ for spec in "$here"/*.mlir; do
     --reference-output "lse=$pack/data/ref_${name}_lse.npy" >/dev/null
   # The emulator's outputs (a known kernel bug makes some differ from the
   # reference: the GPU must then differ the same way).
-  "$run" "$spec" --device=gpu-emulate "${load[@]}" \
+  "$run" "$spec" --device=gpu-emulate "${load[@]}" "${own[@]}" \
     --output "out=$pack/data/emu_${name}_out.npy" \
     --output "lse=$pack/data/emu_${name}_lse.npy" | sed "s/^/$name: /"
   (cd "$work" && "$build/bin/attn-compile" "$spec" --gpu-chip="$chip" \
-    --emit=shared -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN')
+    --emit=shared -o "$pack/lib/lib$name.so" --runtime-dir='$ORIGIN' \
+    "${own[@]}")
 done
 rm -rf "$work"
 echo "prepare.sh: $(du -sh "$pack" | cut -f1) in $pack"
