@@ -135,6 +135,20 @@ LogicalResult execBarrierArrive(Interp &in, Operation *op, Frame &f) {
                       /*wait=*/false);
 }
 
+/// fence.proxy.async (all state spaces, or shared::cta): the thread's
+/// earlier generic-proxy writes become visible to the async proxy.
+LogicalResult execFenceProxy(Interp &in, Operation *op, Frame &f) {
+  auto fp = cast<NVVM::FenceProxyOp>(op);
+  if (!f.isKernel)
+    return in.fail(op, "used outside a gpu.launch");
+  NVVM::ProxyKind k = fp.getKind();
+  if (k != NVVM::ProxyKind::async && k != NVVM::ProxyKind::async_shared)
+    return success(); // other proxies order nothing the emulator models
+  int64_t stamp = ++in.proxyClock;
+  in.forActive(f, [&](unsigned l) { in.proxyFence[l] = stamp; });
+  return success();
+}
+
 LogicalResult execSetMaxRegister(Interp &in, Operation *op, Frame &f) {
   auto s = cast<NVVM::SetMaxRegisterOp>(op);
   if (!f.isKernel)
@@ -192,4 +206,5 @@ void mlir::attn::gpuemu::registerBarrierHandlers(Interp &in) {
   in.registerHandler(TypeID::get<NVVM::BarrierOp>(), execBarrier);
   in.registerHandler(TypeID::get<NVVM::BarrierArriveOp>(), execBarrierArrive);
   in.registerHandler(TypeID::get<NVVM::SetMaxRegisterOp>(), execSetMaxRegister);
+  in.registerHandler(TypeID::get<NVVM::FenceProxyOp>(), execFenceProxy);
 }

@@ -275,6 +275,7 @@ int32_t Interp::addBuffer(Buffer b) {
     nb.asyncReads.assign(n, 0);
     nb.tmaPending.assign(n, 0);
     nb.landedBy.assign(n, -1);
+    nb.genericStamp.assign(n, 0);
   }
   return static_cast<int32_t>(buffers.size() - 1);
 }
@@ -367,6 +368,28 @@ LogicalResult Interp::noteRead(Operation *op, Frame &f, unsigned lane,
   return success();
 }
 
+LogicalResult Interp::checkAsyncProxyRead(Operation *op, Frame &f,
+                                          unsigned lane, int32_t buf,
+                                          int64_t off, int64_t len) {
+  Buffer &b = buffers[buf];
+  if (!b.shared)
+    return success();
+  for (int64_t i = off; i < off + len; ++i) {
+    int32_t w = b.writer[i];
+    if (w < 0 || w >= static_cast<int32_t>(proxyFence.size()) ||
+        proxyFence[w] > b.genericStamp[i])
+      continue;
+    return failLane(op, f, lane,
+                    "the async proxy reads shared memory (" + b.name +
+                        ", byte " + Twine(i) + ") that thread " + Twine(w) +
+                        " wrote through the generic proxy (a store or "
+                        "cp.async) with no fence.proxy.async after the "
+                        "write: a missing nvvm.fence.proxy "
+                        "<async.shared> before the barrier");
+  }
+  return success();
+}
+
 LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
                                 int32_t buf, int64_t off, int64_t len) {
   Buffer &b = buffers[buf];
@@ -399,6 +422,7 @@ LogicalResult Interp::noteWrite(Operation *op, Frame &f, unsigned lane,
     b.writer[i] = static_cast<int32_t>(lane);
     b.writeEpoch[i] = epoch;
     b.landedBy[i] = -1;
+    b.genericStamp[i] = proxyClock;
   }
   return success();
 }
@@ -541,9 +565,11 @@ LogicalResult Interp::launch(Operation *op, Frame &host) {
       std::fill(b.asyncReads.begin(), b.asyncReads.end(), 0);
       std::fill(b.tmaPending.begin(), b.tmaPending.end(), 0);
       std::fill(b.landedBy.begin(), b.landedBy.end(), -1);
+      std::fill(b.genericStamp.begin(), b.genericStamp.end(), 0);
       std::fill(b.writer.begin(), b.writer.end(), -1);
     }
     landings.clear();
+    proxyFence.assign(f.lanes, 0);
     // Block arguments: ids and sizes.
     auto bindUniform = [&](Value v, int64_t x) {
       Val &r = def(f, v, 1, true);

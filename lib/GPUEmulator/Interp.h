@@ -156,6 +156,11 @@ struct Buffer {
   /// (Interp::landings), or -1 if a thread wrote it since; a thread reading
   /// it must have seen that mbarrier phase complete.
   std::vector<int32_t> landedBy;
+  /// Shared memory only: per byte, Interp::proxyClock when a thread last
+  /// wrote it through the generic proxy (a store, a cp.async landing); the
+  /// async proxy (wgmma) may read it once that thread has executed
+  /// fence.proxy.async since.
+  std::vector<int64_t> genericStamp;
 };
 
 // Buffers live in a vector that grows: moving one must keep `data` (the heap
@@ -363,6 +368,14 @@ public:
   std::vector<TensorMap> tensorMaps;
   /// The phase completions that landed TMA bytes in this block.
   std::vector<TmaLanded> landings;
+  /// Cross-proxy ordering (BarrierOps.cpp): a clock, and per thread its
+  /// value at the thread's last fence.proxy.async (0: none).
+  int64_t proxyClock = 0;
+  std::vector<int64_t> proxyFence;
+  /// Fails when the async proxy (wgmma) reads bytes a thread wrote through
+  /// the generic proxy without a fence.proxy.async after the write.
+  LogicalResult checkAsyncProxyRead(Operation *op, Frame &f, unsigned lane,
+                                    int32_t buf, int64_t off, int64_t len);
   /// Completes the current phase of `s` (MBarrierOps.cpp and TmaOps.cpp):
   /// the TMA loads of the phase land, the next phase starts.
   LogicalResult completePhase(Operation *op, Frame &f, unsigned lane,

@@ -118,9 +118,9 @@ static LogicalResult execAlignedPointer(Interp &in, Operation *op, Frame &f) {
     const MemRefDesc &m = mem.ref(l);
     const Buffer &b = in.buffer(m.buf);
     r.at(l, 0).i =
-        b.shared ? b.sharedBase + m.base
-                 : static_cast<int64_t>(reinterpret_cast<intptr_t>(b.data) +
-                                        m.base);
+        b.shared
+            ? b.sharedBase + m.base
+            : static_cast<int64_t>(reinterpret_cast<intptr_t>(b.data) + m.base);
   });
   return success();
 }

@@ -379,7 +379,8 @@ LogicalResult execMmaAsync(Interp &in, Operation *op, Frame &f) {
       int32_t buf;
       int64_t off;
       if (failed(in.sharedAddress(op, f, l0, addr, 2, buf, off)) ||
-          failed(in.noteRead(op, f, l0, buf, off, 2)))
+          failed(in.noteRead(op, f, l0, buf, off, 2)) ||
+          failed(in.checkAsyncProxyRead(op, f, l0, buf, off, 2)))
         return failure();
       out = static_cast<float>(loadElem(ke, in.buffer(buf).data + off).f);
       s.open.reads.emplace_back(buf, off, 2);

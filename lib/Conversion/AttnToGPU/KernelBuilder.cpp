@@ -473,6 +473,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Truth firstCls = classifyIfMasked(ktLo);
   copyKv(ktLo, ci(0), readTile(ktLo, firstCls));
   waitForCopies(tokens, 0);
+  if (useWgmma)
+    fenceForAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 
   // Q's A fragments, once.
@@ -549,6 +551,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     Truth nextCls = classifyIfMasked(tNext);
     copyKv(tNext, nextBuf, readTile(tNext, nextCls));
     waitForCopies(tokens, 1);
+    if (useWgmma)
+      fenceForAsyncProxy();
     gpu::BarrierOp::create(b, loc);
 
     // A tile the mask_mod region denies entirely keeps the state.

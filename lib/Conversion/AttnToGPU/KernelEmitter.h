@@ -268,6 +268,15 @@ private:
       return rows;
     return rows + (threads * 8 / 64 + 7) / 8 * 8;
   }
+  /// fence.proxy.async.shared::cta: the thread's copies into shared memory
+  /// (cp.async and stores: the generic proxy) become visible to wgmma (the
+  /// async proxy); before the barrier after which wgmma reads them.
+  void fenceForAsyncProxy() {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
   /// S = Q K^T for the warpgroup's 64 rows on wgmma: Q at shared address
   /// `smemAddr`, K at `smemAddr + kTileOff`, both swizzled (swizzledRows:
   /// 64-column blocks `qBlockBytes` / `kBlockBytes` apart); the warp's

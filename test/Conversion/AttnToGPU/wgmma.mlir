@@ -4,7 +4,8 @@
 // 1024-byte boundary of the shared window; per 16 dims one
 // nvvm.wgmma.mma_async m64nNk16 (N = the key tile) with K-major descriptors
 // (LBO 16, SBO 1024, layout 1 = 128-byte swizzle: 0x4000004000010000 =
-// 4611686293305360384), fenced, committed and waited for before the
+// 4611686293305360384) after the copies' fence.proxy.async, wgmma-fenced,
+// committed and waited for before the
 // accumulators become the mma.sync C tiles the softmax reads. P V stays on
 // mma.sync. Shapes wgmma cannot take (head dim not a multiple of 64) keep
 // mma.sync for S too.
@@ -19,7 +20,12 @@
 // CHECK: memref.view {{.*}} to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: arith.xori
+// The copies (the generic proxy) are fenced for wgmma (the async proxy).
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
 // CHECK: arith.constant 4611686293305360384 : i64
 // CHECK: llvm.mlir.zero : !llvm.struct<(f32, f32,
 // CHECK: nvvm.wgmma.fence.aligned

@@ -116,6 +116,9 @@ struct Case {
   bool negA = false;
   /// Error cases: what to leave out or add.
   bool noFence = false, readEarly = false, writeEarly = false, noWait = false;
+  /// Leave out the fence.proxy.async between the threads' stores of the
+  /// image and the wgmma reading it.
+  bool noProxyFence = false;
 };
 
 /// Runs the case; `out[t * n/2 + e]` is register e of thread t.
@@ -158,6 +161,7 @@ std::string runCase(const Case &c, std::vector<uint16_t> &a,
         %v = memref.load %img[%i] : memref<$BYTESxi8>
         memref.store %v, %smem[%i] : memref<?xi8, #gpu.address_space<workgroup>>
       }
+$PROXYFENCE
       gpu.barrier
       %baseIdx = memref.extract_aligned_pointer_as_index %smem : memref<?xi8, #gpu.address_space<workgroup>> -> index
       %base64 = arith.index_cast %baseIdx : index to i64
@@ -203,6 +207,12 @@ $BODY
   }
 )";
   text = subst(text, {{"BODY", body}});
+  text =
+      subst(text, {{"PROXYFENCE",
+                    c.noProxyFence ? ""
+                                   : "      nvvm.fence.proxy {kind = "
+                                     "#nvvm.proxy_kind<async.shared>, space = "
+                                     "#nvvm.shared_space<cta>}"}});
   text = subst(text, {{"BYTES", std::to_string(bytes)},
                       {"HALF", std::to_string(c.n / 2)}});
   out.assign(static_cast<size_t>(128 * c.n / 2), -1.0f);
@@ -325,6 +335,19 @@ TEST(GPUEmulatorWgmma, EndingTheBlockInFlightIsReported) {
   std::string err = runError(c);
   EXPECT_NE(err.find("the block ends with wgmma.mma_async operations in "
                      "flight"),
+            std::string::npos)
+      << err;
+}
+
+// The image is written by the threads (the generic proxy) and read by wgmma
+// (the async proxy): without fence.proxy.async between them the GPU may
+// read stale bytes.
+TEST(GPUEmulatorWgmma, MissingProxyFenceIsReported) {
+  Case c;
+  c.n = 8;
+  c.noProxyFence = true;
+  std::string err = runError(c);
+  EXPECT_NE(err.find("with no fence.proxy.async after the write"),
             std::string::npos)
       << err;
 }
