@@ -409,6 +409,10 @@ void registerNVGPUHandlers(Interp &interp);
 void registerMBarrierHandlers(Interp &interp);
 void registerWgmmaHandlers(Interp &interp);
 void registerTmaHandlers(Interp &interp);
+/// The mbarrier `id` of the group `group` for thread `lane` (MBarrierOps.cpp;
+/// an index outside the group is an error).
+LogicalResult barrierOf(Interp &in, Operation *op, Frame &f, unsigned lane,
+                        Value group, Value id, MBarrierState *&out);
 void registerBarrierHandlers(Interp &interp);
 void registerControlFlowHandlers(Interp &interp);
 

@@ -30,11 +30,9 @@
 using namespace mlir;
 using namespace mlir::attn::gpuemu;
 
-namespace {
-
-/// The barrier `id` of the group `group` for thread `lane`.
-LogicalResult barrierOf(Interp &in, Operation *op, Frame &f, unsigned lane,
-                        Value group, Value id, MBarrierState *&out) {
+LogicalResult mlir::attn::gpuemu::barrierOf(Interp &in, Operation *op, Frame &f,
+                                            unsigned lane, Value group,
+                                            Value id, MBarrierState *&out) {
   const MemRefDesc &m = in.get(f, group).ref(lane);
   int64_t index = in.get(f, id).at(lane, 0).i;
   auto type = cast<nvgpu::MBarrierGroupType>(group.getType());
@@ -47,6 +45,8 @@ LogicalResult barrierOf(Interp &in, Operation *op, Frame &f, unsigned lane,
   out->index = index;
   return success();
 }
+
+namespace {
 
 std::string describe(const MBarrierState &s) {
   return "mbarrier " + std::to_string(s.index) + " (phase " +

@@ -224,25 +224,13 @@ LogicalResult execAsyncLoad(Interp &in, Operation *op, Frame &f) {
       return;
     }
     MBarrierState *bar;
-    {
-      const MemRefDesc &gm = in.get(f, group).ref(l);
-      int64_t index = in.get(f, ld.getMbarId()).at(l, 0).i;
-      auto type = cast<nvgpu::MBarrierGroupType>(group.getType());
-      if (index < 0 || index >= type.getNumBarriers()) {
-        res = in.failLane(op, f, l,
-                          "mbarrier index " + Twine(index) +
-                              " out of the group's " +
-                              Twine(type.getNumBarriers()));
-        return;
-      }
-      bar = &in.mbarriers[{gm.buf, index}];
-      bar->index = index;
-      if (!bar->initialized) {
-        res = in.failLane(op, f, l,
-                          "a TMA load signals mbarrier " + Twine(index) +
-                              " before nvgpu.mbarrier.init");
-        return;
-      }
+    if (failed(res = barrierOf(in, op, f, l, group, ld.getMbarId(), bar)))
+      return;
+    if (!bar->initialized) {
+      res = in.failLane(op, f, l,
+                        "a TMA load signals mbarrier " + Twine(bar->index) +
+                            " before nvgpu.mbarrier.init");
+      return;
     }
     // Read the box (zero or NaN outside the tensor), lay it out densely,
     // swizzle on the shared address.
