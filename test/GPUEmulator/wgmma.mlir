@@ -14,6 +14,15 @@
 // REPORT: "warps": 4,
 // REPORT-NEXT: "wgmma": 1
 // RUN: attn-run %s --device=gpu-emulate --entry=f32_window --gpu-wgmma --verify | FileCheck %s --check-prefix=F32
+// The examples' serving paths: chunked prefill against the reference, and
+// the paged decode step (StepHost: append kernels, then the attention), which
+// the reference cannot take as a whole, runs its wgmma kernels through the
+// emulator's checks.
+// RUN: attn-run %attn_src_root/examples/serving/chunked_prefill.mlir --device=gpu-emulate --gpu-wgmma --size Nq=70,Nk=90 --verify | FileCheck %s --check-prefix=CHUNK
+// RUN: attn-run %attn_src_root/examples/serving/paged_decode_step.mlir --device=gpu-emulate --gpu-wgmma | FileCheck %s --check-prefix=STEP
+// CHUNK: emulate: {{.*}} [[#]] wgmma,
+// CHUNK: out: {{.*}} [ok
+// STEP: emulate: {{.*}} (5 launches, {{.*}} [[#]] wgmma,
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.k.npy f2 1x1x128x64 0.5*4480,nan*3712
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.v.npy f2 1x1x128x64 0.25*4480,nan*3712
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.len.npy i4 1 70
