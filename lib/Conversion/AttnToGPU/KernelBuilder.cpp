@@ -31,11 +31,12 @@
 // vector<2x2> [p][c]. So two adjacent C tiles of P are exactly the A
 // operand of P V: [C0[0], C0[1], C1[0], C1[1]].
 //
+// The tile copies are in TileCopy.cpp, S = Q K^T on sm_90a's wgmma in
+// Wgmma.cpp, the host side of the launches in KernelHost.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
-
-#include "attn/Conversion/Dequant.h"
 
 #include "attn/Schedule/MaskBounds.h"
 
@@ -50,150 +51,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_codegen;
 using namespace mlir::attn::gpu_codegen::detail;
-
-void KernelEmitter::emitTileCopy(
-    Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols, Value src,
-    function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
-    SmallVectorImpl<Value> &tokens, Value colLimit, Value scale) {
-  int64_t chunksPerRow = cols / 8;
-  int64_t chunks = rows * chunksPerRow;
-  int64_t threads = kLanes * warps;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  // When the threads outnumber the last round's chunks, the extra threads
-  // copy nothing (zero bytes read) into scratch rows past the tile, one
-  // 16-byte slot each (see scratchRows), so that no two copies in flight
-  // write the same bytes.
-  for (int64_t it = 0; it < (chunks + threads - 1) / threads; ++it) {
-    Value c = a.add(ci(it * threads), tid);
-    Value inRange;
-    if ((it + 1) * threads > chunks) {
-      inRange = a.slt(c, ci(chunks));
-      c = a.min(c, ci(chunks - 1));
-    }
-    Value row = divu(c, ci(chunksPerRow));
-    Value col = a.mul(remu(c, ci(chunksPerRow)), ci(8));
-    auto [srcIdx, valid] = srcRow(row);
-    // The row's last index is where column 0 of the tile starts; chunks at
-    // or past `colLimit` are invalid (zero-filled, read at column 0).
-    Value srcCol = a.add(srcIdx.back(), col);
-    if (colLimit) {
-      Value colOk = a.slt(srcCol, colLimit);
-      valid = a.both(valid, colOk);
-      srcCol = a.select(colOk, srcCol, ci(0));
-    }
-    srcIdx.back() = srcCol;
-    SmallVector<Value> dstIdx(dstPrefix);
-    // A destination of rank prefix + 3 is swizzled for wgmma
-    // ([cols / 64][rows][64], swizzledRows).
-    bool swizzled = cast<MemRefType>(dst.getType()).getRank() ==
-                    static_cast<int64_t>(dstPrefix.size()) + 3;
-    if (inRange) {
-      int64_t pitch = swizzled ? 64 : cols + kPad;
-      Value slot = a.mul(tid, ci(8));
-      valid = a.both(valid, inRange);
-      row = a.select(inRange, row, a.add(ci(rows), divu(slot, ci(pitch))));
-      col = a.select(inRange, col, remu(slot, ci(pitch)));
-    }
-    if (swizzled) {
-      Value chunk = arith::XOrIOp::create(
-          b, loc, divu(remu(col, ci(64)), ci(8)), remu(row, ci(8)));
-      dstIdx.push_back(divu(col, ci(64)));
-      dstIdx.push_back(row);
-      dstIdx.push_back(a.mul(chunk, ci(8)));
-    } else {
-      dstIdx.push_back(row);
-      dstIdx.push_back(col);
-    }
-    Type from = cast<MemRefType>(src.getType()).getElementType();
-    if (from != elem) {
-      // Converting copy (f32 inputs, quantized K/V): a plain load of the
-      // (clamped, always in-bounds) row, zero where invalid, rounded,
-      // stored.
-      auto srcType = VectorType::get({8}, from);
-      Value x = vector::LoadOp::create(b, loc, srcType, src, srcIdx);
-      if (scale) {
-        // Quantized: decoded and multiplied by the row's scale, then zeroed
-        // where invalid (the rows past kv_len may hold any bits, their
-        // scales too).
-        x = decodeQuantized(b, loc, x);
-        auto f32x8 = VectorType::get({8}, f32);
-        SmallVector<Value> at = scaleIndex(
-            scale, op.getLayout(), srcIdx[op.getPhysicalDim(0)],
-            srcIdx[op.getPhysicalDim(1)], srcIdx[op.getPhysicalDim(2)]);
-        Value sc = memref::LoadOp::create(b, loc, scale, at);
-        x = arith::MulFOp::create(
-            b, loc, x, vector::BroadcastOp::create(b, loc, f32x8, sc));
-        srcType = f32x8;
-      }
-      Value zero = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(srcType,
-                                 b.getZeroAttr(srcType.getElementType())));
-      x = arith::SelectOp::create(b, loc, valid, x, zero);
-      x = arith::TruncFOp::create(b, loc, VectorType::get({8}, elem), x);
-      vector::StoreOp::create(b, loc, x, dst, dstIdx);
-      continue;
-    }
-    Value elems = a.select(valid, ci(8), ci(0));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, dst, dstIdx, src, srcIdx, b.getIndexAttr(8), elems,
-        b.getUnitAttr()));
-  }
-}
-
-void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
-                                Value kTileOff, int64_t qBlockBytes,
-                                int64_t kBlockBytes) {
-  MLIRContext *ctx = b.getContext();
-  Type i64 = b.getI64Type();
-  auto c64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
-  // A K-major, 128-byte swizzled operand's descriptor (PTX ISA, "Matrix
-  // Descriptor Format"): bits 0-13 the address >> 4, 16-29 LBO >> 4 (16,
-  // unused by swizzled K-major layouts), 32-45 SBO >> 4 (1024: the next 8
-  // rows), 62-63 the layout (1: 128-byte swizzle).
-  Value fields =
-      c64((int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62));
-  auto descriptor = [&](Value addr) {
-    Value x = arith::IndexCastOp::create(b, loc, i64, addr);
-    x = arith::ShRUIOp::create(b, loc, x, c64(4));
-    x = arith::AndIOp::create(b, loc, x, c64(0x3FFF));
-    return arith::OrIOp::create(b, loc, x, fields).getResult();
-  };
-  auto structType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(tk / 2, f32));
-  auto type = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  Value acc = LLVM::ZeroOp::create(b, loc, structType);
-  Value kAddr = a.add(smemAddr, kTileOff);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  // 16 dims a step: the step's 32 bytes in its 64-column block.
-  for (int64_t st = 0; st < d / 16; ++st) {
-    int64_t at = (st / 4), in = (st % 4) * 32;
-    Value da = descriptor(a.add(smemAddr, ci(at * qBlockBytes + in)));
-    Value db = descriptor(a.add(kAddr, ci(at * kBlockBytes + in)));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, da, db,
-        NVVM::MMAShapeAttr::get(ctx, 64, tk, 16), type, type,
-        NVVM::WGMMATypes::f32,
-        st == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
-  }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  // Register e of the m64nNk16 accumulator is element (l/4 + 8 ((e%4)/2),
-  // 8 (e/4) + 2 (l%4) + e%2) of the warp's 16 rows: registers 4n .. 4n+3
-  // are the mma.sync C tile n, [r][c] row-major.
-  auto cType = VectorType::get({2, 2}, f32);
-  for (int64_t n = 0; n < tk / 8; ++n) {
-    SmallVector<Value, 4> e;
-    for (int64_t j = 0; j < 4; ++j)
-      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
-    s[n] = vector::FromElementsOp::create(b, loc, cType, e);
-  }
-}
 
 std::pair<Value, Value> KernelEmitter::rowTileQueries(Value rt) {
   Value row0 = a.mul(rt, ci(tq));

@@ -65,6 +65,13 @@ inline uint16_t f16Bits(float x) {
   std::memcpy(&b, &h, 2);
   return b;
 }
+/// bf16 bits of `x`, rounded to nearest even (x finite).
+inline uint16_t bf16Bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u += 0x7FFF + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
 inline float f16Value(uint16_t b) {
   _Float16 h;
   std::memcpy(&h, &b, 2);
@@ -90,6 +97,15 @@ inline std::string launch(int threads, const std::string &body,
          attrib + " {\n" + body +
          "      gpu.terminator\n"
          "    }\n";
+}
+
+/// The LLVM struct of a warpgroup's m64nNk16 f32 accumulators: N / 2
+/// registers per thread.
+inline std::string accumulatorType(int n) {
+  std::string s = "!llvm.struct<(";
+  for (int i = 0; i < n / 2; ++i)
+    s += i ? ", f32" : "f32";
+  return s + ")>";
 }
 
 /// A wgmma matrix descriptor %`name` (i64) of a tile at shared byte

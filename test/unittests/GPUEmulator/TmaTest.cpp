@@ -44,6 +44,21 @@ std::string groupType() {
          ", num_barriers = 1>";
 }
 
+/// The start of both kernels: constants, the dynamic shared memory %smem,
+/// one mbarrier (%bars[0]) expecting one arrival, initialized by thread 0
+/// (%first) before a barrier.
+const char *kPrologue = R"(
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c1000 = arith.constant 1000 : index
+      %false = arith.constant false
+      %first = arith.cmpi eq, %tx, %c0 : index
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, $WG>
+      %bars = nvgpu.mbarrier.create -> $G
+      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %first : $G
+      gpu.barrier
+)";
+
 struct LayoutCase {
   bool nanFill = false;
   int64_t boxCols = 32; // f32 elements per box row (the create op's value;
@@ -66,23 +81,14 @@ std::string runLayout(const LayoutCase &c, std::vector<float> &out) {
       g[r * kCols + col] = static_cast<float>(r * 1000 + col);
   std::string tile = std::to_string(kBoxRows) + "x32xf32";
   int64_t boxBytes = kBoxRows * 32 * 4;
-  std::string body = R"(
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
+  std::string body = std::string(kPrologue) + R"(
       %c8 = arith.constant 8 : index
       %c64 = arith.constant 64 : index
       %cm4 = arith.constant -4 : index
       %cm8 = arith.constant -8 : index
-      %c1000 = arith.constant 1000 : index
       %c1024 = arith.constant 1024 : index
       %second = arith.constant $SECOND : index
       %tx_bytes = arith.constant $TX : index
-      %false = arith.constant false
-      %first = arith.cmpi eq, %tx, %c0 : index
-      %smem = gpu.dynamic_shared_memory : memref<?xi8, $WG>
-      %bars = nvgpu.mbarrier.create -> $G
-      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %first : $G
-      gpu.barrier
       %b0 = memref.view %smem[%c0][] : memref<?xi8, $WG> to memref<$TILE, $WG>
       %b1 = memref.view %smem[%second][] : memref<?xi8, $WG> to memref<$TILE, $WG>
       nvgpu.mbarrier.arrive.expect_tx %bars[%c0], %tx_bytes, predicate = %first : $G
@@ -157,24 +163,12 @@ int checkBox(const std::vector<float> &out, int64_t base, int64_t r0,
 /// 32 bytes apart. `out[t * 32 + e]` is accumulator register e of thread t.
 std::string runQK(std::vector<uint16_t> &q, std::vector<uint16_t> &k,
                   std::vector<float> &out) {
-  std::string st = "!llvm.struct<(";
-  for (int i = 0; i < 32; ++i)
-    st += i ? ", f32" : "f32";
-  st += ")>";
-  std::string body = R"(
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %c1000 = arith.constant 1000 : index
+  std::string st = accumulatorType(64);
+  std::string body = std::string(kPrologue) + R"(
       %c8192 = arith.constant 8192 : index
       %c16384 = arith.constant 16384 : index
       %c4_64 = arith.constant 4 : i64
       %c3fff = arith.constant 16383 : i64
-      %false = arith.constant false
-      %first = arith.cmpi eq, %tx, %c0 : index
-      %smem = gpu.dynamic_shared_memory : memref<?xi8, $WG>
-      %bars = nvgpu.mbarrier.create -> $G
-      nvgpu.mbarrier.init %bars[%c0], %c1, predicate = %first : $G
-      gpu.barrier
       %qs = memref.view %smem[%c0][] : memref<?xi8, $WG> to memref<64x64xbf16, $WG>
       %ks = memref.view %smem[%c8192][] : memref<?xi8, $WG> to memref<64x64xbf16, $WG>
       nvgpu.mbarrier.arrive.expect_tx %bars[%c0], %c16384, predicate = %first : $G
@@ -257,15 +251,10 @@ TEST(GPUEmulatorTma, FeedsWgmma) {
     s = s * 1664525u + 1013904223u;
     return static_cast<float>(static_cast<int>((s >> 24) % 9) - 4);
   };
-  auto bf16 = [](float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return static_cast<uint16_t>(u >> 16); // small integers are exact
-  };
   for (size_t i = 0; i < q.size(); ++i)
-    q[i] = bf16(qv[i] = next());
+    q[i] = bf16Bits(qv[i] = next());
   for (size_t i = 0; i < k.size(); ++i)
-    k[i] = bf16(kv[i] = next());
+    k[i] = bf16Bits(kv[i] = next());
   std::vector<float> out;
   ASSERT_EQ(runQK(q, k, out), "");
   int bad = 0;

@@ -97,13 +97,6 @@ bool kMajor(Layout l) {
   return l == Layout::KSwizzle128 || l == Layout::KInterleave;
 }
 
-std::string structType(int n) {
-  std::string s = "!llvm.struct<(";
-  for (int i = 0; i < n / 2; ++i)
-    s += i ? ", f32" : "f32";
-  return s + ")>";
-}
-
 std::string descriptor(const std::string &name, int64_t tileOff,
                        const Placement &p) {
   return wgmmaDescriptor(name, tileOff, p.lbo, p.sbo, p.swizzle);
@@ -139,7 +132,7 @@ std::string runCase(const Case &c, std::vector<uint16_t> &a,
   for (int64_t j = 0; j < c.n; ++j)
     for (int64_t k = 0; k < 32; ++k)
       put(offB + pb.at(j, k), b[j * 32 + k]);
-  std::string st = structType(c.n), ty = c.f16 ? "f16" : "bf16";
+  std::string st = accumulatorType(c.n), ty = c.f16 ? "f16" : "bf16";
   std::string shape = "<m = 64, n = " + std::to_string(c.n) + ", k = 16>";
   std::string la = kMajor(c.a) ? "row" : "col",
               lb = kMajor(c.b) ? "col" : "row";
@@ -221,13 +214,7 @@ $BODY
       {buf(image, {bytes}), buf(out, {128, static_cast<int64_t>(c.n / 2)})});
 }
 
-uint16_t bits(float x, bool f16) {
-  if (f16)
-    return f16Bits(x);
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return static_cast<uint16_t>(u >> 16); // small integers are exact
-}
+uint16_t bits(float x, bool f16) { return f16 ? f16Bits(x) : bf16Bits(x); }
 
 /// Runs a valid case on small integers and compares D with A B (exact).
 void checkProduct(const Case &c) {
