@@ -130,6 +130,14 @@ void mlir::attn::randomFill(HostTensor &t, const ArgRole &role,
       t.set(i, d(rng));
     return;
   }
+  if (role.name == "scale") {
+    // A run-time logit scale: around 1/sqrt(D) for the usual head sizes,
+    // sometimes zero or negative (a scale the GPU kernels cannot fold).
+    std::uniform_real_distribution<double> d(-0.25, 0.5);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, d(rng));
+    return;
+  }
   if ((role.name == "k" || role.name == "v") &&
       (t.kind == ElementKind::I8 || t.kind == ElementKind::F8E4M3 ||
        t.kind == ElementKind::F8E5M2)) {

@@ -402,8 +402,15 @@ template <typename OpTy> static ::attn::ref::Spec specOf(OpTy op) {
 }
 
 template <typename OpTy>
-static llvm::Error bindModifiers(OpTy op, Bound &bound,
+static llvm::Error bindModifiers(OpTy op, Bound &bound, ::attn::ref::Spec &spec,
                                  ::attn::ref::Inputs &in) {
+  // scale(%s : tensor<f32>): the value this call passes.
+  if (Value s = op.getRuntimeScale()) {
+    auto t = bound.lookup(s);
+    if (!t)
+      return t.takeError();
+    spec.scale = (*t)->get(0);
+  }
   // Per-batch integer vectors (kv_len, kv_start).
   auto perBatch = [&](Value v, std::vector<int64_t> &values,
                       const std::vector<int64_t> *&slot) -> llvm::Error {
@@ -523,7 +530,7 @@ llvm::Error mlir::attn::runReference(Operation *op,
         in.cuSeqlensK = &bound.cuK;
       }
     }
-    if (llvm::Error err = bindModifiers(attn, bound, in))
+    if (llvm::Error err = bindModifiers(attn, bound, spec, in))
       return err;
     ::attn::ref::Outputs result;
     std::string msg = ::attn::ref::attention(spec, in, result);
@@ -539,7 +546,7 @@ llvm::Error mlir::attn::runReference(Operation *op,
   if (auto proj = dyn_cast<ProjectedAttentionOp>(op)) {
     ::attn::ref::Spec spec = specOf(proj);
     ::attn::ref::Inputs in;
-    if (llvm::Error err = bindModifiers(proj, bound, in))
+    if (llvm::Error err = bindModifiers(proj, bound, spec, in))
       return err;
     auto xq = bound.tensor(proj.getXq());
     if (!xq)

@@ -159,6 +159,7 @@ std::vector<ArgRole> mlir::attn::argRoles(func::FuncOp fn, Operation *op) {
       assign(o.getBias(), "bias", broadcast(o.getBias()));
     assign(o.getAlibiSlopes(), "alibi", {"Hq"});
     assign(o.getSink(), "sink", {"Hq"});
+    assign(o.getRuntimeScale(), "scale", {});
     for (auto [k, v] : llvm::enumerate(o.getModInputs()))
       assign(v, "mod_input" + std::to_string(k),
              modInputDimNames(firstBlock(o.getScoreMod()),

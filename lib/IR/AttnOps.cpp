@@ -210,6 +210,9 @@ static LogicalResult verifyModifiers(OpTy op, ProblemSizes sizes) {
   if (auto right = op.getWindowRightAttr(); right && right.getInt() < 0)
     return op.emitOpError()
            << "window_right must be non-negative; got " << right.getInt();
+  if (op.getScaleAttr() && op.getRuntimeScale())
+    return op.emitOpError() << "scale is given both as an attribute and as a "
+                               "run-time operand; state one";
   if (auto scale = op.getScaleAttr();
       scale && !std::isfinite(scale.getValueAsDouble()))
     return op.emitOpError()
@@ -332,6 +335,8 @@ std::optional<int64_t> AttentionOp::getEffectiveWindowRight() {
 }
 
 std::optional<double> AttentionOp::getEffectiveScale() {
+  if (getRuntimeScale())
+    return std::nullopt;
   if (auto scale = getScaleAttr())
     return scale.getValueAsDouble();
   int64_t d = getHeadDimQK();

@@ -25,9 +25,10 @@ namespace {
 /// directives bind them.
 struct ModifierSlots {
   using Operand = std::optional<OpAsmParser::UnresolvedOperand>;
-  Operand &kvLen, &kvStart, &keyMask, &mask, &bias, &alibi, &sink;
+  Operand &kvLen, &kvStart, &keyMask, &mask, &bias, &alibi, &sink,
+      &runtimeScale;
   Type &kvLenType, &kvStartType, &keyMaskType, &maskType, &biasType, &alibiType,
-      &sinkType;
+      &sinkType, &runtimeScaleType;
   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs;
   SmallVectorImpl<Type> &modInputTypes;
   CausalAlignAttr &causal, &align;
@@ -177,7 +178,19 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
     } else if (kw == "window_right") {
       r = typedAttr(s.windowRight, b.getI64Type());
     } else if (kw == "scale") {
-      r = typedAttr(s.scale, b.getF64Type());
+      // `scale(0.125)`, or `scale(%s : tensor<f32>)` read at run time.
+      OpAsmParser::UnresolvedOperand u;
+      if (p.parseLParen())
+        return failure();
+      OptionalParseResult isOperand = p.parseOptionalOperand(u);
+      if (isOperand.has_value()) {
+        r = failure(failed(*isOperand) ||
+                    p.parseColonType(s.runtimeScaleType) || p.parseRParen());
+        s.runtimeScale = u;
+      } else {
+        r = failure(p.parseAttribute(s.scale, b.getF64Type()) ||
+                    p.parseRParen());
+      }
     } else if (kw == "softcap") {
       r = typedAttr(s.softcap, b.getF64Type());
     } else if (kw == "norm") {
@@ -202,15 +215,13 @@ static ParseResult parseModifierList(OpAsmParser &p, ModifierSlots s) {
   }
 }
 
-static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
-                              Value kvStart, Value keyMask, Value mask,
-                              Value bias, Value alibi, Value sink,
-                              OperandRange modInputs, CausalAlignAttr causal,
-                              CausalAlignAttr align, IntegerAttr windowLeft,
-                              IntegerAttr windowRight, FloatAttr scale,
-                              FloatAttr softcap, NormalizationAttr norm,
-                              Region &scoreMod, Region &maskMod,
-                              LayoutAttr layout, IntegerAttr vFromK) {
+static void printModifierList(
+    OpAsmPrinter &p, Operation *op, Value kvLen, Value kvStart, Value keyMask,
+    Value mask, Value bias, Value alibi, Value sink, Value runtimeScale,
+    OperandRange modInputs, CausalAlignAttr causal, CausalAlignAttr align,
+    IntegerAttr windowLeft, IntegerAttr windowRight, FloatAttr scale,
+    FloatAttr softcap, NormalizationAttr norm, Region &scoreMod,
+    Region &maskMod, LayoutAttr layout, IntegerAttr vFromK) {
   if (layout && layout.getValue() != Layout::bhnd)
     p << " layout(" << stringifyLayout(layout.getValue()) << ")";
   if (vFromK)
@@ -244,6 +255,8 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
     p.printAttributeWithoutType(a);
     p << ")";
   }
+  if (runtimeScale)
+    p << " scale(" << runtimeScale << " : " << runtimeScale.getType() << ")";
   if (norm && norm.getValue() != Normalization::softmax)
     p << " norm(" << stringifyNormalization(norm.getValue()) << ")";
   for (auto [kw, r] : {std::pair<StringRef, Region *>{"score_mod", &scoreMod},
@@ -257,14 +270,15 @@ static void printModifierList(OpAsmPrinter &p, Operation *op, Value kvLen,
 
 #define ATTN_MODIFIER_PARSE_SLOTS(LAYOUT)                                      \
   ModifierSlots {                                                              \
-    kvLen, kvStart, keyMask, mask, bias, alibi, sink, kvLenType, kvStartType,  \
-        keyMaskType, maskType, biasType, alibiType, sinkType, modInputs,       \
-        modInputTypes, causal, align, windowLeft, windowRight, scale, softcap, \
-        norm, scoreMod, maskMod, LAYOUT                                        \
+    kvLen, kvStart, keyMask, mask, bias, alibi, sink, runtimeScale, kvLenType, \
+        kvStartType, keyMaskType, maskType, biasType, alibiType, sinkType,     \
+        runtimeScaleType, modInputs, modInputTypes, causal, align, windowLeft, \
+        windowRight, scale, softcap, norm, scoreMod, maskMod, LAYOUT           \
   }
 #define ATTN_MODIFIER_PRINT_ARGS                                               \
-  kvLen, kvStart, keyMask, mask, bias, alibi, sink, modInputs, causal, align,  \
-      windowLeft, windowRight, scale, softcap, norm, scoreMod, maskMod
+  kvLen, kvStart, keyMask, mask, bias, alibi, sink, runtimeScale, modInputs,   \
+      causal, align, windowLeft, windowRight, scale, softcap, norm, scoreMod,  \
+      maskMod
 
 ParseResult mlir::attn::parseAttentionModifiers(
     OpAsmParser &p, std::optional<OpAsmParser::UnresolvedOperand> &pageTable,

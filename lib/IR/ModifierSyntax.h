@@ -33,6 +33,8 @@ namespace attn {
       Type &biasType, std::optional<OpAsmParser::UnresolvedOperand> &alibi,    \
       Type &alibiType, std::optional<OpAsmParser::UnresolvedOperand> &sink,    \
       Type &sinkType,                                                          \
+      std::optional<OpAsmParser::UnresolvedOperand> &runtimeScale,             \
+      Type &runtimeScaleType,                                                  \
       SmallVectorImpl<OpAsmParser::UnresolvedOperand> &modInputs,              \
       SmallVectorImpl<Type> &modInputTypes, CausalAlignAttr &causal,           \
       CausalAlignAttr &align, IntegerAttr &windowLeft,                         \
@@ -41,10 +43,10 @@ namespace attn {
 #define ATTN_MODIFIER_PRINT_PARAMS                                             \
   Value kvLen, Type, Value kvStart, Type, Value keyMask, Type, Value mask,     \
       Type, Value bias, Type, Value alibi, Type, Value sink, Type,             \
-      OperandRange modInputs, TypeRange, CausalAlignAttr causal,               \
-      CausalAlignAttr align, IntegerAttr windowLeft, IntegerAttr windowRight,  \
-      FloatAttr scale, FloatAttr softcap, NormalizationAttr norm,              \
-      Region &scoreMod, Region &maskMod
+      Value runtimeScale, Type, OperandRange modInputs, TypeRange,             \
+      CausalAlignAttr causal, CausalAlignAttr align, IntegerAttr windowLeft,   \
+      IntegerAttr windowRight, FloatAttr scale, FloatAttr softcap,             \
+      NormalizationAttr norm, Region &scoreMod, Region &maskMod
 
 /// attn.attention's modifiers also take `page_table(...)`, `ragged(...)`,
 /// `layout(...)`, `v_from_k(...)`, `k_scale(...)` and `v_scale(...)`, anywhere

@@ -142,8 +142,8 @@ struct ExpandProjectedAttention
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
         /*k_scale=*/Value(), /*v_scale=*/Value(), op.getKvLen(),
         op.getKvStart(), op.getKeyMask(), op.getMask(), op.getBias(),
-        op.getAlibiSlopes(), op.getSink(), op.getModInputs(),
-        LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
+        op.getAlibiSlopes(), op.getSink(), op.getRuntimeScale(),
+        op.getModInputs(), LayoutAttr::get(rewriter.getContext(), Layout::bnhd),
         /*v_from_k=*/IntegerAttr(), op.getCausalAttr(), op.getAlignAttr(),
         op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getScaleAttr(),
         op.getSoftcapAttr(), op.getNormalizationAttr());

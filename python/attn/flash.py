@@ -25,7 +25,8 @@ float32) subtract ``slope * |j - p(i)|``, ``softmax_scale`` defaults to
 
 Each distinct configuration (element type, head counts and dims, flags) is
 compiled once through ``attn.jit`` and cached; batch and sequence sizes are
-dynamic, so new lengths reuse the kernel.
+dynamic, so new lengths reuse the kernel, and a ``softmax_scale`` other than
+the default is the kernel's run-time operand, so new scales reuse it too.
 """
 
 import math
@@ -88,7 +89,7 @@ def _kernel(text, name, device, form="fused"):
     return _KERNELS[key]
 
 
-def _modifiers(causal, window_size, softcap, alibi, scale, default_scale):
+def _modifiers(causal, window_size, softcap, alibi):
     """The spec's masks and logit modifiers in flash-attn's conventions."""
     mods = []
     left, right = window_size if window_size is not None else (-1, -1)
@@ -103,9 +104,34 @@ def _modifiers(causal, window_size, softcap, alibi, scale, default_scale):
         mods.append(f"window_right({int(right)})")
     if softcap:
         mods.append(f"softcap({float(softcap)!r})")
-    if scale is not None and scale != default_scale:
-        mods.append(f"scale({float(scale)!r})")
     return mods
+
+
+_SCALES = {}  # (value, torch?, device) -> a 0-d f32 array or tensor
+
+
+def _scale_input(like, scale, d, args, inputs):
+    """A softmax_scale other than 1/sqrt(d) as the kernel's run-time operand
+    (``scale(%scale : tensor<f32>)``): one kernel serves every scale. The
+    0-d f32 array or tensor (on q's device) is made once per value.
+    Returns whether the kernel takes it."""
+    if scale is None or float(scale) == 1.0 / math.sqrt(d):
+        return False
+    key = (float(scale), _is_torch(like), str(getattr(like, "device", "")))
+    t = _SCALES.get(key)
+    if t is None:
+        if len(_SCALES) > 256:
+            _SCALES.clear()
+        t = _empty(like, (), "f32")
+        if _is_torch(like):
+            t.fill_(float(scale))
+        else:
+            t[...] = float(scale)
+        _SCALES[key] = t
+    if args is not None:
+        args.append(("scale", "tensor<f32>", "scale"))
+    inputs.append(t)
+    return True
 
 
 def _check_common(dropout_p, q, k, v):
@@ -141,16 +167,15 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     _check_common(dropout_p, q, k, v)
     elt = _elt(q)
     hq, d, hkv, dv = q.shape[2], q.shape[3], k.shape[2], v.shape[3]
-    default = 1.0 / math.sqrt(d)
     args = [("q", _tensor([None, None, hq, d], elt), "q"),
             ("k", _tensor([None, None, hkv, d], elt), "k"),
             ("v", _tensor([None, None, hkv, dv], elt), "v")]
     inputs = [q, k, v]
-    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
-                      softmax_scale, default)
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes)
     if alibi_slopes is not None:
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
+    _scale_input(q, softmax_scale, d, args, inputs)
     text = _attention("flash_attn", args, mods, [None, None, hq, dv],
                       [None, hq, None], elt)
     kernel = _kernel(text, "flash_attn", _device(q))
@@ -175,10 +200,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     _check_common(dropout_p, q, k, v)
     elt = _elt(q)
     hq, d, hkv, dv = q.shape[1], q.shape[2], k.shape[-2], v.shape[-1]
-    default = 1.0 / math.sqrt(d)
     cu_t = _tensor([None], "i32")
-    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
-                      softmax_scale, default)
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes)
     # The packed tokens are one batch entry of the bnhd layout (a view).
     q4 = q.reshape(1, *q.shape)
     if block_table is None:
@@ -206,6 +229,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     if alibi_slopes is not None:
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
+    _scale_input(q, softmax_scale, d, args, inputs)
     name = "flash_attn_varlen" + ("_paged" if block_table is not None else "")
     text = _attention(name, args, mods, [1, None, hq, dv], [1, hq, None],
                       elt)
@@ -311,20 +335,19 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     if cache_leftpad is not None:
         starts = (cache_leftpad if usable(cache_leftpad)
                   else lengths(ints(cache_leftpad)))
-    default = 1.0 / math.sqrt(d)
-    mods = _modifiers(causal, window_size, softcap, alibi_slopes,
-                      softmax_scale, default)
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes)
     paged = block_table is not None
-    # The kernel by what its text depends on, before building the text.
-    key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
-           k_cache.shape[1] if paged else None, alibi_slopes is not None,
-           starts is not None, _device(q))
-    kernel = _KERNELS.get(key)
     inputs = [q, k_cache, v_cache] + ([block_table] if paged else []) + [lens]
     if starts is not None:
         inputs.append(starts)
     if alibi_slopes is not None:
         inputs.append(alibi_slopes)
+    scaled = _scale_input(q, softmax_scale, d, None, inputs)
+    # The kernel by what its text depends on, before building the text.
+    key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
+           k_cache.shape[1] if paged else None, alibi_slopes is not None,
+           starts is not None, scaled, _device(q))
+    kernel = _KERNELS.get(key)
     if kernel is None:
         args = [("q", _tensor([None, None, hq, d], elt), "q")]
         bs = k_cache.shape[1] if paged else None
@@ -337,6 +360,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
             args.append(("start", _tensor([None], "i32"), "kv_start"))
         if alibi_slopes is not None:
             args.append(("slopes", _tensor([hq], "f32"), "alibi"))
+        if scaled:
+            args.append(("scale", "tensor<f32>", "scale"))
         name = "flash_attn_kvcache" + ("_paged" if paged else "")
         text = _attention(name, args, mods, [None, None, hq, dv],
                           [None, hq, None], elt)

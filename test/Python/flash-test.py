@@ -158,6 +158,19 @@ q2, k2, v2 = rand(1, 3, HQ, D), rand(1, 20, HKV, D), rand(1, 20, HKV, D)
 o2 = N(flash.flash_attn_func(T(q2), T(k2), T(v2), causal=True))
 check(close(o2[0], reference(q2[0], k2[0], v2[0], causal=True)[0], 2e-5)
       and len(flash._KERNELS) == kernels, "new lengths, same kernel")
+# A softmax_scale is the kernel's run-time operand: new scales (negative
+# too) reuse the kernel compiled for the first.
+o3 = N(flash.flash_attn_func(T(q2), T(k2), T(v2), causal=True,
+                             softmax_scale=0.3))
+kernels = len(flash._KERNELS)
+ok = close(o3[0], reference(q2[0], k2[0], v2[0], causal=True, scale=0.3)[0],
+           2e-5)
+for s in (0.7, -0.4):
+    o3 = N(flash.flash_attn_func(T(q2), T(k2), T(v2), causal=True,
+                                 softmax_scale=s))
+    ok = ok and close(o3[0], reference(q2[0], k2[0], v2[0], causal=True,
+                                       scale=s)[0], 2e-5)
+check(ok and len(flash._KERNELS) == kernels, "new scales, same kernel")
 try:
     flash.flash_attn_func(T(q2), T(k2), T(v2), dropout_p=0.1)
     check(False, "dropout refused")
@@ -236,6 +249,19 @@ for b in range(B):
     ok = ok and close(out[b], reference(q1[b], dk, dv, kv_len=lens[b])[0],
                       2e-5)
 check(ok, f"{mode} flash_attn_with_kvcache paged decode")
+# The same decode with a softmax_scale (the split-KV kernel's run-time
+# operand), twice with different scales.
+ok = True
+for s in (0.6, 0.05):
+    out = N(flash.flash_attn_with_kvcache(T(q1), T(pool_k), T(pool_v),
+                                          cache_seqlens=T(lens),
+                                          block_table=T(pt), softmax_scale=s))
+    for b in range(B):
+        dk = pool_k[pt[b]].reshape(-1, HKV, D)
+        dv = pool_v[pt[b]].reshape(-1, HKV, D)
+        ok = ok and close(out[b], reference(q1[b], dk, dv, kv_len=lens[b],
+                                            scale=s)[0], 2e-5)
+check(ok, f"{mode} flash_attn_with_kvcache paged decode, softmax_scale")
 # Left-padded caches (cache_leftpad: each sequence's first valid key), two
 # new queries, causal with a window and ALiBi: positions stay the cache's.
 leftpad = np.array([3, 0], np.int32)

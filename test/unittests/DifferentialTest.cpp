@@ -275,6 +275,9 @@ struct Config {
   bool alibi = false;
   bool sink = false; // attention sinks (softmax only)
   std::optional<double> scale, softcap;
+  /// The scale as a run-time operand, `scale(%scale : tensor<f32>)` (half
+  /// the cases with an explicit scale, by the case seed's bit 7).
+  bool scaleOperand() const { return scale && (caseSeed >> 7) % 2; }
   bool sigmoid = false;
   bool lse = false;
   /// Dynamic sizes by name (B, Hq, Hkv, Nq, Nk, Dqk, Dv; projected: B, Nq,
@@ -1150,6 +1153,8 @@ private:
     if (c.sink && !c.sigmoid)
       addArg("sink", {{c.Hq, c.projected ? nullptr : "Hq"}}, "f32",
              ElementKind::F32);
+    if (c.scaleOperand())
+      addArg("scale", {}, "f32", ElementKind::F32);
     // mod_inputs, in this order.
     if (c.maskMod == MaskModKind::Document)
       addArg("doc", {{c.Nq, "Nq"}}, c.docI64 ? "i64" : "i32",
@@ -1293,7 +1298,9 @@ private:
       s += " window_left(" + std::to_string(*c.windowLeft) + ")";
     if (c.windowRight)
       s += " window_right(" + std::to_string(*c.windowRight) + ")";
-    if (c.scale)
+    if (c.scaleOperand())
+      s += " " + operand("scale", "scale");
+    else if (c.scale)
       s += " scale(" + fmtDouble(*c.scale) + ")";
     if (c.softcap)
       s += " softcap(" + fmtDouble(*c.softcap) + ")";
@@ -1585,6 +1592,8 @@ std::vector<HostTensor> makeInputs(const Config &c, const SpecText &spec) {
     } else if (a.name == "sink") {
       // Logits around and above the random logits' range.
       fill(-2, 3);
+    } else if (a.name == "scale") {
+      t.set(0, *c.scale);
     } else if (a.name == "doc") {
       // Sorted segment ids (1 to 8 documents), as attn-run makes them.
       llvm::StringMap<int64_t> sizes;
@@ -2036,6 +2045,7 @@ TEST(SweepCoverage, FeatureMatrix) {
     note(c.alibi && c.causal == CausalKind::None, "ALiBi without causal");
     note(c.softcap.has_value(), "soft cap");
     note(c.scale.has_value(), "explicit scale");
+    note(c.scaleOperand(), "run-time scale operand");
     note(c.sigmoid, "sigmoid");
     note(attn && c.sigmoid, "sigmoid (attention)");
     note(c.lse, "lse");

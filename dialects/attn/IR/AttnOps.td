@@ -18,6 +18,8 @@ def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1]>;
 def Attn_KvLenTensor : RankedTensorOf<[I32, I64]>;
 def Attn_SlopeTensor : RankedTensorOf<[F32]>;
+// The logit scale as a run-time operand: one f32, `tensor<f32>`.
+def Attn_ScaleTensor : 0DTensorOf<[F32]>;
 def Attn_PageTableTensor : RankedTensorOf<[I32, I64]>;
 // K/V as attn.attention and attn.kv_cache_append read them: floats, or a
 // quantized cache (int8, fp8 e4m3 / e5m2) with f32 scales beside it.
@@ -34,6 +36,7 @@ defvar Attn_ModifierOperands = (ins
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_SlopeTensor>:$alibi_slopes,
   Optional<Attn_SlopeTensor>:$sink,
+  Optional<Attn_ScaleTensor>:$runtime_scale,
   Variadic<AnyRankedTensor>:$mod_inputs
 );
 defvar Attn_ModifierAttrs = (ins
@@ -56,7 +59,8 @@ defvar Attn_ModifierDirectiveArgs = [{
     $kv_len, type($kv_len), $kv_start, type($kv_start), $key_mask,
     type($key_mask), $mask, type($mask),
     $bias, type($bias),
-    $alibi_slopes, type($alibi_slopes), $sink, type($sink), $mod_inputs,
+    $alibi_slopes, type($alibi_slopes), $sink, type($sink), $runtime_scale,
+    type($runtime_scale), $mod_inputs,
     type($mod_inputs),
     $causal, $align, $window_left, $window_right, $scale, $softcap,
     $normalization, $score_mod, $mask_mod
@@ -106,6 +110,17 @@ def Attn_AttentionOp : Attn_Op<"attention",
     distances on the bottom-right diagonal, `p(i) = i + kv_len[b] - Nq`
     (FlashAttention's local attention with `Nq != Nk`); `align` must agree
     with `causal` when both are given.
+
+    The scale is `scale(c)` (a constant), or `scale(%s : tensor<f32>)`, one
+    f32 the caller passes with every call (flash-attn's `softmax_scale`, a
+    model whose scale is a parameter): one compiled kernel serves every
+    scale. Without either it is `1/sqrt(Dqk)`.
+
+    ```mlir
+    %o = attn.attention q(%q : tensor<1x8x?x64xf32>)
+        k(%k : tensor<1x8x?x64xf32>) v(%v : tensor<1x8x?x64xf32>)
+        scale(%s : tensor<f32>) causal(top_left) -> tensor<1x8x?x64xf32>
+    ```
 
     Left padding (a batch of prompts padded at the start, as Hugging Face
     tokenizers pad for generation): `kv_start(%first : tensor<Bxi32>)`
@@ -315,7 +330,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     ::mlir::LogicalResult verifyRagged();
     ::mlir::LogicalResult verifyPaging(::llvm::ArrayRef<int64_t> k,
                                        ::llvm::ArrayRef<int64_t> v);
-    /// The scale to use: the stated one, or 1/sqrt(Dqk) (requires static Dqk).
+    /// The scale to use: the stated one, or 1/sqrt(Dqk) (requires static Dqk);
+    /// nullopt when it is read at run time (`scale(%s : tensor<f32>)`).
     std::optional<double> getEffectiveScale();
     /// Logical [B, H, N, D] dimension index `logical` -> physical index.
     int64_t getPhysicalDim(int64_t logical);

@@ -35,13 +35,13 @@ namespace mlir {
 namespace attn {
 
 /// The role an entry argument plays for the attn op that reads it (`q`, `k`,
-/// `v`, `kv_len`, `mask`, `bias`, `alibi`, `sink`, `x`, `kv_source`, `wq`,
-/// `wk`, `wv`, `wo`, `mod_input0`, `mod_input1`, ... for the op's mod_inputs in
-/// order; empty when the op does not read it directly), and the logical size
-/// name of each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D; empty when
-/// the dimension has no name). A mod_inputs dimension is named after the block
-/// argument (b, h, i, j -> B, Hq, Nq, Nk) that indexes it directly in a
-/// tensor.extract of the regions.
+/// `v`, `kv_len`, `mask`, `bias`, `alibi`, `sink`, `scale`, `x`, `kv_source`,
+/// `wq`, `wk`, `wv`, `wo`, `mod_input0`, `mod_input1`, ... for the op's
+/// mod_inputs in order; empty when the op does not read it directly), and the
+/// logical size name of each of its dimensions (B, Hq, Hkv, Nq, Nk, Dqk, Dv, D;
+/// empty when the dimension has no name). A mod_inputs dimension is named after
+/// the block argument (b, h, i, j -> B, Hq, Nq, Nk) that indexes it directly in
+/// a tensor.extract of the regions.
 struct ArgRole {
   std::string name = "";
   std::vector<std::string> dimNames;

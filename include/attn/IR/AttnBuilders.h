@@ -48,7 +48,7 @@ struct AttentionModifiers {
   /// Sliding window sides; an unset side is unbounded.
   std::optional<int64_t> windowLeft;
   std::optional<int64_t> windowRight;
-  /// Logit scale; none means 1/sqrt(Dqk).
+  /// Logit scale; none means 1/sqrt(Dqk) (or runtimeScale when set).
   std::optional<double> scale;
   /// Logit soft cap `cap * tanh(s / cap)`.
   std::optional<double> softcap;
@@ -68,6 +68,8 @@ struct AttentionModifiers {
   /// Attention sinks: one f32 logit per query head that joins the softmax's
   /// denominator and contributes no value (docs/Semantics.md).
   Value sink;
+  /// `tensor<f32>`: the logit scale read at run time (instead of `scale`).
+  Value runtimeScale;
   /// Tensors the score_mod / mask_mod regions read (the regions themselves
   /// are added to the built op's regions by the caller).
   SmallVector<Value> modInputs;

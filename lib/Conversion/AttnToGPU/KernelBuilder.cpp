@@ -233,11 +233,17 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // the row max of the raw logits is that of the scaled ones): the logits
   // stay raw, the running max m is in raw units, and exp2(x * c - m * c),
   // c = scale * log2(e), is one FMA per element. m is scaled back for the
-  // epilogue (lse, sinks, the split-KV state).
-  double scaleValue = *op.getEffectiveScale();
-  const bool foldScale = !sigmoid && scaleValue > 0 && !op.getSoftcapAttr() &&
-                         !biasBuf && !alibiBuf && !op.getScoreModBlock();
-  lctx.scale = cf(foldScale ? 1.0 : scaleValue);
+  // epilogue (lse, sinks, the split-KV state). A scale read at run time
+  // (`scale(%s : tensor<f32>)`, sign unknown here) is not folded.
+  std::optional<double> constScale = op.getEffectiveScale();
+  double scaleValue = constScale.value_or(1.0);
+  const bool foldScale = constScale && !sigmoid && scaleValue > 0 &&
+                         !op.getSoftcapAttr() && !biasBuf && !alibiBuf &&
+                         !op.getScoreModBlock();
+  if (scaleBuf)
+    lctx.scale = memref::LoadOp::create(b, loc, scaleBuf, ValueRange{});
+  else
+    lctx.scale = cf(foldScale ? 1.0 : scaleValue);
   if (auto cap = op.getSoftcapAttr())
     lctx.softcap = cf(cap.getValueAsDouble());
   lctx.modInputs = &modAccess;

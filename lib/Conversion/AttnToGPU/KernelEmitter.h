@@ -438,7 +438,8 @@ private:
   // Host values visible in the kernel.
   /// Quantized K/V: kScaleBuf and vScaleBuf (null otherwise).
   Value kScaleBuf, vScaleBuf;
-  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, sinkBuf, out, lse;
+  Value q, k, v, kvLenBuf, maskBuf, biasBuf, alibiBuf, sinkBuf, scaleBuf, out,
+      lse;
   /// Paged K/V: the page table, the page size S and the pool's page count.
   Value ptBuf, pageSize, poolPages;
   /// Ragged batches: the offsets and the number of sequences.

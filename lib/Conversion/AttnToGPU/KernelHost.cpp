@@ -45,6 +45,7 @@ void KernelEmitter::emitHost(ValueRange inputs, Value outBuf, Value lseBuf) {
   biasBuf = bufferOf(op.getBias());
   alibiBuf = bufferOf(op.getAlibiSlopes());
   sinkBuf = bufferOf(op.getSink());
+  scaleBuf = bufferOf(op.getRuntimeScale());
   cuQBuf = bufferOf(op.getCuSeqlensQ());
   cuKBuf = bufferOf(op.getCuSeqlensK());
   for (Value input : op.getModInputs())

@@ -90,9 +90,9 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
                    vType = headsOf(xkvType, hkv, dv),
                    zType = headsOf(xqType, hq, dv);
   SmallVector<Value> modifiers;
-  for (Value v :
-       {pop.getKvLen(), pop.getKvStart(), pop.getKeyMask(), pop.getMask(),
-        pop.getBias(), pop.getAlibiSlopes(), pop.getSink()})
+  for (Value v : {pop.getKvLen(), pop.getKvStart(), pop.getKeyMask(),
+                  pop.getMask(), pop.getBias(), pop.getAlibiSlopes(),
+                  pop.getSink(), pop.getRuntimeScale()})
     if (v)
       modifiers.push_back(v);
   llvm::append_range(modifiers, pop.getModInputs());
@@ -118,7 +118,8 @@ LogicalResult gpu_codegen::buildGpuProjectedFunction(
       /*k_scale=*/Value(), /*v_scale=*/Value(), mapped(pop.getKvLen()),
       mapped(pop.getKvStart()), mapped(pop.getKeyMask()), mapped(pop.getMask()),
       mapped(pop.getBias()), mapped(pop.getAlibiSlopes()),
-      mapped(pop.getSink()), modInputs, LayoutAttr::get(ctx, Layout::bnhd),
+      mapped(pop.getSink()), mapped(pop.getRuntimeScale()), modInputs,
+      LayoutAttr::get(ctx, Layout::bnhd),
       /*v_from_k=*/IntegerAttr(), pop.getCausalAttr(), pop.getAlignAttr(),
       pop.getWindowLeftAttr(), pop.getWindowRightAttr(), pop.getScaleAttr(),
       pop.getSoftcapAttr(), pop.getNormalizationAttr());

@@ -41,7 +41,10 @@ LogitContext mlir::attn::buildLogitContext(OpBuilder &b, Location loc,
   ctx.nk = buildKvSeqLen(b, loc, op);
   ctx.nq = toValue(
       tensor::getMixedSize(b, loc, op.getQuery(), op.getPhysicalDim(2)));
-  if (std::optional<double> scale = op.getEffectiveScale()) {
+  if (Value runtimeScale = op.getRuntimeScale()) {
+    // scale(%s : tensor<f32>): read once, before the loops.
+    ctx.scale = tensor::ExtractOp::create(b, loc, runtimeScale, ValueRange());
+  } else if (std::optional<double> scale = op.getEffectiveScale()) {
     ctx.scale = f32Const(b, loc, *scale);
   } else {
     // Dqk is dynamic: scale = 1 / sqrt(Dqk) at run time.

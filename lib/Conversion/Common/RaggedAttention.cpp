@@ -229,9 +229,10 @@ AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
       lb, ll, outType, lseType, qs, ks, vs, pageTable, Value(), Value(), kScale,
       vScale, kvLen, /*kv_start=*/Value(),
       /*key_mask=*/Value(), mask, bias, op.getAlibiSlopes(), op.getSink(),
-      modInputs, op.getLayoutAttr(), op.getVFromKAttr(), op.getCausalAttr(),
-      op.getAlignAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
-      op.getScaleAttr(), op.getSoftcapAttr(), op.getNormalizationAttr());
+      op.getRuntimeScale(), modInputs, op.getLayoutAttr(), op.getVFromKAttr(),
+      op.getCausalAttr(), op.getAlignAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getScaleAttr(), op.getSoftcapAttr(),
+      op.getNormalizationAttr());
   cloneRegions(rewriter, op, inner, seqInput);
   return inner;
 }

@@ -130,7 +130,7 @@ func.func @no_keys(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<1x4x1
 // Key offsets without query offsets (the generic form can say it).
 func.func @one_offset(%q: tensor<1x4x10x8xf32>, %cq: tensor<3xi32>) -> tensor<1x4x10x8xf32> {
   // expected-error @+1 {{'attn.attention' op ragged batches need cu_seqlens_q}}
-  %0 = "attn.attention"(%q, %q, %q, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<3xi32>) -> tensor<1x4x10x8xf32>
+  %0 = "attn.attention"(%q, %q, %q, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<1x4x10x8xf32>, tensor<3xi32>) -> tensor<1x4x10x8xf32>
   return %0 : tensor<1x4x10x8xf32>
 }
 

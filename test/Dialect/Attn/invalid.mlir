@@ -476,6 +476,26 @@ func.func @window_right_negative(%q: tensor<1x2x8x16xf32>)
 
 // -----
 
+// The scale is an attribute or a run-time operand, not both (the custom
+// syntax takes one scale(...); the generic form could state both).
+func.func @scale_twice(%q: tensor<1x2x8x16xf32>, %s: tensor<f32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{scale is given both as an attribute and as a run-time operand; state one}}
+  %0 = "attn.attention"(%q, %q, %q, %s) <{scale = 5.000000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<f32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @scale_rank(%q: tensor<1x2x8x16xf32>, %s: tensor<1xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{operand #3 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
+      v(%q : tensor<1x2x8x16xf32>) scale(%s : tensor<1xf32>)
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @scale_inf(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{scale must be finite; got INF}}
   %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>)
@@ -943,7 +963,7 @@ func.func @proj_f64(%x: tensor<2x5x64xf64>, %w: tensor<64x64xf64>)
 // Generic form: the layout enum is checked when the properties are built.
 func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{Invalid attribute `layout` in property conversion: 7 : i32}}
-  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{layout = 7 : i32, normalization = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -952,7 +972,7 @@ func.func @generic_bad_layout(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> 
 // Generic form: two optional results are one too many.
 func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op result group starting at #1 requires 0 or 1 element, but found 2}}
-  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+  %0:3 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
   return %0#0 : tensor<1x2x8x16xf32>
 }
 
@@ -961,7 +981,7 @@ func.func @generic_two_lse(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // Generic form: the segment sizes must match the operands.
 func.func @generic_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 

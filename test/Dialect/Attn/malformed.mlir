@@ -26,6 +26,24 @@ func.func @truncated_type(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // -----
 
+// A run-time scale without its type; a scale that is neither a number nor
+// an operand.
+// CHECK: error: expected ':'
+func.func @scale_untyped(%q: tensor<1x2x8x16xf32>, %s: tensor<f32>) -> tensor<1x2x8x16xf32> {
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>) v(%q : tensor<1x2x8x16xf32>) scale(%s) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// CHECK: error: expected attribute value
+func.func @scale_keyword(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = attn.attention q(%q : tensor<1x2x8x16xf32>) k(%q : tensor<1x2x8x16xf32>) v(%q : tensor<1x2x8x16xf32>) scale(half) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // CHECK: error: custom op 'attn.projected_attention' expected 'wk'
 func.func @truncated_projected(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
   %0 = attn.projected_attention x(%x : tensor<2x5x64xf32>) wq(%w : tensor<64x64xf32>) heads(4,
@@ -95,7 +113,7 @@ func.func @missing_operand(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // CHECK: error: 'attn.attention' op expected 3 or more operands, but found 2
 func.func @generic_missing_operand(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  %0 = "attn.attention"(%q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -111,7 +129,7 @@ func.func @generic_no_segments(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
 
 // CHECK: error: 'attn.attention' op 'operandSegmentSizes' attribute cannot have negative elements
 func.func @generic_negative_segment(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -119,7 +137,7 @@ func.func @generic_negative_segment(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16
 
 // CHECK: error: 'attn.attention' op expected 1 or more results
 func.func @generic_no_result(%q: tensor<1x2x8x16xf32>) {
-  "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> ()
+  "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> ()
   return
 }
 
@@ -127,7 +145,7 @@ func.func @generic_no_result(%q: tensor<1x2x8x16xf32>) {
 
 // CHECK: error: invalid properties {{.*}} for op attn.attention
 func.func @generic_bad_attr_types(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, window_left = 1.5 : f32, scale = 3 : i64, causal = "x"}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, window_left = 1.5 : f32, scale = 3 : i64, causal = "x"}> ({}, {}) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -136,7 +154,7 @@ func.func @generic_bad_attr_types(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf
 // Out-of-range enum values given as (non-property) attributes.
 // CHECK: error: 'attn.attention' op attribute 'causal' failed to satisfy constraint: alignment of the causal diagonal
 func.func @generic_bad_enum(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, causal = 9 : i32, normalization = -1 : i32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, causal = 9 : i32, normalization = -1 : i32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 
@@ -144,7 +162,7 @@ func.func @generic_bad_enum(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // CHECK: error: 'attn.projected_attention' op requires attribute 'num_kv_heads'
 func.func @generic_no_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
-  %0 = "attn.projected_attention"(%x, %w, %w, %w, %w) <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<2x5x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x5x64xf32>
+  %0 = "attn.projected_attention"(%x, %w, %w, %w, %w) <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<2x5x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x5x64xf32>
   return %0 : tensor<2x5x64xf32>
 }
 
@@ -154,7 +172,7 @@ func.func @generic_no_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> te
 // before the op's own rules divide by the head count.
 // CHECK: error: 'attn.projected_attention' op attribute 'num_kv_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive
 func.func @generic_zero_heads(%x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x5x64xf32> {
-  %0 = "attn.projected_attention"(%x, %w, %w, %w, %w) <{num_query_heads = 4 : i64, num_kv_heads = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<2x5x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x5x64xf32>
+  %0 = "attn.projected_attention"(%x, %w, %w, %w, %w) <{num_query_heads = 4 : i64, num_kv_heads = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<2x5x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x5x64xf32>
   return %0 : tensor<2x5x64xf32>
 }
 

@@ -310,6 +310,26 @@ func.func @sink(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>,
   return %0, %1 : tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
 }
 
+// The scale as a run-time operand: `scale(%s : tensor<f32>)` (printed after
+// the attribute modifiers), on both ops.
+// CHECK-LABEL: func.func @runtime_scale
+// CHECK-SAME: %[[S:[a-zA-Z0-9_]+]]: tensor<f32>
+// CHECK: attn.attention {{.*}} causal(top_left) scale(%[[S]] : tensor<f32>) -> tensor<1x8x16x32xf32>
+// CHECK: attn.projected_attention {{.*}} scale(%[[S]] : tensor<f32>) -> tensor<2x5x64xf32>
+func.func @runtime_scale(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>,
+                         %v: tensor<1x2x16x32xf32>, %s: tensor<f32>,
+                         %x: tensor<2x5x64xf32>, %w: tensor<64x64xf32>)
+    -> (tensor<1x8x16x32xf32>, tensor<2x5x64xf32>) {
+  %0 = attn.attention q(%q : tensor<1x8x16x32xf32>) k(%k : tensor<1x2x16x32xf32>)
+      v(%v : tensor<1x2x16x32xf32>) scale(%s : tensor<f32>) causal(top_left)
+      -> tensor<1x8x16x32xf32>
+  %1 = attn.projected_attention x(%x : tensor<2x5x64xf32>)
+      wq(%w : tensor<64x64xf32>) wk(%w : tensor<64x64xf32>)
+      wv(%w : tensor<64x64xf32>) wo(%w : tensor<64x64xf32>) heads(4, 4)
+      scale(%s : tensor<f32>) -> tensor<2x5x64xf32>
+  return %0, %1 : tensor<1x8x16x32xf32>, tensor<2x5x64xf32>
+}
+
 // CHECK-LABEL: func.func @causal_top_left
 // CHECK: attn.attention {{.*}} causal(top_left) -> tensor<1x2x8x16xf32>
 func.func @causal_top_left(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x12x16xf32>,

@@ -315,8 +315,15 @@ Case makeCase(uint64_t seed, int index) {
     mods += " window_right(" + std::to_string(pick<int64_t>(rng, {0, 9})) + ")";
   if (softcap)
     mods += " softcap(" + pick<std::string>(rng, {"5.0", "30.0"}) + ")";
-  if (scale)
+  // Half the explicit scales are run-time operands (random in [-0.25, 0.5],
+  // attn-run's rule), by a generator of their own.
+  std::mt19937_64 scaleRng(seed * 0x9E3779B97F4A7C15ull + index);
+  if (scale && scaleRng() % 2) {
+    args += ", %scale: tensor<f32>";
+    mods += " scale(%scale : tensor<f32>)";
+  } else if (scale) {
     mods += " scale(0.3)";
+  }
   if (sigmoid) {
     mods += " norm(sigmoid)"; // no row sum: no lse
     lse = false;
