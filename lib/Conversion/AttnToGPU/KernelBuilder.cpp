@@ -97,6 +97,38 @@ void KernelEmitter::emitTileMapKernel(gpu::LaunchOp launch) {
   memref::StoreOp::create(b, loc, byte, tileMap, ValueRange{at});
 }
 
+KernelEmitter::SharedLayout KernelEmitter::sharedLayout() {
+  SharedLayout l;
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto view = [&](ArrayRef<int64_t> shape) {
+    return MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, wg);
+  };
+  int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+  int64_t vRows = stagedRows(tk, dv);
+  l.v = view({2, vRows, dv + kPad});
+  l.swizzled = usesWgmma();
+  if (l.swizzled) {
+    int64_t qRows = swizzledRows(tq, d), kRows = swizzledRows(tk, d);
+    l.q = view({d / 64, qRows, 64});
+    l.k = view({2, d / 64, kRows, 64});
+    l.qBlockBytes = qRows * 64 * bytes;
+    l.kBlockBytes = kRows * 64 * bytes;
+    l.kBufBytes = (d / 64) * l.kBlockBytes;
+    l.kOff = (d / 64) * l.qBlockBytes;
+    l.align = 1024;
+  } else {
+    int64_t qRows = stagedRows(tq, d), kRows = stagedRows(tk, d);
+    l.q = view({qRows, d + kPad});
+    l.k = view({2, kRows, d + kPad});
+    l.kBufBytes = kRows * (d + kPad) * bytes;
+    l.kOff = qRows * (d + kPad) * bytes;
+  }
+  l.vOff = l.kOff + 2 * l.kBufBytes;
+  l.bytes = l.vOff + 2 * vRows * (dv + kPad) * bytes + l.align;
+  return l;
+}
+
 void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
   // The row tile, or (split-KV: one row tile) the chunk of key tiles.
@@ -183,44 +215,25 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, wg));
-  int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
-  int64_t qRows = stagedRows(tq, d), kRows = stagedRows(tk, d),
-          vRows = stagedRows(tk, dv);
-  auto qType =
-      MemRefType::get({qRows, d + kPad}, elem, MemRefLayoutAttrInterface{}, wg);
-  auto kType = MemRefType::get({2, kRows, d + kPad}, elem,
-                               MemRefLayoutAttrInterface{}, wg);
-  auto vType = MemRefType::get({2, vRows, dv + kPad}, elem,
-                               MemRefLayoutAttrInterface{}, wg);
-  int64_t kOff = qRows * (d + kPad) * bytes;
-  int64_t vOff = kOff + 2 * kRows * (d + kPad) * bytes;
-  // wgmma: Q and K swizzled ([d / 64][rows][64], 128 bytes a row) from a
-  // 1024-byte boundary of the shared window (the swizzle pattern is a
-  // function of the address), whose address the descriptors hold.
-  const bool useWgmma = usesWgmma();
-  Value tilesAt = ci(0), smemAddr;
-  int64_t qBlockBytes = 0, kBlockBytes = 0, kBufBytes = 0;
+  // wgmma: Q and K swizzled from a 1024-byte boundary of the window, whose
+  // address the descriptors hold.
+  const SharedLayout layout = sharedLayout();
+  const bool useWgmma = layout.swizzled;
+  const int64_t kOff = layout.kOff, kBufBytes = layout.kBufBytes;
   emittedWgmma |= useWgmma;
-  if (useWgmma) {
-    int64_t qRowsW = swizzledRows(tq, d), kRowsW = swizzledRows(tk, d);
-    qType = MemRefType::get({d / 64, qRowsW, 64}, elem,
-                            MemRefLayoutAttrInterface{}, wg);
-    kType = MemRefType::get({2, d / 64, kRowsW, 64}, elem,
-                            MemRefLayoutAttrInterface{}, wg);
-    qBlockBytes = qRowsW * 128;
-    kBlockBytes = kRowsW * 128;
-    kBufBytes = (d / 64) * kBlockBytes;
-    kOff = (d / 64) * qBlockBytes;
-    vOff = kOff + 2 * kBufBytes;
+  Value tilesAt = ci(0), smemAddr;
+  if (layout.align) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-    tilesAt = remu(a.sub(ci(1024), remu(base, ci(1024))), ci(1024));
+    tilesAt = remu(a.sub(ci(layout.align), remu(base, ci(layout.align))),
+                   ci(layout.align));
     smemAddr = a.add(base, tilesAt);
   }
-  Value qs = memref::ViewOp::create(b, loc, qType, raw, tilesAt, ValueRange{});
-  Value ks = memref::ViewOp::create(b, loc, kType, raw,
+  Value qs =
+      memref::ViewOp::create(b, loc, layout.q, raw, tilesAt, ValueRange{});
+  Value ks = memref::ViewOp::create(b, loc, layout.k, raw,
                                     a.add(tilesAt, ci(kOff)), ValueRange{});
-  Value vs = memref::ViewOp::create(b, loc, vType, raw,
-                                    a.add(tilesAt, ci(vOff)), ValueRange{});
+  Value vs = memref::ViewOp::create(
+      b, loc, layout.v, raw, a.add(tilesAt, ci(layout.vOff)), ValueRange{});
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
   LogitContext lctx;
@@ -434,7 +447,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     SmallVector<Value> s(nf * nS, zeroC);
     if (useWgmma)
       emitWgmmaQK(s, smemAddr, a.add(ci(kOff), a.mul(cur, ci(kBufBytes))),
-                  qBlockBytes, kBlockBytes);
+                  layout.qBlockBytes, layout.kBlockBytes);
     for (int64_t kk = 0; kk < (useWgmma ? 0 : dSteps); kk += 2) {
       int64_t steps = std::min<int64_t>(2, dSteps - kk);
       SmallVector<Value> qStep;

@@ -283,19 +283,29 @@ private:
   /// accumulators become the tk / 8 mma.sync C tiles `s`.
   void emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr, Value kTileOff,
                    int64_t qBlockBytes, int64_t kBlockBytes);
+  /// Where the attention kernel's tiles lie in its dynamic shared memory:
+  /// Q, then two K buffers, then two V buffers, from the start of the
+  /// window, or (swizzled, for wgmma) from the first 1024-byte boundary in
+  /// it (the swizzle pattern is a function of the address; `align` bytes
+  /// are reserved for the rounding). Padded tiles are [rows][cols + kPad];
+  /// swizzled ones [cols / 64][rows][64], 128 bytes a row, whose 64-column
+  /// blocks lie `qBlockBytes` / `kBlockBytes` apart (V stays padded).
+  /// One statement of the layout for the host (the launch's byte count)
+  /// and the kernel (its views and descriptors).
+  struct SharedLayout {
+    bool swizzled = false;
+    MemRefType q, k, v; // the views (K and V: [2] buffers first)
+    int64_t kOff = 0;   // byte offsets from the tiles' start
+    int64_t vOff = 0;
+    int64_t kBufBytes = 0;   // one K buffer
+    int64_t qBlockBytes = 0; // swizzled: a 64-column block of Q / of K
+    int64_t kBlockBytes = 0;
+    int64_t align = 0; // bytes reserved to align the start
+    int64_t bytes = 0; // the kernel's dynamic shared memory
+  };
+  SharedLayout sharedLayout();
   /// Dynamic shared memory of the kernel being emitted.
-  int64_t sharedBytes() {
-    if (usesWgmma())
-      // Q and K swizzled, V padded, 1024 bytes to align the tiles.
-      return (swizzledRows(tq, d) * d + 2 * swizzledRows(tk, d) * d +
-              2 * stagedRows(tk, dv) * (dv + kPad)) *
-                 (elem.getIntOrFloatBitWidth() / 8) +
-             1024;
-    return (stagedRows(tq, d) * (d + kPad) +
-            2 * stagedRows(tk, d) * (d + kPad) +
-            2 * stagedRows(tk, dv) * (dv + kPad)) *
-           (elem.getIntOrFloatBitWidth() / 8);
-  }
+  int64_t sharedBytes() { return sharedLayout().bytes; }
   /// Commits the copies in `tokens` as one group and waits until at most
   /// `pending` groups are in flight (nothing for converting copies).
   void waitForCopies(ArrayRef<Value> tokens, int32_t pending) {
