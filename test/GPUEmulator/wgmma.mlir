@@ -1,6 +1,7 @@
-// S = Q K^T on Hopper's warpgroup MMA (--gpu-wgmma) on the warp-level
-// emulator against the f64 reference: the emulator reads the swizzled Q and
-// K tiles through the kernels' own wgmma descriptors (the swizzle, the
+// S = Q K^T and O += P V on Hopper's warpgroup MMA (--gpu-wgmma; P V on
+// mma.sync at 32-key tiles) on the warp-level emulator against the f64
+// reference: the emulator reads the swizzled Q, K, P and V tiles (V
+// MN-major) through the kernels' own wgmma descriptors (the swizzle, the
 // descriptor fields and the accumulator layout as the PTX ISA states them,
 // test/unittests/GPUEmulator/WgmmaTest.cpp) and checks the ordering (fence,
 // commit, wait before the accumulators are read, no shared-memory write
@@ -12,7 +13,7 @@
 // RUN: attn-run %s --device=gpu-emulate --entry=decode --gpu-wgmma --verify --report=%t.json | FileCheck %s --check-prefix=DEC
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // REPORT: "warps": 4,
-// REPORT-NEXT: "wgmma": 1
+// REPORT-NEXT: "wgmma": 2
 // RUN: attn-run %s --device=gpu-emulate --entry=f32_window --gpu-wgmma --verify | FileCheck %s --check-prefix=F32
 // The examples' serving paths: chunked prefill against the reference, and
 // the paged decode step (StepHost: append kernels, then the attention), which

@@ -77,7 +77,7 @@ void KernelEmitter::emitGemm(gpu::LaunchOp launch, Value lhs, Value rhs,
     Value k0 = loop.getInductionVar();
     SmallVector<Value> tokens;
     emitTileCopy(
-        as, {}, tm, kGemmTileK, lhs,
+        as, {}, TileLayout::Padded, tm, kGemmTileK, lhs,
         [&](Value r) {
           Value row = a.add(m0, r);
           return std::make_pair(SmallVector<Value>{a.min(row, mLast), k0},
@@ -85,7 +85,7 @@ void KernelEmitter::emitGemm(gpu::LaunchOp launch, Value lhs, Value rhs,
         },
         tokens, kDim);
     emitTileCopy(
-        bs, {}, kGemmTileK, kGemmTileN, rhs,
+        bs, {}, TileLayout::Padded, kGemmTileK, kGemmTileN, rhs,
         [&](Value r) {
           Value row = a.add(k0, r);
           return std::make_pair(SmallVector<Value>{a.min(row, kLast), n0},

@@ -105,9 +105,8 @@ KernelEmitter::SharedLayout KernelEmitter::sharedLayout() {
     return MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, wg);
   };
   int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
-  int64_t vRows = stagedRows(tk, dv);
-  l.v = view({2, vRows, dv + kPad});
   l.swizzled = usesWgmma();
+  l.pvSwizzled = usesWgmmaPV();
   if (l.swizzled) {
     int64_t qRows = swizzledRows(tq, d), kRows = swizzledRows(tk, d);
     l.q = view({d / 64, qRows, 64});
@@ -125,7 +124,22 @@ KernelEmitter::SharedLayout KernelEmitter::sharedLayout() {
     l.kOff = qRows * (d + kPad) * bytes;
   }
   l.vOff = l.kOff + 2 * l.kBufBytes;
-  l.bytes = l.vOff + 2 * vRows * (dv + kPad) * bytes + l.align;
+  if (l.pvSwizzled) {
+    // V like K; then P, [tk / 64][64 rows][64], for the warpgroup.
+    int64_t vRows = swizzledRows(tk, dv);
+    l.v = view({2, dv / 64, vRows, 64});
+    l.vBlockBytes = vRows * 64 * bytes;
+    l.vBufBytes = (dv / 64) * l.vBlockBytes;
+    l.p = view({tk / 64, 64, 64});
+    l.pBlockBytes = 64 * 64 * bytes;
+    l.pOff = l.vOff + 2 * l.vBufBytes;
+    l.bytes = l.pOff + (tk / 64) * l.pBlockBytes + l.align;
+    return l;
+  }
+  int64_t vRows = stagedRows(tk, dv);
+  l.v = view({2, vRows, dv + kPad});
+  l.vBufBytes = vRows * (dv + kPad) * bytes;
+  l.bytes = l.vOff + 2 * l.vBufBytes + l.align;
   return l;
 }
 
@@ -218,9 +232,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // wgmma: Q and K swizzled from a 1024-byte boundary of the window, whose
   // address the descriptors hold.
   const SharedLayout layout = sharedLayout();
-  const bool useWgmma = layout.swizzled;
+  const bool useWgmma = layout.swizzled, useWgmmaPV = layout.pvSwizzled;
+  // Q and K alike; V padded (ldmatrix.trans for P V on mma.sync) unless
+  // P V runs on wgmma.
+  const TileLayout qLayout =
+      useWgmma ? TileLayout::Swizzled : TileLayout::Padded;
+  const TileLayout vLayout =
+      useWgmmaPV ? TileLayout::Swizzled : TileLayout::Padded;
   const int64_t kOff = layout.kOff, kBufBytes = layout.kBufBytes;
-  emittedWgmma |= useWgmma;
+  emittedWgmma = std::max<int64_t>(emittedWgmma, useWgmmaPV ? 2 : useWgmma);
   Value tilesAt = ci(0), smemAddr;
   if (layout.align) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
@@ -234,6 +254,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                     a.add(tilesAt, ci(kOff)), ValueRange{});
   Value vs = memref::ViewOp::create(
       b, loc, layout.v, raw, a.add(tilesAt, ci(layout.vOff)), ValueRange{});
+  Value ps;
+  if (useWgmmaPV)
+    ps = memref::ViewOp::create(b, loc, layout.p, raw,
+                                a.add(tilesAt, ci(layout.pOff)), ValueRange{});
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
   LogitContext lctx;
@@ -286,7 +310,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value nqLast = a.max(a.sub(nq, ci(1)), ci(0));
   Value nkLast = a.max(a.sub(nk, ci(1)), ci(0));
   emitTileCopy(
-      qs, {}, tq, d, q,
+      qs, {}, qLayout, tq, d, q,
       [&](Value r) {
         Value row = a.add(row0, r);
         Value i = divu(row, groups);
@@ -343,8 +367,10 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       return std::make_pair(phys(bb, hk, kRow(a.min(key, nkLast)), ci(0)),
                             valid);
     };
-    emitTileCopy(ks, {buf}, tk, d, k, rowOf, tokens, Value(), kScaleBuf);
-    emitTileCopy(vs, {buf}, tk, dv, v, rowOf, tokens, Value(), vScaleBuf);
+    emitTileCopy(ks, {buf}, qLayout, tk, d, k, rowOf, tokens, Value(),
+                 kScaleBuf);
+    emitTileCopy(vs, {buf}, vLayout, tk, dv, v, rowOf, tokens, Value(),
+                 vScaleBuf);
   };
   Truth firstCls = classifyIfMasked(ktLo);
   copyKv(ktLo, ci(0), readTile(ktLo, firstCls));
@@ -612,7 +638,12 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       }
     }
     auto aHalf = VectorType::get({2, 2}, elem);
-    for (int64_t kc = 0; kc < tk / 16; ++kc) {
+    if (useWgmmaPV)
+      emitWgmmaPV(o, p, ps, a.add(smemAddr, ci(layout.pOff)),
+                  a.add(smemAddr, a.add(ci(layout.vOff),
+                                        a.mul(cur, ci(layout.vBufBytes)))),
+                  layout.pBlockBytes, layout.vBlockBytes);
+    for (int64_t kc = 0; kc < (useWgmmaPV ? 0 : tk / 16); ++kc) {
       // P's A operands of the nf fragments for keys [16 kc, 16 kc + 16).
       SmallVector<Value> pa(nf);
       for (int64_t f = 0; f < nf; ++f) {

@@ -164,13 +164,15 @@ public:
   }
 
   std::string fnName;
-  /// S = Q K^T on wgmma where the shape allows it (usesWgmma); whether a
-  /// kernel emitted so far took it.
-  bool wgmmaOpt = false, emittedWgmma = false;
+  /// S = Q K^T (and O += P V) on wgmma where the shape allows it
+  /// (usesWgmma, usesWgmmaPV); how many of the two GEMMs the kernels
+  /// emitted so far run on it (0, 1 or 2).
+  bool wgmmaOpt = false;
+  int64_t emittedWgmma = 0;
   /// Records on `hostFn`'s lowering choices that a kernel runs wgmma.
   void recordWgmma(Operation *hostFn) const {
-    if (emittedWgmma)
-      updateLoweringChoices(hostFn, [](LoweringChoice &c) { c.wgmma = 1; });
+    if (int64_t n = emittedWgmma)
+      updateLoweringChoices(hostFn, [n](LoweringChoice &c) { c.wgmma = n; });
   }
 
   /// The body of a GEMM launch: `result` [m, n] = `lhs` [m, k] `rhs` [k, n],
@@ -258,6 +260,14 @@ private:
     return wgmmaOpt && warps == 4 && rowFrags == 1 && d % 64 == 0 &&
            elem.getIntOrFloatBitWidth() == 16 && tk % 8 == 0 && tk <= 256;
   }
+  /// O += P V on wgmma too: P (the warpgroup's 64 rows, the accumulator
+  /// tiles of S rounded to the staged type) is stored to shared memory in
+  /// the swizzled layout (A, K-major), V staged swizzled like K and read
+  /// MN-major (B transposed); both in whole 64-column blocks, O's n = Dv
+  /// at most 256.
+  bool usesWgmmaPV() const {
+    return usesWgmma() && tk % 64 == 0 && dv % 64 == 0 && dv <= 256;
+  }
   /// Rows of a tile staged for wgmma: [cols / 64][rows][64] with the
   /// 16-byte chunks of row r XORed with r % 8 (the 128-byte swizzle), plus
   /// scratch rows (multiples of 8, keeping each 64-column block at a
@@ -283,6 +293,16 @@ private:
   /// accumulators become the tk / 8 mma.sync C tiles `s`.
   void emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr, Value kTileOff,
                    int64_t qBlockBytes, int64_t kBlockBytes);
+  /// O += P V for the warpgroup's 64 rows on wgmma: the warp's P tiles `p`
+  /// (the tk / 8 mma.sync C tiles of its 16 rows, f32) are rounded to the
+  /// staged type and stored into the swizzled P tile `pView` (at shared
+  /// address `pAddr`), fenced for the async proxy and published by a
+  /// barrier; then one m64nDvk16 per 16 keys with P K-major and V (at
+  /// `vAddr`, 64-column blocks `vBlockBytes` apart) MN-major, accumulating
+  /// into the warp's O tiles `o` (the Dv / 8 mma.sync C tiles).
+  void emitWgmmaPV(MutableArrayRef<Value> o, ArrayRef<Value> p, Value pView,
+                   Value pAddr, Value vAddr, int64_t pBlockBytes,
+                   int64_t vBlockBytes);
   /// Where the attention kernel's tiles lie in its dynamic shared memory:
   /// Q, then two K buffers, then two V buffers, from the start of the
   /// window, or (swizzled, for wgmma) from the first 1024-byte boundary in
@@ -294,12 +314,16 @@ private:
   /// and the kernel (its views and descriptors).
   struct SharedLayout {
     bool swizzled = false;
-    MemRefType q, k, v; // the views (K and V: [2] buffers first)
-    int64_t kOff = 0;   // byte offsets from the tiles' start
+    bool pvSwizzled = false; // V swizzled too, and P's tile after V
+    MemRefType q, k, v, p;   // the views (K and V: [2] buffers first)
+    int64_t kOff = 0;        // byte offsets from the tiles' start
     int64_t vOff = 0;
     int64_t kBufBytes = 0;   // one K buffer
     int64_t qBlockBytes = 0; // swizzled: a 64-column block of Q / of K
     int64_t kBlockBytes = 0;
+    int64_t vBufBytes = 0;   // one V buffer
+    int64_t vBlockBytes = 0; // pvSwizzled: a 64-column block of V / of P
+    int64_t pOff = 0, pBlockBytes = 0;
     int64_t align = 0; // bytes reserved to align the start
     int64_t bytes = 0; // the kernel's dynamic shared memory
   };
@@ -317,6 +341,10 @@ private:
     nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                      b.getI32IntegerAttr(pending));
   }
+  /// How a tile is staged in shared memory: rows padded by kPad elements
+  /// ([rows][cols + kPad], for ldmatrix) or in wgmma's 128-byte swizzle
+  /// ([cols / 64][rows][64], chunk c of row r at c ^ (r % 8)).
+  enum class TileLayout { Padded, Swizzled };
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
   /// `src` at the indices `srcRow(r)` (the last one the column where the
   /// tile starts), valid or zero-filled; with `colLimit`, the 8-element
@@ -324,8 +352,8 @@ private:
   /// `scale` (quantized K/V): the k_scale or v_scale buffer; `src` then
   /// holds i8 or fp8 values, decoded and scaled into the staged tile.
   void
-  emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols,
-               Value src,
+  emitTileCopy(Value dst, ArrayRef<Value> dstPrefix, TileLayout layout,
+               int64_t rows, int64_t cols, Value src,
                function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
                SmallVectorImpl<Value> &tokens, Value colLimit = Value(),
                Value scale = Value());

@@ -22,7 +22,8 @@ using namespace mlir::attn::gpu_codegen;
 using namespace mlir::attn::gpu_codegen::detail;
 
 void KernelEmitter::emitTileCopy(
-    Value dst, ArrayRef<Value> dstPrefix, int64_t rows, int64_t cols, Value src,
+    Value dst, ArrayRef<Value> dstPrefix, TileLayout layout, int64_t rows,
+    int64_t cols, Value src,
     function_ref<std::pair<SmallVector<Value>, Value>(Value)> srcRow,
     SmallVectorImpl<Value> &tokens, Value colLimit, Value scale) {
   int64_t chunksPerRow = cols / 8;
@@ -54,10 +55,7 @@ void KernelEmitter::emitTileCopy(
     }
     srcIdx.back() = srcCol;
     SmallVector<Value> dstIdx(dstPrefix);
-    // A destination of rank prefix + 3 is swizzled for wgmma
-    // ([cols / 64][rows][64], swizzledRows).
-    bool swizzled = cast<MemRefType>(dst.getType()).getRank() ==
-                    static_cast<int64_t>(dstPrefix.size()) + 3;
+    const bool swizzled = layout == TileLayout::Swizzled;
     if (inRange) {
       int64_t pitch = swizzled ? 64 : cols + kPad;
       Value slot = a.mul(tid, ci(8));

@@ -8,7 +8,9 @@
 // the warpgroup's 64 rows as nvvm.wgmma.mma_async m64nNk16 over Q and K
 // tiles staged in 128-byte swizzled shared memory (TileCopy.cpp), the
 // accumulators handed back as the mma.sync C tiles the softmax reads
-// (KernelBuilder.cpp).
+// (KernelBuilder.cpp); and O += P V as m64nDvk16 with P stored to shared
+// memory in the same swizzle and V read transposed (MN-major) from its
+// swizzled tile, O's accumulator registers being its mma.sync C tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,25 +21,33 @@ using namespace mlir::attn;
 using namespace mlir::attn::gpu_codegen;
 using namespace mlir::attn::gpu_codegen::detail;
 
-void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
-                                Value kTileOff, int64_t qBlockBytes,
-                                int64_t kBlockBytes) {
-  MLIRContext *ctx = b.getContext();
+/// A 128-byte swizzled operand's matrix descriptor (PTX ISA, "Matrix
+/// Descriptor Format"): bits 0-13 the shared address >> 4, 16-29 LBO >> 4,
+/// 32-45 SBO >> 4, 62-63 the layout (1: 128-byte swizzle). K-major: LBO
+/// unused (16), SBO 1024 (the next 8 rows); MN-major: LBO the distance of
+/// the 64-element column blocks along M / N, SBO 1024 (the next 8 rows of
+/// K).
+static Value swizzledDescriptor(OpBuilder &b, Location loc, Value addr,
+                                int64_t lbo, int64_t sbo) {
   Type i64 = b.getI64Type();
   auto c64 = [&](int64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
   };
-  // A K-major, 128-byte swizzled operand's descriptor (PTX ISA, "Matrix
-  // Descriptor Format"): bits 0-13 the address >> 4, 16-29 LBO >> 4 (16,
-  // unused by swizzled K-major layouts), 32-45 SBO >> 4 (1024: the next 8
-  // rows), 62-63 the layout (1: 128-byte swizzle).
-  Value fields =
-      c64((int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62));
+  Value x = arith::IndexCastOp::create(b, loc, i64, addr);
+  x = arith::ShRUIOp::create(b, loc, x, c64(4));
+  x = arith::AndIOp::create(b, loc, x, c64(0x3FFF));
+  return arith::OrIOp::create(
+             b, loc, x,
+             c64(((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(1) << 62)))
+      .getResult();
+}
+
+void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
+                                Value kTileOff, int64_t qBlockBytes,
+                                int64_t kBlockBytes) {
+  MLIRContext *ctx = b.getContext();
   auto descriptor = [&](Value addr) {
-    Value x = arith::IndexCastOp::create(b, loc, i64, addr);
-    x = arith::ShRUIOp::create(b, loc, x, c64(4));
-    x = arith::AndIOp::create(b, loc, x, c64(0x3FFF));
-    return arith::OrIOp::create(b, loc, x, fields).getResult();
+    return swizzledDescriptor(b, loc, addr, 16, 1024);
   };
   auto structType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(tk / 2, f32));
@@ -69,5 +79,72 @@ void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
     for (int64_t j = 0; j < 4; ++j)
       e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
     s[n] = vector::FromElementsOp::create(b, loc, cType, e);
+  }
+}
+
+void KernelEmitter::emitWgmmaPV(MutableArrayRef<Value> o, ArrayRef<Value> p,
+                                Value pView, Value pAddr, Value vAddr,
+                                int64_t pBlockBytes, int64_t vBlockBytes) {
+  MLIRContext *ctx = b.getContext();
+  // P into shared memory: element (r, c) of the warp's C tile n is row
+  // 16 w + l/4 + 8 r, key 8 n + 2 (l%4) + c; in the swizzled tile
+  // [tk / 64][64][64] the key's 16-byte chunk n % 8 of the row moves to
+  // (n % 8) ^ (row % 8), and row % 8 = l / 4.
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = remu(tid, ci(kLanes)), warp = divu(tid, ci(kLanes));
+  Value quad = divu(lane, ci(4));
+  Value pair = a.mul(remu(lane, ci(4)), ci(2));
+  auto half2 = VectorType::get({2}, elem);
+  for (int64_t n = 0; n < tk / 8; ++n) {
+    Value chunk = arith::XOrIOp::create(b, loc, ci(n % 8), quad);
+    Value col = a.add(a.mul(chunk, ci(8)), pair);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = a.add(a.mul(warp, ci(16)), a.add(quad, ci(8 * r)));
+      Value x = vector::ExtractOp::create(b, loc, p[n], ArrayRef<int64_t>{r});
+      x = arith::TruncFOp::create(b, loc, half2, x);
+      vector::StoreOp::create(b, loc, x, pView,
+                              ValueRange{ci(n / 8), row, col});
+    }
+  }
+  // Every thread's stores, generic proxy, become visible to wgmma (async
+  // proxy) before the barrier after which the warpgroup reads them.
+  fenceForAsyncProxy();
+  gpu::BarrierOp::create(b, loc);
+
+  // O's accumulator: registers 4n .. 4n+3 are the mma.sync C tile n.
+  auto structType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(dv / 2, f32));
+  Value acc = LLVM::UndefOp::create(b, loc, structType);
+  for (int64_t n = 0; n < dv / 8; ++n)
+    for (int64_t j = 0; j < 4; ++j) {
+      Value e = vector::ExtractOp::create(b, loc, o[n],
+                                          ArrayRef<int64_t>{j / 2, j % 2});
+      acc = LLVM::InsertValueOp::create(b, loc, acc, e, 4 * n + j);
+    }
+  auto type = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  // 16 keys a step: P's 32 bytes in its 64-key block (K-major), V's 16 rows
+  // of 128 bytes (MN-major: Dv in 64-column blocks vBlockBytes apart).
+  for (int64_t st = 0; st < tk / 16; ++st) {
+    Value da = swizzledDescriptor(
+        b, loc, a.add(pAddr, ci((st / 4) * pBlockBytes + (st % 4) * 32)), 16,
+        1024);
+    Value db = swizzledDescriptor(b, loc, a.add(vAddr, ci(st * 16 * 128)),
+                                  vBlockBytes, 1024);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, da, db,
+        NVVM::MMAShapeAttr::get(ctx, 64, dv, 16), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::row, NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  auto cType = VectorType::get({2, 2}, f32);
+  for (int64_t n = 0; n < dv / 8; ++n) {
+    SmallVector<Value, 4> e;
+    for (int64_t j = 0; j < 4; ++j)
+      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
+    o[n] = vector::FromElementsOp::create(b, loc, cType, e);
   }
 }

@@ -70,8 +70,11 @@ def main():
                 problems = []
                 if ".extern .func" in text:
                     problems.append("unresolved external function")
-                for needed in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync",
-                               "ex2.approx"):
+                # Tensor cores: mma.sync fed by ldmatrix, or (sm_90a,
+                # --gpu-wgmma, both GEMMs) wgmma alone.
+                mma = (("wgmma.mma_async",) if "wgmma.mma_async" in text else
+                       ("mma.sync.aligned.m16n8k16", "ldmatrix.sync"))
+                for needed in mma + ("ex2.approx",):
                     if needed not in text:
                         problems.append("no " + needed)
                 r = subprocess.run([args.ptxas, "-v", "-arch=" + chip, ptx, "-o",
