@@ -42,6 +42,46 @@ static Value swizzledDescriptor(OpBuilder &b, Location loc, Value addr,
       .getResult();
 }
 
+/// One warpgroup GEMM: wgmma.fence, `steps` m64nNk16 (the A and B
+/// descriptors of step st from `descriptors`; layout B `col` is K-major,
+/// `row` MN-major), commit and wait 0. The accumulator `acc` is read by the
+/// first step unless `zeroFirst`.
+static Value
+runWgmma(OpBuilder &b, Location loc, Value acc, int64_t n, int64_t steps,
+         NVVM::WGMMATypes type, NVVM::MMALayout layoutB, bool zeroFirst,
+         function_ref<std::pair<Value, Value>(int64_t)> descriptors) {
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t st = 0; st < steps; ++st) {
+    auto [da, db] = descriptors(st);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, da, db,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16), type, type,
+        NVVM::WGMMATypes::f32,
+        st == 0 && zeroFirst ? NVVM::WGMMAScaleOut::zero
+                             : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        layoutB, NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return acc;
+}
+
+/// Register e of an m64nNk16 accumulator is element (l/4 + 8 ((e%4)/2),
+/// 8 (e/4) + 2 (l%4) + e%2) of the warp's 16 rows: registers 4t .. 4t+3 are
+/// the mma.sync C tile t, [r][c] row-major. The tiles of `acc`, into
+/// `tiles`.
+static void accumulatorToTiles(OpBuilder &b, Location loc, Value acc,
+                               MutableArrayRef<Value> tiles) {
+  auto cType = VectorType::get({2, 2}, b.getF32Type());
+  for (auto [t, tile] : llvm::enumerate(tiles)) {
+    SmallVector<Value, 4> e;
+    for (int64_t j = 0; j < 4; ++j)
+      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * t + j));
+    tile = vector::FromElementsOp::create(b, loc, cType, e);
+  }
+}
+
 void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
                                 Value kTileOff, int64_t qBlockBytes,
                                 int64_t kBlockBytes) {
@@ -52,34 +92,17 @@ void KernelEmitter::emitWgmmaQK(MutableArrayRef<Value> s, Value smemAddr,
   auto structType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(tk / 2, f32));
   auto type = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  Value acc = LLVM::ZeroOp::create(b, loc, structType);
   Value kAddr = a.add(smemAddr, kTileOff);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // 16 dims a step: the step's 32 bytes in its 64-column block.
-  for (int64_t st = 0; st < d / 16; ++st) {
-    int64_t at = (st / 4), in = (st % 4) * 32;
-    Value da = descriptor(a.add(smemAddr, ci(at * qBlockBytes + in)));
-    Value db = descriptor(a.add(kAddr, ci(at * kBlockBytes + in)));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, da, db,
-        NVVM::MMAShapeAttr::get(ctx, 64, tk, 16), type, type,
-        NVVM::WGMMATypes::f32,
-        st == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
-  }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  // Register e of the m64nNk16 accumulator is element (l/4 + 8 ((e%4)/2),
-  // 8 (e/4) + 2 (l%4) + e%2) of the warp's 16 rows: registers 4n .. 4n+3
-  // are the mma.sync C tile n, [r][c] row-major.
-  auto cType = VectorType::get({2, 2}, f32);
-  for (int64_t n = 0; n < tk / 8; ++n) {
-    SmallVector<Value, 4> e;
-    for (int64_t j = 0; j < 4; ++j)
-      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
-    s[n] = vector::FromElementsOp::create(b, loc, cType, e);
-  }
+  Value acc =
+      runWgmma(b, loc, LLVM::ZeroOp::create(b, loc, structType), tk, d / 16,
+               type, NVVM::MMALayout::col, /*zeroFirst=*/true, [&](int64_t st) {
+                 int64_t at = (st / 4), in = (st % 4) * 32;
+                 return std::make_pair(
+                     descriptor(a.add(smemAddr, ci(at * qBlockBytes + in))),
+                     descriptor(a.add(kAddr, ci(at * kBlockBytes + in))));
+               });
+  accumulatorToTiles(b, loc, acc, s.take_front(tk / 8));
 }
 
 void KernelEmitter::emitWgmmaPV(MutableArrayRef<Value> o, ArrayRef<Value> p,
@@ -122,29 +145,18 @@ void KernelEmitter::emitWgmmaPV(MutableArrayRef<Value> o, ArrayRef<Value> p,
       acc = LLVM::InsertValueOp::create(b, loc, acc, e, 4 * n + j);
     }
   auto type = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // 16 keys a step: P's 32 bytes in its 64-key block (K-major), V's 16 rows
   // of 128 bytes (MN-major: Dv in 64-column blocks vBlockBytes apart).
-  for (int64_t st = 0; st < tk / 16; ++st) {
-    Value da = swizzledDescriptor(
-        b, loc, a.add(pAddr, ci((st / 4) * pBlockBytes + (st % 4) * 32)), 16,
-        1024);
-    Value db = swizzledDescriptor(b, loc, a.add(vAddr, ci(st * 16 * 128)),
-                                  vBlockBytes, 1024);
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, da, db,
-        NVVM::MMAShapeAttr::get(ctx, 64, dv, 16), type, type,
-        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::row, NVVM::MMAIntOverflowAttr());
-  }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  auto cType = VectorType::get({2, 2}, f32);
-  for (int64_t n = 0; n < dv / 8; ++n) {
-    SmallVector<Value, 4> e;
-    for (int64_t j = 0; j < 4; ++j)
-      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * n + j));
-    o[n] = vector::FromElementsOp::create(b, loc, cType, e);
-  }
+  acc =
+      runWgmma(b, loc, acc, dv, tk / 16, type, NVVM::MMALayout::row,
+               /*zeroFirst=*/false, [&](int64_t st) {
+                 return std::make_pair(
+                     swizzledDescriptor(b, loc,
+                                        a.add(pAddr, ci((st / 4) * pBlockBytes +
+                                                        (st % 4) * 32)),
+                                        16, 1024),
+                     swizzledDescriptor(b, loc, a.add(vAddr, ci(st * 16 * 128)),
+                                        vBlockBytes, 1024));
+               });
+  accumulatorToTiles(b, loc, acc, o.take_front(dv / 8));
 }
