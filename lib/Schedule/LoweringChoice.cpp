@@ -54,7 +54,8 @@ void LoweringChoice::print(llvm::raw_ostream &os) const {
   if (warps)
     os << ", " << warps << " warps";
   if (wgmma)
-    os << ", S = Q K^T on wgmma";
+    os << (wgmma > 1 ? ", S = Q K^T and O += P V on wgmma"
+                     : ", S = Q K^T on wgmma");
   if (maxQueries >= 0)
     os << ", for Nq <= " << maxQueries;
   else if (minQueries > 0)

@@ -25,11 +25,13 @@ float32) subtract ``slope * |j - p(i)|``, ``softmax_scale`` defaults to
 
 Each distinct configuration (element type, head counts and dims, flags) is
 compiled once through ``attn.jit`` and cached; batch and sequence sizes are
-dynamic, so new lengths reuse the kernel, and a ``softmax_scale`` other than
-the default is the kernel's run-time operand, so new scales reuse it too.
+dynamic, so new lengths reuse the kernel, and (on the CPU) a
+``softmax_scale`` other than the default is the kernel's run-time operand,
+so new scales reuse it too.
 """
 
 import math
+import struct
 
 __all__ = ["flash_attn_func", "flash_attn_varlen_func",
            "flash_attn_with_kvcache", "merge_state", "clear_cache"]
@@ -107,17 +109,29 @@ def _modifiers(causal, window_size, softcap, alibi):
     return mods
 
 
-_SCALES = {}  # (value, torch?, device) -> a 0-d f32 array or tensor
+_SCALES = {}  # (value, torch?) -> a 0-d f32 array or CPU tensor
 
 
-def _scale_input(like, scale, d, args, inputs):
-    """A softmax_scale other than 1/sqrt(d) as the kernel's run-time operand
-    (``scale(%scale : tensor<f32>)``): one kernel serves every scale. The
-    0-d f32 array or tensor (on q's device) is made once per value.
-    Returns whether the kernel takes it."""
-    if scale is None or float(scale) == 1.0 / math.sqrt(d):
+def _f32(x):
+    """x rounded to float32 (the kernels' scale type)."""
+    return struct.unpack("f", struct.pack("f", float(x)))[0]
+
+
+def _scale_input(like, scale, d, args, inputs, mods):
+    """A softmax_scale other than 1/sqrt(d) (compared in float32, so that
+    ``d ** -0.5`` is the default too). On the CPU it is the kernel's
+    run-time operand (``scale(%scale : tensor<f32>)``): one kernel serves
+    every scale, the 0-d f32 array or tensor made once per value. CUDA
+    tensors get ``scale(c)`` in the spec instead (a kernel per scale, the
+    scale folded into the exponential; no device scalar whose cached value
+    another stream or a graph capture could see unset).
+    Returns whether the kernel takes the operand."""
+    if scale is None or _f32(scale) == _f32(1.0 / math.sqrt(d)):
         return False
-    key = (float(scale), _is_torch(like), str(getattr(like, "device", "")))
+    if _device(like) == "gpu":
+        mods.append(f"scale({float(scale)!r})")
+        return False
+    key = (float(scale), _is_torch(like))
     t = _SCALES.get(key)
     if t is None:
         if len(_SCALES) > 256:
@@ -175,7 +189,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     if alibi_slopes is not None:
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
-    _scale_input(q, softmax_scale, d, args, inputs)
+    _scale_input(q, softmax_scale, d, args, inputs, mods)
     text = _attention("flash_attn", args, mods, [None, None, hq, dv],
                       [None, hq, None], elt)
     kernel = _kernel(text, "flash_attn", _device(q))
@@ -229,7 +243,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     if alibi_slopes is not None:
         args.append(("slopes", _tensor([hq], "f32"), "alibi"))
         inputs.append(alibi_slopes)
-    _scale_input(q, softmax_scale, d, args, inputs)
+    _scale_input(q, softmax_scale, d, args, inputs, mods)
     name = "flash_attn_varlen" + ("_paged" if block_table is not None else "")
     text = _attention(name, args, mods, [1, None, hq, dv], [1, hq, None],
                       elt)
@@ -342,7 +356,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         inputs.append(starts)
     if alibi_slopes is not None:
         inputs.append(alibi_slopes)
-    scaled = _scale_input(q, softmax_scale, d, None, inputs)
+    scaled = _scale_input(q, softmax_scale, d, None, inputs, mods)
     # The kernel by what its text depends on, before building the text.
     key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
            k_cache.shape[1] if paged else None, alibi_slopes is not None,

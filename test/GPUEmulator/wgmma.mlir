@@ -10,6 +10,15 @@
 // bf16), 32-key tiles, and keys past kv_len whose K and V rows are NaN.
 // RUN: attn-run %s --device=gpu-emulate --entry=prefill_d128 --gpu-wgmma --verify | FileCheck %s --check-prefix=D128
 // RUN: attn-run %s --device=gpu-emulate --entry=prefill_d128 --gpu-wgmma --gpu-tile-k=32 --verify | FileCheck %s --check-prefix=D128
+// 128-key tiles: P in two 64-key blocks.
+// RUN: attn-run %s --device=gpu-emulate --entry=prefill_d128 --gpu-wgmma --gpu-tile-k=128 --verify | FileCheck %s --check-prefix=D128
+// Dv = 64 != Dqk = 128 and Dv = 256 (O's n = 256), sliding window.
+// RUN: attn-run %s --device=gpu-emulate --entry=dv64 --gpu-wgmma --verify | FileCheck %s --check-prefix=DV64
+// RUN: attn-run %s --device=gpu-emulate --entry=dv256 --gpu-wgmma --verify | FileCheck %s --check-prefix=DV256
+// DV64: 0 mma.sync, {{[0-9]+}} wgmma
+// DV64: out: bf16 [1, 4, 90, 64] {{.*}} [ok
+// DV256: 0 mma.sync, {{[0-9]+}} wgmma
+// DV256: out: f16 [1, 4, 70, 256] {{.*}} [ok
 // RUN: attn-run %s --device=gpu-emulate --entry=decode --gpu-wgmma --verify --report=%t.json | FileCheck %s --check-prefix=DEC
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // REPORT: "warps": 4,
@@ -78,4 +87,20 @@ func.func @nan_past_kv_len(%q: tensor<1x4x64x64xf16>,
       k(%k : tensor<1x1x128x64xf16>) v(%v : tensor<1x1x128x64xf16>)
       kv_len(%kv_len : tensor<1xi32>) -> tensor<1x4x64x64xf16>
   return %out : tensor<1x4x64x64xf16>
+}
+
+func.func @dv64(%q: tensor<1x4x90x128xbf16>, %k: tensor<1x2x110x128xbf16>,
+                %v: tensor<1x2x110x64xbf16>) -> tensor<1x4x90x64xbf16> {
+  %o = attn.attention q(%q : tensor<1x4x90x128xbf16>)
+      k(%k : tensor<1x2x110x128xbf16>) v(%v : tensor<1x2x110x64xbf16>)
+      causal(bottom_right) window_left(50) -> tensor<1x4x90x64xbf16>
+  return %o : tensor<1x4x90x64xbf16>
+}
+
+func.func @dv256(%q: tensor<1x4x70x64xf16>, %k: tensor<1x4x80x64xf16>,
+                 %v: tensor<1x4x80x256xf16>) -> tensor<1x4x70x256xf16> {
+  %o = attn.attention q(%q : tensor<1x4x70x64xf16>)
+      k(%k : tensor<1x4x80x64xf16>) v(%v : tensor<1x4x80x256xf16>)
+      -> tensor<1x4x70x256xf16>
+  return %o : tensor<1x4x70x256xf16>
 }

@@ -235,7 +235,10 @@ static void printCompiled(Runner &runner) {
                      : gpuFlags.format() == "bin" ? "cubin"
                                                   : "fatbin")
                  << ", warps " << choice.warps << ", tile-k " << choice.tileK
-                 << (choice.wgmma ? ", S = Q K^T on wgmma" : "") << ")\n";
+                 << (choice.wgmma > 1 ? ", S = Q K^T and O += P V on wgmma"
+                     : choice.wgmma   ? ", S = Q K^T on wgmma"
+                                      : "")
+                 << ")\n";
   } else if (JitFunction *jit = runner.cpuFunction()) {
     llvm::outs() << llvm::format("compile: %.3f s (form %s)\n",
                                  runner.compileSeconds(),

@@ -49,7 +49,8 @@ struct LoweringChoice {
   /// CPU: rows and f32 columns of the microkernel's register tile, and the
   /// vector width in bits.
   int64_t registerRows = 0, registerCols = 0, vectorBits = 0;
-  /// GPU: warps per block, and 1 when S = Q K^T runs on wgmma (sm_90a).
+  /// GPU: warps per block, and how many GEMMs run on wgmma (sm_90a): 1 for
+  /// S = Q K^T, 2 for S = Q K^T and O += P V.
   int64_t warps = 0, wgmma = 0;
   /// The query lengths Nq this version runs for, when the op was lowered
   /// in several forms chosen per call (attn-select-form): Nq >=

@@ -147,6 +147,13 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
   // The row tile, or (split-KV: one row tile) the chunk of key tiles.
   Value rt = splitMode ? ci(0) : launch.getBlockIds().x;
+  // Under a causal mask later row tiles read more key tiles: the blocks
+  // the hardware dispatches first (low x) take the last, longest row tiles,
+  // so that the short ones fill the tail (FlashAttention-2's order; the
+  // grid's x is the row tile count, except for ragged batches, whose block
+  // x finds its tile below).
+  if (!splitMode && !cuQBuf && op.getCausal())
+    rt = a.sub(a.sub(launch.getGridSize().x, ci(1)), launch.getBlockIds().x);
   Value split = splitMode ? launch.getBlockIds().x : Value();
   Value hk = launch.getBlockIds().y;
   Value bb = launch.getBlockIds().z;

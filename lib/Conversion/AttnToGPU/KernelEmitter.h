@@ -309,7 +309,8 @@ private:
   /// it (the swizzle pattern is a function of the address; `align` bytes
   /// are reserved for the rounding). Padded tiles are [rows][cols + kPad];
   /// swizzled ones [cols / 64][rows][64], 128 bytes a row, whose 64-column
-  /// blocks lie `qBlockBytes` / `kBlockBytes` apart (V stays padded).
+  /// blocks lie `qBlockBytes` / `kBlockBytes` apart; V is padded, or
+  /// swizzled too when P V runs on wgmma (pvSwizzled), P's tile after it.
   /// One statement of the layout for the host (the launch's byte count)
   /// and the kernel (its views and descriptors).
   struct SharedLayout {

@@ -21,6 +21,12 @@
 // CHECK-LABEL: func.func @d128
 // CHECK: attn.gpu_shared_memory = 91136
 // CHECK-SAME: warps = 4 : i64, wgmma = 2 : i64
+// Causal: the blocks dispatched first (low x) take the last, longest row
+// tiles: row tile = grid x - 1 - block x.
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], %{{[a-z0-9]+}}, %{{[a-z0-9]+}}) in (%[[GX:[a-z0-9]+]] = {{.*}}function(@d128_attention)
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[M:[0-9]+]] = arith.subi %[[GX]], %{{.*}} : index
+// CHECK-NEXT: arith.subi %[[M]], %[[BX]] : index
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: memref.view {{.*}} to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
