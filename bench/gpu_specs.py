@@ -55,14 +55,16 @@ def decode_specs():
 # Kernel options measured beside the defaults (16 rows per warp, 64-key
 # tiles): FlashAttention-2's 32 rows per warp, with 32-key tiles (no spills
 # at head dim 128 on sm_80) and with 64-key tiles (ptxas spills some); and
-# S = Q K^T on wgmma (sm_90a only: bench/gpu.sh skips these rows on other
-# chips), with 64- and 128-key tiles.
+# wgmma (sm_90a only: bench/gpu.sh skips these rows on other chips): both
+# GEMMs at 64- and 128-key tiles, and S = Q K^T alone (32-key tiles keep
+# P V on mma.sync).
 OPTION_VARIANTS = (
     ("w32k32", ["--gpu-warp-rows=32", "--gpu-tile-k=32"]),
     ("w32k64", ["--gpu-warp-rows=32", "--gpu-tile-k=64"]),
     ("w16k32", ["--gpu-warp-rows=16", "--gpu-tile-k=32"]),
     ("wgmma", ["--gpu-wgmma"]),
     ("wgmma_k128", ["--gpu-wgmma", "--gpu-tile-k=128"]),
+    ("wgmma_qk", ["--gpu-wgmma", "--gpu-tile-k=32"]),
 )
 
 
