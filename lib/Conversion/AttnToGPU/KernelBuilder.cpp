@@ -101,45 +101,55 @@ KernelEmitter::SharedLayout KernelEmitter::sharedLayout() {
   SharedLayout l;
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto view = [&](ArrayRef<int64_t> shape) {
-    return MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, wg);
-  };
   int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+  // A tile of `rows` x `cols` staged `buffers` times (0: no buffer
+  // dimension): its view, the bytes of one buffer and (swizzled) of one
+  // 64-column block.
+  struct Staged {
+    MemRefType type;
+    int64_t bufBytes, blockBytes = 0;
+  };
+  auto stage = [&](int64_t rows, int64_t cols, int64_t buffers, bool swizzled) {
+    SmallVector<int64_t, 4> shape;
+    if (buffers)
+      shape.push_back(buffers);
+    Staged t;
+    if (swizzled) {
+      int64_t r = swizzledRows(rows, cols);
+      shape.append({cols / 64, r, 64});
+      t.blockBytes = r * 64 * bytes;
+      t.bufBytes = (cols / 64) * t.blockBytes;
+    } else {
+      int64_t r = stagedRows(rows, cols);
+      shape.append({r, cols + kPad});
+      t.bufBytes = r * (cols + kPad) * bytes;
+    }
+    t.type = MemRefType::get(shape, elem, MemRefLayoutAttrInterface{}, wg);
+    return t;
+  };
   l.swizzled = usesWgmma();
   l.pvSwizzled = usesWgmmaPV();
-  if (l.swizzled) {
-    int64_t qRows = swizzledRows(tq, d), kRows = swizzledRows(tk, d);
-    l.q = view({d / 64, qRows, 64});
-    l.k = view({2, d / 64, kRows, 64});
-    l.qBlockBytes = qRows * 64 * bytes;
-    l.kBlockBytes = kRows * 64 * bytes;
-    l.kBufBytes = (d / 64) * l.kBlockBytes;
-    l.kOff = (d / 64) * l.qBlockBytes;
-    l.align = 1024;
-  } else {
-    int64_t qRows = stagedRows(tq, d), kRows = stagedRows(tk, d);
-    l.q = view({qRows, d + kPad});
-    l.k = view({2, kRows, d + kPad});
-    l.kBufBytes = kRows * (d + kPad) * bytes;
-    l.kOff = qRows * (d + kPad) * bytes;
-  }
+  l.align = l.swizzled ? 1024 : 0;
+  Staged q = stage(tq, d, 0, l.swizzled), k = stage(tk, d, 2, l.swizzled),
+         v = stage(tk, dv, 2, l.pvSwizzled);
+  l.q = q.type;
+  l.k = k.type;
+  l.v = v.type;
+  l.qBlockBytes = q.blockBytes;
+  l.kBlockBytes = k.blockBytes;
+  l.vBlockBytes = v.blockBytes;
+  l.kBufBytes = k.bufBytes;
+  l.vBufBytes = v.bufBytes;
+  l.kOff = q.bufBytes;
   l.vOff = l.kOff + 2 * l.kBufBytes;
+  l.pOff = l.vOff + 2 * l.vBufBytes;
   if (l.pvSwizzled) {
-    // V like K; then P, [tk / 64][64 rows][64], for the warpgroup.
-    int64_t vRows = swizzledRows(tk, dv);
-    l.v = view({2, dv / 64, vRows, 64});
-    l.vBlockBytes = vRows * 64 * bytes;
-    l.vBufBytes = (dv / 64) * l.vBlockBytes;
-    l.p = view({tk / 64, 64, 64});
+    // P for the warpgroup: [tk / 64][64 rows][64], after V.
+    l.p = MemRefType::get({tk / 64, 64, 64}, elem, MemRefLayoutAttrInterface{},
+                          wg);
     l.pBlockBytes = 64 * 64 * bytes;
-    l.pOff = l.vOff + 2 * l.vBufBytes;
-    l.bytes = l.pOff + (tk / 64) * l.pBlockBytes + l.align;
-    return l;
   }
-  int64_t vRows = stagedRows(tk, dv);
-  l.v = view({2, vRows, dv + kPad});
-  l.vBufBytes = vRows * (dv + kPad) * bytes;
-  l.bytes = l.vOff + 2 * l.vBufBytes + l.align;
+  l.bytes = l.pOff + (l.pvSwizzled ? (tk / 64) * l.pBlockBytes : 0) + l.align;
   return l;
 }
 
