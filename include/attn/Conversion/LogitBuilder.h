@@ -113,11 +113,12 @@ void emitAppendSizeChecks(OpBuilder &b, Location loc, KvCacheAppendOp op,
                           OperandDimReader readDim = nullptr);
 
 //===----------------------------------------------------------------------===//
-// The softmax's edge cases, shared by every form (scalar f32 values)
+// The softmax's edge cases, shared by every form (f32 values: scalars, or
+// vectors of rows where a helper says so)
 //===----------------------------------------------------------------------===//
 
 /// The row max to subtract: `m`, or 0 for a row without any key (m = -inf),
-/// so that exp(-inf - 0) = 0 instead of NaN.
+/// so that exp(-inf - 0) = 0 instead of NaN. Scalar or vector.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
 //===----------------------------------------------------------------------===//
@@ -167,7 +168,7 @@ Value buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l);
 /// The power of two s with l * s in [0.5, 1) for a row sum l >= 1 (2^126 for
 /// l = 0): the fused forms keep their accumulator scaled by s, so that it
 /// stays within the range of the v values (no f32 overflow where the result
-/// is finite) while every scaling is exact.
+/// is finite) while every scaling is exact. Scalar or vector.
 Value buildRowSumScale(OpBuilder &b, Location loc, Value l);
 
 /// s / t for two row-sum scales (buildRowSumScale: normal powers of two), by
@@ -175,7 +176,7 @@ Value buildRowSumScale(OpBuilder &b, Location loc, Value l);
 /// the online softmax): the bit patterns' difference plus 1.0's. A quotient
 /// below the normal range is 0 (it only arises for t of an empty row, l = 0,
 /// whose accumulator is 0), one above it the largest power of two (it cannot
-/// arise: l <= Nk); so the result is always finite.
+/// arise: l <= Nk); so the result is always finite. Scalar or vector.
 Value buildScaleRatio(OpBuilder &b, Location loc, Value s, Value t);
 
 /// Clamps a kv_len element (i32/i64) to [0, Nk] as an index.

@@ -15,8 +15,11 @@
 //  - On buffers (attn-lower-amx-tile-matmuls, after bufferization): each
 //    marked generic becomes loops of 16 x 16 output tiles, each accumulated
 //    over the static k in steps of 32 with `amx.tile_load`,
-//    `amx.tile_mulf` (`tdpbf16ps`) and one `amx.tile_store`. LLVM inserts
-//    the tile configuration (`ldtilecfg`) in each function that uses tiles.
+//    `amx.tile_mulf` (`tdpbf16ps`) and one `amx.tile_store`; four output
+//    tiles of a row block at a time share each A tile load and keep four
+//    products in flight (the columns past the last whole block one tile at
+//    a time). LLVM inserts the tile configuration (`ldtilecfg`) in each
+//    function that uses tiles.
 //
 // Linux hands out the AMX register state only to processes that ask for it
 // (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), since 5.16). The
@@ -54,6 +57,10 @@ using namespace mlir::attn::cpu;
 
 static constexpr llvm::StringLiteral kAmxTileMatmulAttr =
     "attn.amx_tile_matmul";
+
+/// Output tiles computed side by side (accumulators in flight at once; with
+/// one A and one B tile register that is 6 of AMX's 8).
+static constexpr int64_t kBlock = 4;
 
 //===----------------------------------------------------------------------===//
 // On tensors
@@ -312,40 +319,59 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
     Value aRowStride = strides(tb, a)[aI];
     Value bRowStride = strides(tb, bp)[0];
     Value cRowStride = strides(tb, c)[1];
+    // Output tiles [r, i0:i0+16, j0:j0+16 n] for j0 in [from, to) step 16 n:
+    // n accumulators side by side, each A tile loaded once for all n (the
+    // tile registers are not renamed, so a single accumulator would chain
+    // every product behind the previous tile's store).
+    auto columns = [&](OpBuilder &b2, Location l2, Value r, Value i0,
+                       Value from, Value to, int64_t n) {
+      scf::ForOp::create(
+          b2, l2, from, to, idx(b2, 16 * n), ValueRange{},
+          [&](OpBuilder &b3, Location l3, Value j0, ValueRange) {
+            SmallVector<SmallVector<Value>> cIdx;
+            SmallVector<Value> acc;
+            for (int64_t u = 0; u < n; ++u) {
+              Value j = arith::AddIOp::create(b3, l3, j0, idx(b3, 16 * u));
+              cIdx.push_back({r, i0, j});
+              acc.push_back(
+                  zeroFill ? Value(amx::TileZeroOp::create(b3, l3, cTile))
+                           : Value(amx::TileLoadOp::create(
+                                 b3, l3, cTile, c, cIdx.back(), cRowStride)));
+            }
+            // k in steps of 32 (16 pairs), unrolled: the accumulators stay
+            // in their tile registers.
+            for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
+              Value pv = idx(b3, p0);
+              SmallVector<Value> aIdx(4, idx(b3, 0));
+              aIdx[aR] = r;
+              aIdx[aI] = i0;
+              aIdx[2] = pv;
+              Value x =
+                  amx::TileLoadOp::create(b3, l3, abTile, a, aIdx, aRowStride);
+              for (int64_t u = 0; u < n; ++u) {
+                Value y = amx::TileLoadOp::create(
+                    b3, l3, abTile, bp, ValueRange{pv, cIdx[u][2], idx(b3, 0)},
+                    bRowStride);
+                acc[u] = amx::TileMulFOp::create(b3, l3, cTile, x, y, acc[u]);
+              }
+            }
+            for (int64_t u = 0; u < n; ++u)
+              amx::TileStoreOp::create(b3, l3, c, cIdx[u], acc[u], cRowStride);
+            scf::YieldOp::create(b3, l3);
+          });
+    };
+    // Columns in blocks of kBlock tiles, then the remaining tiles one by one.
+    Value blockCols = idx(tb, 16 * kBlock);
+    Value mainCols = arith::SubIOp::create(
+        tb, loc, cols, arith::RemUIOp::create(tb, loc, cols, blockCols));
     scf::ForOp::create(
         tb, loc, zero, heads, one, ValueRange{},
         [&](OpBuilder &b1, Location l1, Value r, ValueRange) {
           scf::ForOp::create(
               b1, l1, zero, rows, c16, ValueRange{},
               [&](OpBuilder &b2, Location l2, Value i0, ValueRange) {
-                scf::ForOp::create(
-                    b2, l2, zero, cols, c16, ValueRange{},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange) {
-                      SmallVector<Value> cIdx = {r, i0, j0};
-                      Value acc =
-                          zeroFill
-                              ? Value(amx::TileZeroOp::create(b3, l3, cTile))
-                              : Value(amx::TileLoadOp::create(
-                                    b3, l3, cTile, c, cIdx, cRowStride));
-                      // k in steps of 32 (16 pairs), unrolled: the
-                      // accumulator stays in its tile register.
-                      for (int64_t p0 = 0; p0 < pairs; p0 += 16) {
-                        Value pv = idx(b3, p0);
-                        SmallVector<Value> aIdx(4, idx(b3, 0));
-                        aIdx[aR] = r;
-                        aIdx[aI] = i0;
-                        aIdx[2] = pv;
-                        Value x = amx::TileLoadOp::create(b3, l3, abTile, a,
-                                                          aIdx, aRowStride);
-                        Value y = amx::TileLoadOp::create(
-                            b3, l3, abTile, bp, ValueRange{pv, j0, idx(b3, 0)},
-                            bRowStride);
-                        acc = amx::TileMulFOp::create(b3, l3, cTile, x, y, acc);
-                      }
-                      amx::TileStoreOp::create(b3, l3, c, cIdx, acc,
-                                               cRowStride);
-                      scf::YieldOp::create(b3, l3);
-                    });
+                columns(b2, l2, r, i0, zero, mainCols, kBlock);
+                columns(b2, l2, r, i0, mainCols, cols, 1);
                 scf::YieldOp::create(b2, l2);
               });
           scf::YieldOp::create(b1, l1);

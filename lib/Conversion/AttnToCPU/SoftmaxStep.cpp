@@ -7,6 +7,7 @@
 #include "FusedLowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 
 #include <tuple>
 
@@ -30,14 +31,14 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
   };
   SmallVector<bool> oob = {false};
   // The logits of row (r, i) at columns j0 + [0, lanes), -inf on the lanes
-  // outside `mask`.
+  // outside `mask`: the scores times `scale` (none: the scores as they are).
   auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
-                     Value j0, Value mask) -> Value {
+                     Value j0, Value mask, Value scale) -> Value {
     Value x = vector::TransferReadOp::create(
         nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
         ArrayRef<bool>{!mask});
-    if (rowLogits.scale)
-      x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, rowLogits.scale));
+    if (scale)
+      x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, scale));
     if (!mask)
       return x;
     return arith::SelectOp::create(nb, nl, mask, x,
@@ -50,7 +51,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
   auto shiftedLogits = [&](OpBuilder &nb, Location nl, Value t, Value r,
                            Value i, Value j0, Value mask,
                            Value negSafe) -> Value {
-    Value x = readRow(nb, nl, t, r, i, j0, mask);
+    Value x = readRow(nb, nl, t, r, i, j0, mask, rowLogits.scale);
     return arith::AddFOp::create(nb, nl, x, negSafe);
   };
   // Lanes j0 + [0, lanes) inside [lo, hi) (hi <= ks).
@@ -87,132 +88,213 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     return loop.getResult(0);
   };
 
+  // The logits' scale, when it is a positive constant: the row max is then
+  // taken over the raw scores and scaled once (rounding is monotonic, so
+  // max_j round(c x_j) = round(c max_j x_j) exactly), not per lane.
+  bool positiveScale = false;
+  if (rowLogits.scale) {
+    FloatAttr c;
+    positiveScale = matchPattern(rowLogits.scale, m_Constant(&c)) &&
+                    c.getValue().isFiniteNonZero() &&
+                    !c.getValue().isNegative();
+  }
+  // Lane `ii` of a vector of rows, and a vector with lane `ii` set to `x`.
+  auto laneOf = [&](OpBuilder &nb, Location nl, Value v, Value ii) -> Value {
+    return vector::ExtractOp::create(nb, nl, v, ArrayRef<OpFoldResult>{ii});
+  };
+  auto withLane = [&](OpBuilder &nb, Location nl, Value v, Value ii,
+                      Value x) -> Value {
+    return vector::InsertOp::create(nb, nl, x, v, ArrayRef<OpFoldResult>{ii});
+  };
+
+  // Rows in blocks of `lanes`, in three steps per block, so that no scalar
+  // chain per row (row sum -> a -> l' -> scale factors) holds up the next
+  // row: (1) each row's sweeps, keeping its m' and sum_j P in a lane of a
+  // vector; (2) the statistics of the block's rows as vector code, one lane
+  // per row (a, l', the accumulator's scales); (3) each row's rescaling of
+  // P and of its accumulator. The block's rows of P stay in L1 in between.
   auto rLoop = scf::ForOp::create(
       b, loc, zero, groups, one, ValueRange{st.m, st.l, st.acc, s},
       [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-        auto iLoop = scf::ForOp::create(
-            b1, l1, zero, qs, one, it1,
-            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-              Value m = it2[0], l = it2[1], acc = it2[2], p = it2[3];
-              Value ninf = fconst(b2, l2, kNegInf);
-              Value lo, hi = ks;
-              if (rowLogits.keys)
-                std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
-              Value mOld =
-                  tensor::ExtractOp::create(b2, l2, m, ValueRange{r, i});
-              // Sweeps 1 and 2 over the row; `masked`: lanes outside
-              // [lo, hi) and past the tile's end are masked, else every
-              // lane of the row is a logit (the row's keys are the whole
-              // tile, a multiple of lanes wide). Yields m', sum_j P, P.
-              auto sweeps = [&](OpBuilder &b5, Location l5,
-                                bool masked) -> SmallVector<Value> {
-                auto maskAt = [&](OpBuilder &nb, Location nl,
-                                  Value j0) -> Value {
-                  return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
-                };
-                // Sweep 1: the row max.
-                auto maxLoop = scf::ForOp::create(
-                    b5, l5, zero, ks, step, ValueRange{splat(b5, l5, ninf)},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-                      Value x =
-                          readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0));
-                      // max(acc, x) ignoring a NaN x, as a compare and
-                      // select (one vmaxps; maxnumf would add NaN
-                      // fix-ups): the running max is never NaN.
-                      Value gt = arith::CmpFOp::create(
-                          b3, l3, arith::CmpFPredicate::OGT, x, it3[0]);
-                      scf::YieldOp::create(b3, l3,
-                                           Value(arith::SelectOp::create(
-                                               b3, l3, gt, x, it3[0])));
-                    });
-                // No NaN lane (see above): a shuffle tree, not a chain of
-                // NaN-aware scalar maxima.
-                Value tileMax = vector::ReductionOp::create(
-                    b5, l5, vector::CombiningKind::MAXNUMF,
-                    maxLoop.getResult(0), /*acc=*/Value(),
-                    arith::FastMathFlags::nnan);
-                Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
-                Value safe = buildSafeMax(b5, l5, mNew);
-                // Sweep 2: P = exp(x - safe) in place, and its row sum.
-                Value negSafe =
-                    splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
-                auto sumLoop = scf::ForOp::create(
-                    b5, l5, zero, ks, step,
-                    ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
-                    [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-                      Value mask = maskAt(b3, l3, j0);
-                      auto exp = math::ExpOp::create(
-                          b3, l3,
-                          shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
-                                        negSafe));
-                      // x <= m' (or NaN): the short polynomial applies.
-                      exp->setAttr(kExpNonPositiveAttr,
-                                   UnitAttr::get(b3.getContext()));
-                      Value e = exp;
-                      if (mask)
-                        e = arith::SelectOp::create(
-                            b3, l3, mask, e,
-                            splat(b3, l3, fconst(b3, l3, 0.0)));
-                      Value t = vector::TransferWriteOp::create(
+        auto blockLoop = scf::ForOp::create(
+            b1, l1, zero, qs, step, it1,
+            [&](OpBuilder &b4, Location l4, Value i0, ValueRange it4) {
+              IndexMath m4{b4, l4};
+              Value rows = m4.min(step, m4.sub(qs, i0));
+              // (1) The sweeps of each row.
+              Value zeros = splat(b4, l4, fconst(b4, l4, 0.0));
+              auto iLoop = scf::ForOp::create(
+                  b4, l4, zero, rows, one, ValueRange{it4[3], zeros, zeros},
+                  [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
+                    Value p = it2[0];
+                    Value i = IndexMath{b2, l2}.add(i0, ii);
+                    Value ninf = fconst(b2, l2, kNegInf);
+                    Value lo, hi = ks;
+                    if (rowLogits.keys)
+                      std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
+                    Value mOld = tensor::ExtractOp::create(b2, l2, it4[0],
+                                                           ValueRange{r, i});
+                    // Sweeps 1 and 2 over the row; `masked`: lanes outside
+                    // [lo, hi) and past the tile's end are masked, else
+                    // every lane of the row is a logit (the row's keys are
+                    // the whole tile, a multiple of lanes wide). Yields m',
+                    // sum_j P, P.
+                    auto sweeps = [&](OpBuilder &b5, Location l5,
+                                      bool masked) -> SmallVector<Value> {
+                      auto maskAt = [&](OpBuilder &nb, Location nl,
+                                        Value j0) -> Value {
+                        return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
+                      };
+                      // Sweep 1: the row max (of the raw scores, when the
+                      // scale is a positive constant).
+                      Value maxScale =
+                          positiveScale ? Value() : rowLogits.scale;
+                      auto maxLoop = scf::ForOp::create(
+                          b5, l5, zero, ks, step,
+                          ValueRange{splat(b5, l5, ninf)},
+                          [&](OpBuilder &b3, Location l3, Value j0,
+                              ValueRange it3) {
+                            Value x = readRow(b3, l3, p, r, i, j0,
+                                              maskAt(b3, l3, j0), maxScale);
+                            // max(acc, x) ignoring a NaN x, as a compare
+                            // and select (one vmaxps; maxnumf would add NaN
+                            // fix-ups): the running max is never NaN.
+                            Value gt = arith::CmpFOp::create(
+                                b3, l3, arith::CmpFPredicate::OGT, x, it3[0]);
+                            scf::YieldOp::create(b3, l3,
+                                                 Value(arith::SelectOp::create(
+                                                     b3, l3, gt, x, it3[0])));
+                          });
+                      // No NaN lane (see above): a shuffle tree, not a
+                      // chain of NaN-aware scalar maxima.
+                      Value tileMax = vector::ReductionOp::create(
+                          b5, l5, vector::CombiningKind::MAXNUMF,
+                          maxLoop.getResult(0), /*acc=*/Value(),
+                          arith::FastMathFlags::nnan);
+                      if (positiveScale)
+                        tileMax = arith::MulFOp::create(b5, l5, tileMax,
+                                                        rowLogits.scale);
+                      Value mNew =
+                          arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
+                      Value safe = buildSafeMax(b5, l5, mNew);
+                      // Sweep 2: P = exp(x - safe) in place, and its row sum.
+                      Value negSafe =
+                          splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
+                      auto sumLoop = scf::ForOp::create(
+                          b5, l5, zero, ks, step,
+                          ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
+                          [&](OpBuilder &b3, Location l3, Value j0,
+                              ValueRange it3) {
+                            Value mask = maskAt(b3, l3, j0);
+                            auto exp = math::ExpOp::create(
+                                b3, l3,
+                                shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
+                                              negSafe));
+                            // x <= m' (or NaN): the short polynomial
+                            // applies.
+                            exp->setAttr(kExpNonPositiveAttr,
+                                         UnitAttr::get(b3.getContext()));
+                            Value e = exp;
+                            if (mask)
+                              e = arith::SelectOp::create(
+                                  b3, l3, mask, e,
+                                  splat(b3, l3, fconst(b3, l3, 0.0)));
+                            Value t =
+                                vector::TransferWriteOp::create(
                                     b3, l3, e, it3[1], ValueRange{r, i, j0},
                                     ArrayRef<bool>{!mask})
                                     .getResult();
-                      scf::YieldOp::create(
-                          b3, l3,
-                          ValueRange{
-                              arith::AddFOp::create(b3, l3, it3[0], e, kFast),
-                              t});
-                    });
-                Value rowSum = vector::ReductionOp::create(
-                    b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),
-                    /*acc=*/Value(), kFast);
-                return {mNew, rowSum, sumLoop.getResult(1)};
-              };
-              // The whole row is readable: no lane masks (most tiles).
-              IndexMath m2{b2, l2};
-              Value whole = divisible(b2, l2, ks, lanes);
-              if (lo)
-                whole = m2.andI(whole, m2.eq(lo, zero));
-              if (hi != ks)
-                whole = m2.andI(whole, m2.eq(hi, ks));
-              auto wholeIf = scf::IfOp::create(
-                  b2, l2, whole,
-                  [&](OpBuilder &tb, Location tl) {
-                    scf::YieldOp::create(tb, tl, sweeps(tb, tl, false));
-                  },
-                  [&](OpBuilder &eb, Location el) {
-                    scf::YieldOp::create(eb, el, sweeps(eb, el, true));
+                            scf::YieldOp::create(
+                                b3, l3,
+                                ValueRange{arith::AddFOp::create(b3, l3, it3[0],
+                                                                 e, kFast),
+                                           t});
+                          });
+                      Value rowSum = vector::ReductionOp::create(
+                          b5, l5, vector::CombiningKind::ADD,
+                          sumLoop.getResult(0), /*acc=*/Value(), kFast);
+                      return {mNew, rowSum, sumLoop.getResult(1)};
+                    };
+                    // The whole row is readable: no lane masks (most tiles).
+                    IndexMath m2{b2, l2};
+                    Value whole = divisible(b2, l2, ks, lanes);
+                    if (lo)
+                      whole = m2.andI(whole, m2.eq(lo, zero));
+                    if (hi != ks)
+                      whole = m2.andI(whole, m2.eq(hi, ks));
+                    auto wholeIf = scf::IfOp::create(
+                        b2, l2, whole,
+                        [&](OpBuilder &tb, Location tl) {
+                          scf::YieldOp::create(tb, tl, sweeps(tb, tl, false));
+                        },
+                        [&](OpBuilder &eb, Location el) {
+                          scf::YieldOp::create(eb, el, sweeps(eb, el, true));
+                        });
+                    scf::YieldOp::create(
+                        b2, l2,
+                        ValueRange{
+                            wholeIf.getResult(2),
+                            withLane(b2, l2, it2[1], ii, wholeIf.getResult(0)),
+                            withLane(b2, l2, it2[2], ii,
+                                     wholeIf.getResult(1))});
                   });
-              Value mNew = wholeIf.getResult(0);
-              Value rowSum = wholeIf.getResult(1);
-              Value safe = buildSafeMax(b2, l2, mNew);
+              Value p = iLoop.getResult(0);
+              Value mNew = iLoop.getResult(1), rowSum = iLoop.getResult(2);
+              // (2) The block's statistics, one lane per row (lanes past the
+              // block's rows are neither read nor written).
+              Value rowMask = vector::CreateMaskOp::create(b4, l4, maskTy,
+                                                           ValueRange{rows});
+              AffineMapAttr rowsMap = AffineMapAttr::get(
+                  AffineMap::getMinorIdentityMap(2, 1, b4.getContext()));
+              ArrayAttr notInBounds = b4.getBoolArrayAttr({false});
+              auto readRows = [&](Value t) -> Value {
+                return vector::TransferReadOp::create(
+                    b4, l4, vecTy, t, ValueRange{r, i0}, rowsMap,
+                    fconst(b4, l4, 0.0), rowMask, notInBounds);
+              };
+              auto writeRows = [&](Value x, Value t) -> Value {
+                return vector::TransferWriteOp::create(
+                           b4, l4, x, t, ValueRange{r, i0}, rowsMap, rowMask,
+                           notInBounds)
+                    .getResult();
+              };
+              Value mOld = readRows(it4[0]), lOld = readRows(it4[1]);
+              Value safe = buildSafeMax(b4, l4, mNew);
               Value alpha = math::ExpOp::create(
-                  b2, l2, arith::SubFOp::create(b2, l2, mOld, safe));
-              Value lOld =
-                  tensor::ExtractOp::create(b2, l2, l, ValueRange{r, i});
+                  b4, l4, arith::SubFOp::create(b4, l4, mOld, safe));
               Value lNew = arith::AddFOp::create(
-                  b2, l2, arith::MulFOp::create(b2, l2, alpha, lOld), rowSum);
-              m = tensor::InsertOp::create(b2, l2, mNew, m, ValueRange{r, i});
-              l = tensor::InsertOp::create(b2, l2, lNew, l, ValueRange{r, i});
+                  b4, l4, arith::MulFOp::create(b4, l4, alpha, lOld), rowSum);
+              Value m = writeRows(mNew, it4[0]);
+              Value l = writeRows(lNew, it4[1]);
               // The accumulator is kept scaled by s' = buildRowSumScale(l'),
               // a power of two with l' s' < 1: |acc| stays below the largest
               // |v|, so it cannot overflow f32 where the result is finite
               // (bf16 values near the bf16 maximum), and the scaling is
-              // exact. Sweep 3: P *= s'; then acc *= alpha s' / s.
-              Value invL = buildRowSumScale(b2, l2, lNew);
-              Value scaledP = scaleRow(b2, l2, wholeIf.getResult(2), ks, r, i,
-                                       splat(b2, l2, invL));
+              // exact. (3): P *= s'; then acc *= alpha s' / s.
+              Value invL = buildRowSumScale(b4, l4, lNew);
               Value wOld = arith::MulFOp::create(
-                  b2, l2, alpha,
-                  buildScaleRatio(b2, l2, invL,
-                                  buildRowSumScale(b2, l2, lOld)));
-              // acc[r, i, :] *= alpha s' / s.
-              Value scaledAcc =
-                  scaleRow(b2, l2, acc, dv, r, i, splat(b2, l2, wOld));
-              scf::YieldOp::create(b2, l2,
-                                   ValueRange{m, l, scaledAcc, scaledP});
+                  b4, l4, alpha,
+                  buildScaleRatio(b4, l4, invL,
+                                  buildRowSumScale(b4, l4, lOld)));
+              auto rescale = scf::ForOp::create(
+                  b4, l4, zero, rows, one, ValueRange{it4[2], p},
+                  [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
+                    Value i = IndexMath{b2, l2}.add(i0, ii);
+                    Value scaledP =
+                        scaleRow(b2, l2, it2[1], ks, r, i,
+                                 splat(b2, l2, laneOf(b2, l2, invL, ii)));
+                    // acc[r, i, :] *= alpha s' / s.
+                    Value scaledAcc =
+                        scaleRow(b2, l2, it2[0], dv, r, i,
+                                 splat(b2, l2, laneOf(b2, l2, wOld, ii)));
+                    scf::YieldOp::create(b2, l2,
+                                         ValueRange{scaledAcc, scaledP});
+                  });
+              scf::YieldOp::create(
+                  b4, l4,
+                  ValueRange{m, l, rescale.getResult(0), rescale.getResult(1)});
             });
-        scf::YieldOp::create(b1, l1, iLoop.getResults());
+        scf::YieldOp::create(b1, l1, blockLoop.getResults());
       });
   return {State{rLoop.getResult(0), rLoop.getResult(1), rLoop.getResult(2)},
           rLoop.getResult(3)};

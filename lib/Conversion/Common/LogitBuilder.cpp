@@ -11,6 +11,7 @@
 #include "attn/IR/AttnBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -512,11 +513,24 @@ Value mlir::attn::buildUnmaskedLogit(OpBuilder &b, Location loc,
 // Softmax edge cases
 //===----------------------------------------------------------------------===//
 
+/// An f32 constant, a splat when `like` is a vector.
+static Value f32Like(OpBuilder &b, Location loc, Value like, double v) {
+  return createScalarOrSplatConstant(b, loc, like.getType(), APFloat(float(v)));
+}
+
+/// The i32 type (or vector of i32) shaped like `like`.
+static Type i32Like(OpBuilder &b, Value like) {
+  Type i32 = b.getI32Type();
+  if (auto vecTy = dyn_cast<VectorType>(like.getType()))
+    return VectorType::get(vecTy.getShape(), i32);
+  return i32;
+}
+
 Value mlir::attn::buildSafeMax(OpBuilder &b, Location loc, Value m) {
   Value empty = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OEQ, m,
-      f32Const(b, loc, -std::numeric_limits<double>::infinity()));
-  return arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), m);
+      f32Like(b, loc, m, -std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, loc, empty, f32Like(b, loc, m, 0.0), m);
 }
 
 Value mlir::attn::buildMergeWeight(OpBuilder &b, Location loc, Value ms,
@@ -582,9 +596,9 @@ Value mlir::attn::buildLogSumExp(OpBuilder &b, Location loc, Value m, Value l) {
 
 Value mlir::attn::buildScaleRatio(OpBuilder &b, Location loc, Value s,
                                   Value t) {
-  Type i32 = b.getI32Type();
+  Type i32 = i32Like(b, s);
   auto c = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    return createScalarOrSplatConstant(b, loc, i32, v);
   };
   Value diff =
       arith::SubIOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, s),
@@ -592,15 +606,15 @@ Value mlir::attn::buildScaleRatio(OpBuilder &b, Location loc, Value s,
   Value bits = arith::AddIOp::create(b, loc, diff, c(127 << 23));
   bits = arith::MaxSIOp::create(
       b, loc, arith::MinSIOp::create(b, loc, bits, c(254 << 23)), c(0));
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  return arith::BitcastOp::create(b, loc, s.getType(), bits);
 }
 
 Value mlir::attn::buildRowSumScale(OpBuilder &b, Location loc, Value l) {
   // Biased exponent e of l (l >= 0); s = 2^-(e - 126) has biased exponent
   // 253 - e, clamped to [1, 253] so that s is a normal power of two.
-  Type i32 = b.getI32Type();
+  Type i32 = i32Like(b, l);
   auto c = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    return createScalarOrSplatConstant(b, loc, i32, v);
   };
   Value bits = arith::BitcastOp::create(b, loc, i32, l);
   Value e = arith::AndIOp::create(
@@ -608,6 +622,6 @@ Value mlir::attn::buildRowSumScale(OpBuilder &b, Location loc, Value l) {
   Value se = arith::SubIOp::create(b, loc, c(253), e);
   se = arith::MaxSIOp::create(b, loc,
                               arith::MinSIOp::create(b, loc, se, c(253)), c(1));
-  return arith::BitcastOp::create(b, loc, b.getF32Type(),
+  return arith::BitcastOp::create(b, loc, l.getType(),
                                   arith::ShLIOp::create(b, loc, se, c(23)));
 }

@@ -51,45 +51,65 @@
 // Whether the tile is full (no structural mask cuts into it) decides only
 // whether P V must be guarded against masked keys.
 // CHECK:     %[[FULL:.+]] = arith.andi
-// The online softmax as vector code, row by row: the logits (scale) and the
-// row max, then P = exp(x - m') in place and its row sum. A row whose
-// readable keys [lo, hi) are the whole tile (a multiple of 16 wide) reads
-// every lane as a logit...
+// The online softmax as vector code, in blocks of 16 rows. (1) Row by row:
+// the row max, then P = exp(x - m') in place and its row sum. The scale
+// (1/8) is a positive constant, so the max is taken over the raw scores and
+// scaled once. A row whose readable keys [lo, hi) are the whole tile (a
+// multiple of 16 wide) reads every lane as a logit...
 // CHECK:     scf.for %[[R:.+]] = %c0 to %c4 step %c1
-// CHECK:       scf.for %[[I:.+]] = %c0 to %{{.+}} step %c1
-// CHECK:         scf.if %{{.+}} -> (f32, f32, tensor<?x?x?xf32>)
-// CHECK:           scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
-// CHECK-NOT:         vector.create_mask
-// CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
-// CHECK-NEXT:        arith.mulf {{.*}} : vector<16xf32>
-// CHECK-NEXT:        arith.cmpf ogt, {{.*}} : vector<16xf32>
-// CHECK-NEXT:        arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:           vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
-// CHECK:           scf.for
-// CHECK:             math.exp %{{.+}} : vector<16xf32>
-// CHECK:             vector.transfer_write
-// CHECK:           vector.reduction <add>
+// CHECK:       scf.for %[[I0:.+]] = %c0 to %{{.+}} step %c16
+// CHECK:         %[[ROWS:.+]] = arith.minsi %{{.+}}, %c16
+// CHECK:         scf.for %[[II:.+]] = %c0 to %[[ROWS]] step %c1 iter_args({{.*}}) -> (tensor<?x?x?xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:           %[[I:.+]] = arith.addi %[[I0]], %[[II]]
+// CHECK:           scf.if %{{.+}} -> (f32, f32, tensor<?x?x?xf32>)
+// CHECK:             scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK-NOT:           vector.create_mask
+// CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
+// CHECK-NEXT:          arith.cmpf ogt, {{.*}} : vector<16xf32>
+// CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
+// CHECK-NEXT:        arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK:             scf.for
+// CHECK:               arith.mulf {{.*}} : vector<16xf32>
+// CHECK:               math.exp %{{.+}} : vector<16xf32>
+// CHECK:               vector.transfer_write
+// CHECK:             vector.reduction <add>
 // ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
-// CHECK:         } else {
-// CHECK:           scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
-// CHECK:             vector.create_mask
-// CHECK:             vector.create_mask
-// CHECK:             vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
-// CHECK:             arith.mulf {{.*}} : vector<16xf32>
-// CHECK:             arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:             arith.cmpf ogt
-// CHECK:             arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:           vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
+// CHECK:           } else {
+// CHECK:             scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:               vector.create_mask
+// CHECK:               vector.create_mask
+// CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
+// CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:               arith.cmpf ogt
+// CHECK:               arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
+// CHECK:             scf.for
+// CHECK:               arith.mulf {{.*}} : vector<16xf32>
+// CHECK:               math.exp %{{.+}} : vector<16xf32>
+// CHECK:               arith.select
+// CHECK:               vector.transfer_write
+// CHECK:             vector.reduction <add>
+// Each row's m' and row sum go to its lane.
+// CHECK:           vector.insert %{{.+}}, %{{.+}} [%[[II]]] : f32 into vector<16xf32>
+// CHECK:           vector.insert %{{.+}}, %{{.+}} [%[[II]]] : f32 into vector<16xf32>
+// (2) The block's statistics, one lane per row: alpha = exp(m - m') for 16
+// rows at once, l' = alpha l + sum, written under a mask of the block's rows.
+// CHECK:         %[[RMASK:.+]] = vector.create_mask %[[ROWS]] : vector<16xi1>
+// CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
+// CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
+// CHECK:         math.exp %{{.+}} : vector<16xf32>
+// CHECK:         vector.transfer_write %{{.+}}, %{{.+}}[%[[R]], %[[I0]]], %[[RMASK]]
+// CHECK:         vector.transfer_write %{{.+}}, %{{.+}}[%[[R]], %[[I0]]], %[[RMASK]]
+// (3) Row by row: P *= s' and acc *= alpha s' / s, each factor from the
+// row's lane.
+// CHECK:         scf.for %[[II2:.+]] = %c0 to %[[ROWS]] step %c1
+// CHECK:           vector.extract %{{.+}}[%[[II2]]] : f32 from vector<16xf32>
 // CHECK:           scf.for
-// CHECK:             math.exp %{{.+}} : vector<16xf32>
-// CHECK:             arith.select
-// CHECK:             vector.transfer_write
-// CHECK:           vector.reduction <add>
-// Then alpha = exp(m - m')...
-// CHECK:         math.exp %{{.+}} : f32
-// ...and acc *= alpha.
-// CHECK:         scf.for
-// CHECK:           arith.mulf {{.*}} : vector<16xf32>
+// CHECK:             arith.mulf {{.*}} : vector<16xf32>
+// CHECK:           vector.extract %{{.+}}[%[[II2]]] : f32 from vector<16xf32>
+// CHECK:           scf.for
+// CHECK:             arith.mulf {{.*}} : vector<16xf32>
 // P V: unguarded on full tiles and on boundary tiles whose V tile is all
 // finite (the sum of v * 0 over the tile is 0); guarded (a zero weight adds
 // nothing, even against NaN in v) otherwise.
