@@ -331,7 +331,10 @@ void lowerToTiles(linalg::GenericOp g, FlatSymbolRefAttr ready) {
             SmallVector<SmallVector<Value>> cIdx;
             SmallVector<Value> acc;
             for (int64_t u = 0; u < n; ++u) {
-              Value j = arith::AddIOp::create(b3, l3, j0, idx(b3, 16 * u));
+              Value j = u == 0
+                            ? j0
+                            : arith::AddIOp::create(b3, l3, j0, idx(b3, 16 * u))
+                                  .getResult();
               cIdx.push_back({r, i0, j});
               acc.push_back(
                   zeroFill ? Value(amx::TileZeroOp::create(b3, l3, cTile))

@@ -4,7 +4,9 @@
 // 32 pairs (k = 64) becomes 16 x 16 output tiles, each loaded, multiplied
 // twice (k in steps of 32, unrolled) and stored, under the run-time check
 // (AMX granted to the process, rows and columns whole tiles); the else
-// branch keeps the generic's own loops, unmarked.
+// branch keeps the generic's own loops, unmarked. The columns go four tiles
+// at a time (four accumulators, each A tile loaded once for the four), then
+// the columns past the last whole block of four one tile at a time.
 
 #a = affine_map<(r, i, j, p, e) -> (r, i, p, e)>
 #b = affine_map<(r, i, j, p, e) -> (p, j, e)>
@@ -16,9 +18,21 @@
 // CHECK-LABEL: func.func @qk(
 // CHECK:         %[[OK:.*]] = call @__attn_amx_ready() : () -> i1
 // CHECK:         scf.if
+// CHECK:           %[[REM:.*]] = arith.remui %[[COLS:.*]], %c64
+// CHECK:           %[[MAIN:.*]] = arith.subi %[[COLS]], %[[REM]]
 // CHECK:           scf.for
 // CHECK:             scf.for {{.*}} step %c16
-// CHECK:               scf.for {{.*}} step %c16
+// CHECK:               scf.for %[[J:.*]] = %c0 to %[[MAIN]] step %c64
+// CHECK-COUNT-4:         amx.tile_load {{.*}} into !amx.tile<16x16xf32>
+// CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %[[J]], %{{.*}}]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:                 amx.tile_mulf
+// CHECK-COUNT-3:         amx.tile_mulf
+// CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:         amx.tile_mulf
+// CHECK-NOT:             amx.tile_mulf
+// CHECK-COUNT-4:         amx.tile_store
+// CHECK:               scf.for {{.*}} = %[[MAIN]] to %[[COLS]] step %c16
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x16xf32>
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
