@@ -52,6 +52,16 @@ for cc in ("cc", "gcc", "clang"):
 import platform
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64-host")
+    # Tests that run AVX-512 instructions (an AVX2-only host, AMD Zen 3,
+    # cannot): from the kernel's CPU flags.
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((l.split(":", 1)[1].split() for l in cpuinfo
+                          if l.startswith("flags")), [])
+        if "avx512f" in flags:
+            config.available_features.add("avx512-host")
+    except OSError:
+        pass
 
 # The CUDA toolkit (ptxas, libdevice) for the GPU pipeline's PTX tests
 # (test/GPU): without it they are UNSUPPORTED.

@@ -7,6 +7,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Target/CpuTarget.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -140,8 +141,6 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   if (opts.outParams)
     pm.addPass(createAttnResultsToDestinations());
   addAttnFormPasses(pm, opts);
-  if (opts.approximateMath)
-    pm.addPass(createAttnApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (opts.outParams)
@@ -171,6 +170,18 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   checkCopies.afterDeallocation = true;
   pm.addPass(createAttnCheckAllocations(checkCopies));
   pm.addPass(createConvertBufferizationToMemRefPass());
+
+  if (opts.approximateMath) {
+    // Polynomial exp/log/tanh, on buffers (the vscalefps intrinsic it calls
+    // on AVX-512F targets has unknown memory effects, which bufferization
+    // refuses); an unknown target was reported by the form passes already.
+    AttnApproximateMathOptions approx;
+    if (auto target = resolveCpuTarget(opts.targetCpu, opts.targetFeatures))
+      approx.avx512 = target->avx512f && target->f32Lanes() == 16;
+    else
+      llvm::consumeError(target.takeError());
+    pm.addPass(createAttnApproximateMath(approx));
+  }
 
   // Loops. The scf.forall over (batch, head group, query tile) becomes an
   // OpenMP parallel loop, or a sequential loop nest.

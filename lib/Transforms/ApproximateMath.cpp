@@ -8,8 +8,10 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -34,8 +36,13 @@ namespace {
 ///   t < -87 (exp(t) < 1.7e-38, where 2^k would leave the normal range)
 ///   gives 0 (as the general approximation flushes), so -inf gives exactly
 ///   0; NaN stays NaN.
+///   With `avx512`, on vector<16xf32>: p 2^k as one vscalefps
+///   (`llvm.x86.avx512.mask.scalef.ps.512`), write-masked to 0 where
+///   t < -87.
 struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpNonPositive(MLIRContext *ctx, bool avx512)
+      : OpRewritePattern(ctx, /*benefit=*/2), avx512(avx512) {}
+  bool avx512;
   LogicalResult matchAndRewrite(math::ExpOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op->hasAttr(attn::kExpNonPositiveAttr))
@@ -63,6 +70,33 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
     Value p = cst(1.0 / 720);
     for (double c : {1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
       p = math::FmaOp::create(b, p, r, cst(c));
+    Value tiny =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, t, cst(-87.0));
+    if (avx512 && vecTy && vecTy.getShape() == ArrayRef<int64_t>{16} &&
+        !vecTy.isScalable()) {
+      // Lanes with t >= -87 or NaN: p 2^k (NaN stays NaN); the others 0.
+      Value keep = arith::XOrIOp::create(
+          b, tiny,
+          arith::ConstantOp::create(
+              b, DenseElementsAttr::get(VectorType::get({16}, b.getI1Type()),
+                                        true)));
+      Value mask = vector::ExtractOp::create(
+          b,
+          vector::BitCastOp::create(b, VectorType::get({1}, b.getI16Type()),
+                                    keep),
+          ArrayRef<int64_t>{0});
+      // The intrinsic itself (operands a, b, src, mask, rounding):
+      // x86vector.avx512.mask.scalef of MLIR 22 passes its operands to it
+      // in its own order (src first), which computes something else.
+      Value e =
+          LLVM::CallIntrinsicOp::create(
+              b, type, b.getStringAttr("llvm.x86.avx512.mask.scalef.ps.512"),
+              ValueRange{p, k, cst(0.0), mask,
+                         arith::ConstantOp::create(b, b.getI32IntegerAttr(4))})
+              .getResult(0);
+      rewriter.replaceOp(op, e);
+      return success();
+    }
     // k clamped below at -127 (as one max instruction; NaN and -inf give
     // -127), so that the conversion is defined: 2^-127 is built as 0.
     Value kc = arith::SelectOp::create(
@@ -75,8 +109,6 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
         icst(23));
     Value e =
         arith::MulFOp::create(b, p, arith::BitcastOp::create(b, type, bits));
-    Value tiny =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, t, cst(-87.0));
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, tiny, cst(0.0), e);
     return success();
   }
@@ -84,6 +116,7 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
 
 struct AttnApproximateMathPass
     : public attn::impl::AttnApproximateMathBase<AttnApproximateMathPass> {
+  using AttnApproximateMathBase::AttnApproximateMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     auto wanted = [](StringRef name) {
@@ -91,7 +124,7 @@ struct AttnApproximateMathPass
              name == math::LogOp::getOperationName() ||
              name == math::TanhOp::getOperationName();
     };
-    patterns.add<ExpNonPositive>(&getContext(), /*benefit=*/2);
+    patterns.add<ExpNonPositive>(&getContext(), avx512);
     populateMathPolynomialApproximationPatterns(patterns, wanted);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-approximate-math | FileCheck %s --check-prefix=IR
+// RUN: attn-opt %s --attn-approximate-math=avx512=true | FileCheck %s --check-prefix=SCALEF
 // RUN: attn-opt %s --attn-approximate-math --convert-vector-to-scf=full-unroll \
 // RUN:     --convert-scf-to-cf --convert-vector-to-llvm --convert-math-to-llvm \
 // RUN:     --convert-arith-to-llvm --convert-cf-to-llvm --convert-func-to-llvm \
@@ -18,6 +19,24 @@
 // IR: arith.select
 // IR-LABEL: func.func @unmarked
 // IR-NOT: math.roundeven
+// IR-LABEL: func.func @narrow
+
+// AVX-512 targets: 2^k p as one vscalefps, write-masked to 0 where t < -87
+// (instead of the clamp, conversion, shift and multiply of the exponent
+// field); only on 16 lanes of f32.
+// SCALEF-LABEL: func.func @marked
+// SCALEF: %[[K:.+]] = math.roundeven
+// SCALEF-COUNT-8: math.fma
+// SCALEF: %[[TINY:.+]] = arith.cmpf olt, %{{.+}}, %{{.+}} : vector<16xf32>
+// SCALEF: %[[KEEP:.+]] = arith.xori %[[TINY]]
+// SCALEF: %[[BITS:.+]] = vector.bitcast %[[KEEP]] : vector<16xi1> to vector<1xi16>
+// SCALEF: %[[MASK:.+]] = vector.extract %[[BITS]][0] : i16 from vector<1xi16>
+// SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%{{.+}}, %[[K]], %{{.+}}, %[[MASK]], %{{.+}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
+// SCALEF-NOT: arith.fptosi
+// SCALEF-LABEL: func.func @unmarked
+// SCALEF-LABEL: func.func @narrow
+// SCALEF-NOT: llvm.call_intrinsic
+// SCALEF: arith.fptosi
 func.func @marked(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.exp %x {attn.exp_nonpositive} : vector<16xf32>
   return %e : vector<16xf32>
@@ -25,6 +44,10 @@ func.func @marked(%x: vector<16xf32>) -> vector<16xf32> {
 func.func @unmarked(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.exp %x : vector<16xf32>
   return %e : vector<16xf32>
+}
+func.func @narrow(%x: vector<8xf32>) -> vector<8xf32> {
+  %e = math.exp %x {attn.exp_nonpositive} : vector<8xf32>
+  return %e : vector<8xf32>
 }
 
 // Values, six significant digits as vector.print writes them, each equal to

@@ -236,11 +236,26 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
     the exponent field, with `t < -87` giving 0 (so -inf gives exactly 0)
     and NaN staying NaN; no upper clamp or large-argument cases. It cut the
     softmax sweep enough for 2-6% on the fused benchmark shapes.
+
+    With `avx512` (set by the CPU pipeline where the target has AVX-512F),
+    a marked exp on `vector<16xf32>` builds `p 2^k` with one `vscalefps`
+    (a call of `llvm.x86.avx512.mask.scalef.ps.512`: MLIR 22's
+    `x86vector.avx512.mask.scalef` hands the intrinsic its operands in
+    another order), its write mask zeroing the lanes with
+    `t < -87`, instead of the clamp, conversion, shift, add and multiply of
+    the exponent-field construction: the same values (2^k p is exact in
+    both), four vector instructions fewer per 16 exponentials.
   }];
+  let options = [
+    Option<"avx512", "avx512", "bool", "false",
+           "2^k of the marked exp on 16-lane f32 vectors as vscalefps "
+           "(AVX-512F targets)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 
