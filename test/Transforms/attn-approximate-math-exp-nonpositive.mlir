@@ -25,13 +25,16 @@
 // (instead of the clamp, conversion, shift and multiply of the exponent
 // field); only on 16 lanes of f32.
 // SCALEF-LABEL: func.func @marked
-// SCALEF: %[[K:.+]] = math.roundeven
-// SCALEF-COUNT-8: math.fma
+// SCALEF-DAG: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// SCALEF-DAG: %[[ROUND:.+]] = arith.constant 4 : i32
+// SCALEF-DAG: %[[K:.+]] = math.roundeven
+// SCALEF-COUNT-7: math.fma
+// SCALEF: %[[P:.+]] = math.fma
 // SCALEF: %[[TINY:.+]] = arith.cmpf olt, %{{.+}}, %{{.+}} : vector<16xf32>
 // SCALEF: %[[KEEP:.+]] = arith.xori %[[TINY]]
 // SCALEF: %[[BITS:.+]] = vector.bitcast %[[KEEP]] : vector<16xi1> to vector<1xi16>
 // SCALEF: %[[MASK:.+]] = vector.extract %[[BITS]][0] : i16 from vector<1xi16>
-// SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%{{.+}}, %[[K]], %{{.+}}, %[[MASK]], %{{.+}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
+// SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P]], %[[K]], %[[ZERO]], %[[MASK]], %[[ROUND]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
 // SCALEF-NOT: arith.fptosi
 // SCALEF-LABEL: func.func @unmarked
 // SCALEF-LABEL: func.func @narrow

@@ -570,7 +570,8 @@ public:
   ///   m'   = max(m, max_j x);  safe = (m' == -inf ? 0 : m')
   ///   a    = exp(m - safe)
   ///   P    = exp(x - safe), written over s;  l' = a l + sum_j P
-  ///   acc[r, i, :] *= a
+  ///   s'   = buildRowSumScale(l');  P *= s';  acc[r, i, :] *= a s' / s
+  ///   (the accumulator is kept scaled by the power of two s of its l)
   /// Lanes past the tile's end are masked. A NaN logit does not enter the
   /// row max (maxnumf) but makes its weight, the row sum and so the row's
   /// out and lse NaN, as the contract says.

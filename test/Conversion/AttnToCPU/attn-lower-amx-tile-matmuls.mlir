@@ -23,15 +23,30 @@
 // CHECK:           scf.for
 // CHECK:             scf.for {{.*}} step %c16
 // CHECK:               scf.for %[[J:.*]] = %c0 to %[[MAIN]] step %c64
-// CHECK-COUNT-4:         amx.tile_load {{.*}} into !amx.tile<16x16xf32>
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]]{{.*}} into !amx.tile<16x16xf32>
+// CHECK:                 %[[J1:.*]] = arith.addi %[[J]], %{{.*}}
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %[[J1]]]{{.*}} into !amx.tile<16x16xf32>
+// CHECK:                 %[[J2:.*]] = arith.addi %[[J]], %{{.*}}
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %[[J2]]]{{.*}} into !amx.tile<16x16xf32>
+// CHECK:                 %[[J3:.*]] = arith.addi %[[J]], %{{.*}}
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %[[J3]]]{{.*}} into !amx.tile<16x16xf32>
+// One A tile per 32 of k, and per output tile its B tile and product.
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
 // CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %[[J]], %{{.*}}]{{.*}} into !amx.tile<16x32xbf16>
 // CHECK:                 amx.tile_mulf
-// CHECK-COUNT-3:         amx.tile_mulf
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %[[J1]], %{{.*}}]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:                 amx.tile_mulf
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %[[J2]], %{{.*}}]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:                 amx.tile_mulf
+// CHECK:                 amx.tile_load %{{.*}}[%{{.*}}, %[[J3]], %{{.*}}]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:                 amx.tile_mulf
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:         amx.tile_mulf
 // CHECK-NOT:             amx.tile_mulf
-// CHECK-COUNT-4:         amx.tile_store
+// CHECK:                 amx.tile_store %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]]
+// CHECK:                 amx.tile_store %{{.*}}[%{{.*}}, %{{.*}}, %[[J1]]]
+// CHECK:                 amx.tile_store %{{.*}}[%{{.*}}, %{{.*}}, %[[J2]]]
+// CHECK:                 amx.tile_store %{{.*}}[%{{.*}}, %{{.*}}, %[[J3]]]
 // CHECK:               scf.for {{.*}} = %[[MAIN]] to %[[COLS]] step %c16
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x16xf32>
 // CHECK:                 amx.tile_load {{.*}} into !amx.tile<16x32xbf16>

@@ -14,6 +14,7 @@
 // NOBIG-LABEL: func.func @causal_gqa
 // NOBIG: scf.forall
 // CHECK-LABEL: func.func @causal_gqa
+// CHECK-DAG: %[[EIGHTH:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK: %[[OUT:.+]] = scf.forall (%[[G:.+]], %[[QT:.+]]) in (2, 4)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c64
 // CHECK:   %[[QEND:.+]] = arith.addi %[[Q0]], %{{.+}}
@@ -68,7 +69,7 @@
 // CHECK-NEXT:          arith.cmpf ogt, {{.*}} : vector<16xf32>
 // CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
-// CHECK-NEXT:        arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:        arith.mulf %{{.+}}, %[[EIGHTH]] : f32
 // CHECK:             scf.for
 // CHECK:               arith.mulf {{.*}} : vector<16xf32>
 // CHECK:               math.exp %{{.+}} : vector<16xf32>
@@ -98,16 +99,23 @@
 // CHECK:         %[[RMASK:.+]] = vector.create_mask %[[ROWS]] : vector<16xi1>
 // CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
 // CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
-// CHECK:         math.exp %{{.+}} : vector<16xf32>
+// CHECK:         %[[ALPHA:.+]] = math.exp %{{.+}} : vector<16xf32>
+// CHECK:         %[[AL:.+]] = arith.mulf %[[ALPHA]], %[[LOLD:.+]] : vector<16xf32>
+// CHECK:         %[[LNEW:.+]] = arith.addf %[[AL]], %{{.+}} : vector<16xf32>
 // CHECK:         vector.transfer_write %{{.+}}, %{{.+}}[%[[R]], %[[I0]]], %[[RMASK]]
-// CHECK:         vector.transfer_write %{{.+}}, %{{.+}}[%[[R]], %[[I0]]], %[[RMASK]]
+// CHECK:         vector.transfer_write %[[LNEW]], %{{.+}}[%[[R]], %[[I0]]], %[[RMASK]]
+// The scales: s' from l' (exponent arithmetic), alpha s' / s.
+// CHECK:         arith.bitcast %[[LNEW]] : vector<16xf32> to vector<16xi32>
+// CHECK:         %[[SNEW:.+]] = arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK:         arith.bitcast %[[LOLD]] : vector<16xf32> to vector<16xi32>
+// CHECK:         %[[W:.+]] = arith.mulf %[[ALPHA]], %{{.+}} : vector<16xf32>
 // (3) Row by row: P *= s' and acc *= alpha s' / s, each factor from the
 // row's lane.
 // CHECK:         scf.for %[[II2:.+]] = %c0 to %[[ROWS]] step %c1
-// CHECK:           vector.extract %{{.+}}[%[[II2]]] : f32 from vector<16xf32>
+// CHECK:           vector.extract %[[SNEW]][%[[II2]]] : f32 from vector<16xf32>
 // CHECK:           scf.for
 // CHECK:             arith.mulf {{.*}} : vector<16xf32>
-// CHECK:           vector.extract %{{.+}}[%[[II2]]] : f32 from vector<16xf32>
+// CHECK:           vector.extract %[[W]][%[[II2]]] : f32 from vector<16xf32>
 // CHECK:           scf.for
 // CHECK:             arith.mulf {{.*}} : vector<16xf32>
 // P V: unguarded on full tiles and on boundary tiles whose V tile is all
