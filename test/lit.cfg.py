@@ -63,6 +63,14 @@ if platform.machine() in ("x86_64", "AMD64"):
     except OSError:
         pass
 
+# AArch64 kernels run under qemu-aarch64 (test/Target/aarch64-*.test): Debian's
+# cross compiler and C library, and qemu-user, which scripts/install-deps.sh
+# installs.
+if (shutil.which("aarch64-linux-gnu-g++") and shutil.which("aarch64-linux-gnu-gcc")
+        and shutil.which("qemu-aarch64")
+        and os.path.exists("/usr/aarch64-linux-gnu/lib/libc.so.6")):
+    config.available_features.add("aarch64-cross")
+
 # The CUDA toolkit (ptxas, libdevice) for the GPU pipeline's PTX tests
 # (test/GPU): without it they are UNSUPPORTED.
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")

@@ -145,6 +145,9 @@ typedef struct AttnCompileOptions {
                                  time, 0 off */
   int64_t max_decode_queries; /* form "auto": the longest query length that
                                  runs the split-KV form (default 16) */
+  const char *target_triple;  /* null or "": this machine's; another
+                                 architecture's (aarch64-linux-gnu) ahead of
+                                 time only */
 } AttnCompileOptions;
 
 void attnCompileOptionsInit(AttnCompileOptions *options);

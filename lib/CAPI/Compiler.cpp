@@ -179,6 +179,7 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
   out.parallel = in->parallel;
   out.targetCpu = in->target_cpu ? in->target_cpu : "";
   out.targetFeatures = in->target_features ? in->target_features : "";
+  out.targetTriple = in->target_triple ? in->target_triple : "";
   if (in->prefix)
     out.prefix = in->prefix;
   if (in->entries)

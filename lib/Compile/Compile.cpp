@@ -204,7 +204,8 @@ mlir::attn::createKernelTargetMachine(const KernelCompileOptions &options) {
     return true;
   }();
   (void)initialized;
-  auto target = resolveCpuTarget(options.targetCpu, options.targetFeatures);
+  auto target = resolveCpuTarget(options.targetCpu, options.targetFeatures,
+                                 options.targetTriple);
   if (!target)
     return target.takeError();
   llvm::Triple triple(target->triple);

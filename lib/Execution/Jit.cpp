@@ -177,7 +177,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
 
   // The CPU to generate code for: refuse one whose instructions this host
   // lacks, rather than stopping on an illegal instruction at run time.
-  auto target = resolveCpuTarget(options.targetCpu, options.targetFeatures);
+  auto target = resolveCpuTarget(options.targetCpu, options.targetFeatures,
+                                 options.targetTriple);
   if (!target)
     return target.takeError();
   llvm::SmallVector<std::string> missing = featuresMissingOnHost(*target);

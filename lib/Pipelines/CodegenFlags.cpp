@@ -45,6 +45,12 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
                      cl::desc("LLVM target features over the CPU's own, e.g. "
                               "+avx2,-avx512f (empty: none)"),
                      cl::cat(category)),
+      targetTriple("target-triple",
+                   cl::desc("LLVM target triple to generate code for, e.g. "
+                            "aarch64-linux-gnu with --target-cpu=neoverse-v1 "
+                            "(empty: this machine's; another architecture's "
+                            "kernels are compiled ahead of time only)"),
+                   cl::cat(category)),
       bf16DotProducts(
           "bf16-dot-products",
           cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
@@ -70,6 +76,7 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
   options.approximateMath = approximateMath;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
+  options.targetTriple = targetTriple;
   options.bf16DotProducts = bf16DotProducts;
   options.optLevel = optLevel;
   return llvm::Error::success();

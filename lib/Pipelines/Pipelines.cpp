@@ -73,6 +73,7 @@ void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
   opts.outParams = codegen.outParams;
   opts.targetCpu = codegen.targetCpu;
   opts.targetFeatures = codegen.targetFeatures;
+  opts.targetTriple = codegen.targetTriple;
   opts.bf16DotProducts = codegen.bf16DotProducts;
 }
 
@@ -95,6 +96,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     fused.instrumentTiles = opts.instrumentTiles;
     fused.targetCpu = opts.targetCpu;
     fused.targetFeatures = opts.targetFeatures;
+    fused.targetTriple = opts.targetTriple;
     fused.bf16DotProducts = opts.bf16DotProducts;
     pm.addPass(createConvertAttnToFusedLoops(fused));
   };
@@ -108,6 +110,7 @@ void mlir::attn::addAttnFormPasses(OpPassManager &pm,
     decode.instrumentTiles = opts.instrumentTiles;
     decode.targetCpu = opts.targetCpu;
     decode.targetFeatures = opts.targetFeatures;
+    decode.targetTriple = opts.targetTriple;
     decode.bf16DotProducts = opts.bf16DotProducts;
     pm.addPass(createConvertAttnToSplitKv(decode));
   };
@@ -176,7 +179,8 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
     // on AVX-512F targets has unknown memory effects, which bufferization
     // refuses); an unknown target was reported by the form passes already.
     AttnApproximateMathOptions approx;
-    if (auto target = resolveCpuTarget(opts.targetCpu, opts.targetFeatures))
+    if (auto target = resolveCpuTarget(opts.targetCpu, opts.targetFeatures,
+                                       opts.targetTriple))
       approx.avx512 = target->avx512f && target->f32Lanes() == 16;
     else
       llvm::consumeError(target.takeError());
@@ -230,6 +234,7 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   AttnSetCpuTargetOptions targetOpts;
   targetOpts.targetCpu = opts.targetCpu;
   targetOpts.targetFeatures = opts.targetFeatures;
+  targetOpts.targetTriple = opts.targetTriple;
   pm.addPass(createAttnSetCpuTarget(targetOpts));
 }
 

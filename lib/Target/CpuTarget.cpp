@@ -166,6 +166,13 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
   std::string trimmed = llvm::join(featureList, ",");
   features = trimmed;
   CpuTarget t;
+  // Another architecture than this machine's: its generic CPU unless named
+  // (the host's CPU and features mean nothing there).
+  bool foreign = !triple.empty() &&
+                 llvm::Triple(triple).getArch() !=
+                     llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+  if (foreign && (cpu.empty() || cpu == "host"))
+    cpu = "generic";
   if (cpu.empty() || cpu == "host") {
     // The host with features changed on top of its own.
     t = getHostCpuTarget();
@@ -175,10 +182,10 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
   } else {
     t.cpu = cpu.str();
     t.features = features.str();
-    t.triple = triple.empty() ? llvm::sys::getProcessTriple() : triple.str();
+    t.triple = llvm::sys::getProcessTriple();
   }
   if (!triple.empty())
-    t.triple = triple.str();
+    t.triple = llvm::Triple::normalize(triple); // aarch64-unknown-linux-gnu
   for (llvm::StringRef f : llvm::split(features, ',')) {
     f = f.trim();
     if (f.empty())
@@ -199,8 +206,10 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "unknown target CPU '" + t.cpu + "' for " + tt.str() +
-            " (LLVM names such as haswell, znver3, znver4, skylake-avx512, "
-            "sapphirerapids, x86-64-v3)");
+            (tt.isAArch64() ? " (LLVM names such as neoverse-n1, neoverse-v1, "
+                              "neoverse-v2, apple-m1, generic)"
+                            : " (LLVM names such as haswell, znver3, znver4, "
+                              "skylake-avx512, sapphirerapids, x86-64-v3)"));
   for (llvm::StringRef f : llvm::split(features, ',')) {
     f = f.trim();
     if (f.empty())

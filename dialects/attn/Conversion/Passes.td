@@ -128,6 +128,9 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
            "width; empty: the host), see attn::resolveCpuTarget">,
     Option<"targetFeatures", "target-features", "std::string", "\"\"",
            "LLVM features over the CPU's own, e.g. +avx2,-avx512f">,
+    Option<"targetTriple", "target-triple", "std::string", "\"\"",
+           "LLVM target triple (empty: this machine's), e.g. "
+           "aarch64-linux-gnu">,
     Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
            "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
            "where the target has them; off by default: slower than the f32 "
@@ -181,6 +184,9 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
            "width; empty: the host), see attn::resolveCpuTarget">,
     Option<"targetFeatures", "target-features", "std::string", "\"\"",
            "LLVM features over the CPU's own, e.g. +avx2,-avx512f">,
+    Option<"targetTriple", "target-triple", "std::string", "\"\"",
+           "LLVM target triple (empty: this machine's), e.g. "
+           "aarch64-linux-gnu">,
     Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
            "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
            "where the target has them; off by default: slower than the f32 "

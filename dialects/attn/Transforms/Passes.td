@@ -528,7 +528,10 @@ def AttnSetCpuTarget : Pass<"attn-set-cpu-target", "::mlir::ModuleOp"> {
     Option<"targetCpu", "target-cpu", "std::string", "\"\"",
            "LLVM CPU name (empty: the host)">,
     Option<"targetFeatures", "target-features", "std::string", "\"\"",
-           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">
+           "LLVM features over the CPU's own, e.g. +avx2,-avx512f">,
+    Option<"targetTriple", "target-triple", "std::string", "\"\"",
+           "LLVM target triple (empty: this machine's), e.g. "
+           "aarch64-linux-gnu">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

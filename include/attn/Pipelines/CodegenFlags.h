@@ -50,7 +50,7 @@ private:
   llvm::cl::opt<std::string> form;
   llvm::cl::opt<int64_t> tileQ, tileK, splits, maxDecodeQueries;
   llvm::cl::opt<bool> parallel, approximateMath;
-  llvm::cl::opt<std::string> targetCpu, targetFeatures;
+  llvm::cl::opt<std::string> targetCpu, targetFeatures, targetTriple;
   llvm::cl::opt<bool> bf16DotProducts;
   llvm::cl::opt<unsigned> optLevel;
 };

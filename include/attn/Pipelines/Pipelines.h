@@ -69,6 +69,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("LLVM target features over the CPU's own, e.g. "
                      "+avx2,+fma,-avx512f"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> targetTriple{
+      *this, "target-triple",
+      llvm::cl::desc("LLVM target triple (empty: this machine's), e.g. "
+                     "aarch64-linux-gnu with target-cpu=neoverse-v1"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> bf16DotProducts{
       *this, "bf16-dot-products",
       llvm::cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
@@ -122,8 +127,10 @@ struct CpuCodegenOptions {
   /// Statically shaped results through caller-allocated out-params (the
   /// caller's buffers are written in place; no copy).
   bool outParams = true;
-  /// LLVM CPU name and features over its own (empty: the host's).
-  std::string targetCpu, targetFeatures;
+  /// LLVM CPU name and features over its own (empty: the host's), and the
+  /// target triple (empty: this machine's; another architecture's only
+  /// ahead of time).
+  std::string targetCpu, targetFeatures, targetTriple;
   /// bf16 Q K^T and P V as AVX-512 BF16 dot products where the target has
   /// them (docs/Targets.md: slower than the f32 kernels where measured).
   bool bf16DotProducts = false;

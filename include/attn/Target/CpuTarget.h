@@ -72,8 +72,10 @@ CpuTarget getHostCpuTarget();
 
 /// A CPU by LLVM name (`znver3`, `haswell`, `sapphirerapids`, `x86-64-v3`;
 /// empty or "host" for this machine) with extra features (`+avx2,-fma`)
-/// applied over the CPU's own, for `triple` (empty: the default triple).
-/// Fails with a message for an unknown CPU name or feature.
+/// applied over the CPU's own, for `triple` (empty: this machine's; it is
+/// normalized, so `aarch64-linux-gnu` works). For another architecture than
+/// this machine's, an empty CPU means that architecture's `generic`.
+/// Fails with a message for an unknown triple, CPU name or feature.
 llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu,
                                            llvm::StringRef features = "",
                                            llvm::StringRef triple = "");

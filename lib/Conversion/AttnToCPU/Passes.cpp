@@ -115,12 +115,12 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
                               bool instrument, int64_t splits,
                               StringRef targetCpu, StringRef targetFeatures,
-                              bool bf16DotProducts) {
+                              StringRef targetTriple, bool bf16DotProducts) {
   if (tq < 0 || tk < 0)
     return root->emitError("attn: tile sizes must be positive (or 0 for the "
                            "default); got tile-q = ")
            << tq << ", tile-k = " << tk;
-  auto target = resolveCpuTarget(targetCpu, targetFeatures);
+  auto target = resolveCpuTarget(targetCpu, targetFeatures, targetTriple);
   if (!target)
     return root->emitError("attn: ") << llvm::toString(target.takeError());
   if (instrument) {
@@ -156,7 +156,8 @@ struct ConvertAttnToFusedLoopsPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, 0,
-                        targetCpu, targetFeatures, bf16DotProducts)))
+                        targetCpu, targetFeatures, targetTriple,
+                        bf16DotProducts)))
       signalPassFailure();
   }
 };
@@ -171,7 +172,8 @@ struct ConvertAttnToSplitKvPass
       return signalPassFailure();
     }
     if (failed(runFused(getOperation(), tileQ, tileK, instrumentTiles, splits,
-                        targetCpu, targetFeatures, bf16DotProducts)))
+                        targetCpu, targetFeatures, targetTriple,
+                        bf16DotProducts)))
       signalPassFailure();
   }
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes the innermost loops of x86 assembly printed by llc.
+"""Summarizes the innermost loops of x86 or AArch64 assembly printed by llc.
 
 For every innermost loop with at least --min-fma vector FMAs, prints one
 line:
@@ -8,8 +8,10 @@ line:
 
 (D counts AVX-512 BF16 dot products, vdpbf16ps, which count as FMAs for
 --min-fma; S counts llc's "Spill" and "Reload" annotations inside the loop;
-width is the widest vector register the loop's FMAs and dot products use),
-then one last line `zmm: yes|no` for the whole file. The lit tests FileCheck
+width is the widest vector register the loop's FMAs and dot products use:
+xmm, ymm or zmm on x86; q for NEON's 128-bit v registers, sve for SVE's z
+registers on AArch64, whose FMAs are fmla), then one last line
+`zmm: yes|no` for the whole file. The lit tests FileCheck
 these lines, so "the microkernel loop keeps its accumulators in registers" is
 checked on the real instruction stream, whatever the label numbering.
 
@@ -22,7 +24,7 @@ import argparse
 import re
 import sys
 
-BLOCK_RE = re.compile(r"^(?:\.L(BB\d+_\d+)|# %bb\.\d+):")
+BLOCK_RE = re.compile(r"^(?:\.L(BB\d+_\d+)|(?:#|//) %bb\.\d+):")
 IN_LOOP_RE = re.compile(r"in Loop: Header=(BB\d+_\d+)")
 
 
@@ -58,13 +60,18 @@ def main():
             loops.setdefault(m.group(1), []).extend(body)
     for h in headers:
         body = loops[h]
-        fmas = [x for x in body if re.search(r"\bvfmadd\w*ps\b", x)]
+        fmas = [x for x in body
+                if re.search(r"\bvfmadd\w*ps\b|^\s+fmla\s", x)]
         dots = [x for x in body if re.search(r"\bvdpbf16ps\b", x)]
         if len(fmas) + len(dots) < args.min_fma:
             continue
         spills = sum(1 for x in body if "Spill" in x or "Reload" in x)
         width = "xmm"
-        if any("%zmm" in x for x in fmas + dots):
+        if any(re.search(r"\bz\d+\.", x) for x in fmas):
+            width = "sve"
+        elif any(re.search(r"\bv\d+\.", x) for x in fmas):
+            width = "q"
+        elif any("%zmm" in x for x in fmas + dots):
             width = "zmm"
         elif any("%ymm" in x for x in fmas + dots):
             width = "ymm"
