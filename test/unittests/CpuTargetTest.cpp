@@ -73,6 +73,43 @@ TEST(CpuTargetTest, FeaturesOverTheCpu) {
   EXPECT_EQ(t.isaName(), "AVX");
 }
 
+/// The AArch64 description, from LLVM's AArch64 tables: NEON's 32 x 128-bit
+/// registers on every CPU, SVE where the CPU has it; the triple normalized;
+/// an empty CPU the architecture's generic one, never the host's.
+TEST(CpuTargetTest, AArch64) {
+  auto n1 = resolveCpuTarget("neoverse-n1", "", "aarch64-linux-gnu");
+  ASSERT_TRUE(static_cast<bool>(n1)) << llvm::toString(n1.takeError());
+  EXPECT_EQ(n1->triple, "aarch64-unknown-linux-gnu");
+  EXPECT_TRUE(n1->neon);
+  EXPECT_FALSE(n1->sve);
+  EXPECT_FALSE(n1->avx2);
+  EXPECT_EQ(n1->vectorBits, 128u);
+  EXPECT_EQ(n1->vectorRegisters, 32u);
+  EXPECT_EQ(n1->f32Lanes(), 4);
+  EXPECT_EQ(n1->isaName(), "NEON");
+  auto v1 = resolveCpuTarget("neoverse-v1", "", "aarch64-linux-gnu");
+  ASSERT_TRUE(static_cast<bool>(v1)) << llvm::toString(v1.takeError());
+  EXPECT_TRUE(v1->sve);
+  EXPECT_EQ(v1->isaName(), "NEON+SVE");
+  auto generic = resolveCpuTarget("", "", "aarch64-linux-gnu");
+  ASSERT_TRUE(static_cast<bool>(generic))
+      << llvm::toString(generic.takeError());
+  EXPECT_EQ(generic->cpu, "generic");
+  EXPECT_FALSE(generic->isHost);
+  EXPECT_TRUE(generic->neon);
+  auto noNeon = resolveCpuTarget("neoverse-n1", "-neon", "aarch64-linux-gnu");
+  ASSERT_TRUE(static_cast<bool>(noNeon)) << llvm::toString(noNeon.takeError());
+  EXPECT_FALSE(noNeon->neon);
+  auto x86Cpu = resolveCpuTarget("haswell", "", "aarch64-linux-gnu");
+  ASSERT_FALSE(static_cast<bool>(x86Cpu));
+  EXPECT_NE(llvm::toString(x86Cpu.takeError()).find("neoverse-n1"),
+            std::string::npos);
+  auto badTriple = resolveCpuTarget("", "", "bogus-thing");
+  ASSERT_FALSE(static_cast<bool>(badTriple));
+  EXPECT_NE(llvm::toString(badTriple.takeError()).find("bogus-thing"),
+            std::string::npos);
+}
+
 TEST(CpuTargetTest, Errors) {
   EXPECT_NE(errorOf("nosuchcpu", "").find("unknown target CPU 'nosuchcpu'"),
             std::string::npos);

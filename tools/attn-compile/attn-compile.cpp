@@ -37,6 +37,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -195,6 +197,18 @@ static int compileMain(MLIRContext &context, const char *argv0) {
     options.gpu.tileK = cpuFlags.tileKeys();
   options.prefix = prefix;
   options.entries.assign(entries.begin(), entries.end());
+  // A shared library for another architecture links with that
+  // architecture's C compiler against its own build of libattn_runtime.
+  if (emit == Emit::Shared && !options.isGpu() &&
+      !options.targetTriple.empty() &&
+      llvm::Triple(llvm::Triple::normalize(options.targetTriple)).getArch() !=
+          llvm::Triple(llvm::sys::getProcessTriple()).getArch() &&
+      (ccPath.getNumOccurrences() == 0 || runtimeDir.getNumOccurrences() == 0))
+    return fail("--emit=shared for " + options.targetTriple +
+                " links with that architecture's C compiler and "
+                "libattn_runtime: give --cc (e.g. aarch64-linux-gnu-gcc) and "
+                "--runtime-dir, or write --emit=obj or lib and link with "
+                "the target's toolchain");
 
   // Every spec file's functions go into one module: one library.
   if (inputFiles.empty())

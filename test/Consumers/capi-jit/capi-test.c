@@ -214,6 +214,29 @@ static void testCompile(AttnContext ctx, AttnModule module,
             "no attn_small in the LLVM IR");
     free(b.data);
   }
+  /* Another architecture ahead of time: an AArch64 ELF object (e_machine
+     183, EM_AARCH64) for a Neoverse V1; an unknown triple is an error. */
+  opts.target_triple = "aarch64-linux-gnu";
+  opts.target_cpu = "neoverse-v1";
+  Buffer arm = {NULL, 0};
+  CHECK(attnLogicalResultIsSuccess(
+            attnCompile(module, &opts, AttnOutputObject, append, &arm)),
+        "aarch64 object: %s", lastError(ctx));
+  CHECK(arm.data && arm.length > 20 && !strncmp(arm.data, "\177ELF", 4) &&
+            (unsigned char)arm.data[18] == 183 && arm.data[19] == 0,
+        "not an AArch64 ELF object");
+  free(arm.data);
+  arm.data = NULL;
+  arm.length = 0;
+  opts.target_triple = "bogus-thing";
+  CHECK(attnLogicalResultIsFailure(
+            attnCompile(module, &opts, AttnOutputObject, append, &arm)),
+        "triple 'bogus-thing' accepted");
+  CHECK(strstr(lastError(ctx), "bogus-thing") != NULL, "message: %s",
+        lastError(ctx));
+  free(arm.data);
+  attnCompileOptionsInit(&opts);
+  CHECK(opts.target_triple == NULL, "target_triple default");
   Buffer b = {NULL, 0};
   CHECK(attnLogicalResultIsFailure(
             attnCompile(module, &opts, (AttnOutputKind)42, append, &b)),
