@@ -24,12 +24,12 @@
 
 #include "StridedCopy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -208,12 +208,41 @@ struct Placement {
   int32_t cudaDevice = -1;
 };
 
+/// The sizes named dimensions ("B", "Nk", ...) take in one call, and the
+/// tensor that gave each first: a handful of names, so a linear search over
+/// an array with no allocation (a call's checks run on every call).
+struct NamedSizes {
+  struct Entry {
+    const char *name;
+    int64_t size;
+    const char *tensor;
+  };
+  static constexpr int kInline = 32;
+  Entry inlineEntries[kInline];
+  std::vector<Entry> more; // past kInline names (never seen in practice)
+  int count = 0;
+
+  const Entry *find(const char *name) const {
+    for (int i = 0; i < count; ++i) {
+      const Entry &e = i < kInline ? inlineEntries[i] : more[i - kInline];
+      if (std::strcmp(e.name, name) == 0)
+        return &e;
+    }
+    return nullptr;
+  }
+  void add(const char *name, int64_t size, const char *tensor) {
+    if (count < kInline)
+      inlineEntries[count] = {name, size, tensor};
+    else
+      more.push_back({name, size, tensor});
+    ++count;
+  }
+};
+
 /// Checks one tensor against its info; `names` collects the sizes named
 /// dimensions take. Sets the error message unless `quiet`.
-attn_status_t
-checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
-            std::map<std::string, std::pair<int64_t, std::string>> &names,
-            Placement &where, bool quiet) {
+attn_status_t checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
+                          NamedSizes &names, Placement &where, bool quiet) {
   auto err = [&](attn_status_t s, const std::string &msg) {
     if (!quiet)
       fail(s, "%s %s: %s", info.is_output ? "output" : "input", info.name,
@@ -269,17 +298,17 @@ checkTensor(const attn_tensor_info_t &info, const DLTensor *t,
     const char *dimName = info.dim_names ? info.dim_names[d] : "";
     if (!dimName || !*dimName)
       continue;
-    auto it = names.find(dimName);
-    if (it == names.end()) {
-      names[dimName] = {size, info.name};
+    const NamedSizes::Entry *seen = names.find(dimName);
+    if (!seen) {
+      names.add(dimName, size, info.name);
       continue;
     }
-    if (it->second.first != size)
+    if (seen->size != size)
       return err(ATTN_STATUS_SHAPE_MISMATCH,
                  std::string("size ") + dimName + " = " + std::to_string(size) +
                      " (dimension " + std::to_string(d) + ") disagrees with " +
-                     dimName + " = " + std::to_string(it->second.first) +
-                     " of " + it->second.second);
+                     dimName + " = " + std::to_string(seen->size) + " of " +
+                     seen->tensor);
   }
   uintptr_t p = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
   if (!t->data && numElements(t) > 0)
@@ -351,24 +380,21 @@ attn_status_t checkAll(const attn_kernel_info_t *k, DLTensor *const *tensors,
                         "kernel %s runs on the GPU and returns dynamically "
                         "shaped outputs, which GPU kernels cannot",
                         k->name);
-  std::map<std::string, std::pair<int64_t, std::string>> names;
+  NamedSizes names;
   Placement where{k};
   for (int32_t i = 0; i < n; ++i)
     if (attn_status_t s =
             checkTensor(k->tensors[i], tensors[i], names, where, quiet))
       return s;
   // Grouped heads: each K/V head serves Hq / Hkv query heads.
-  auto hq = names.find("Hq"), hkv = names.find("Hkv");
-  if (hq != names.end() && hkv != names.end() &&
-      (hkv->second.first == 0 || hq->second.first % hkv->second.first))
+  const NamedSizes::Entry *hq = names.find("Hq"), *hkv = names.find("Hkv");
+  if (hq && hkv && (hkv->size == 0 || hq->size % hkv->size))
     return quiet ? ATTN_STATUS_SHAPE_MISMATCH
                  : fail(ATTN_STATUS_SHAPE_MISMATCH,
                         "Hq = %lld query heads (%s) are not a multiple of "
                         "Hkv = %lld K/V heads (%s)",
-                        static_cast<long long>(hq->second.first),
-                        hq->second.second.c_str(),
-                        static_cast<long long>(hkv->second.first),
-                        hkv->second.second.c_str());
+                        static_cast<long long>(hq->size), hq->tensor,
+                        static_cast<long long>(hkv->size), hkv->tensor);
   return ATTN_STATUS_OK;
 }
 
@@ -379,6 +405,29 @@ char *tensorBase(const DLTensor *t) {
     return nullptr;
   return static_cast<char *>(t->data) + t->byte_offset;
 }
+
+/// n zero-initialized values: inline for the usual handful of tensors of a
+/// call, on the heap beyond (a call allocates nothing of its own otherwise).
+template <typename T, size_t N> class CallBuffer {
+  T inlineValues[N];
+  std::vector<T> heap;
+  T *values;
+
+public:
+  explicit CallBuffer(size_t n) {
+    if (n > N) {
+      heap.assign(n, T());
+      values = heap.data();
+    } else {
+      std::fill(inlineValues, inlineValues + n, T());
+      values = inlineValues;
+    }
+  }
+  CallBuffer(const CallBuffer &) = delete;
+  CallBuffer &operator=(const CallBuffer &) = delete;
+  T *data() { return values; }
+  T &operator[](size_t i) { return values[i]; }
+};
 
 /// Restores the OpenMP thread count of the calling thread on scope exit.
 struct ThreadScope {
@@ -480,9 +529,25 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
     }
   }
 
-  // Memref descriptors: {allocated, aligned, offset, sizes..., strides...}.
-  std::vector<std::vector<int64_t>> descs;
-  std::vector<char *> dense(n, nullptr);
+  // Memref descriptors: {allocated, aligned, offset, sizes..., strides...},
+  // one after another in `words`; args[] points at the result buffer (for
+  // kernels that return outputs), then at each descriptor.
+  size_t descWords = 0, resultWords = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    size_t w = 3 + 2 * static_cast<size_t>(tensors[i]->ndim);
+    if (returnsOutputs && k->tensors[i].is_output)
+      resultWords += 3 + 2 * static_cast<size_t>(k->tensors[i].ndim);
+    else
+      descWords += w;
+  }
+  CallBuffer<int64_t, 256> words(descWords);
+  CallBuffer<int64_t, 128> results(resultWords + 1);
+  CallBuffer<void *, 32> args(static_cast<size_t>(n) + 1);
+  CallBuffer<char *, 32> dense(static_cast<size_t>(n));
+  size_t numArgs = 0;
+  if (returnsOutputs)
+    args[numArgs++] = results.data();
+  int64_t *desc = words.data();
   char *next = workspace;
   for (int32_t i = 0; i < n; ++i) {
     const attn_tensor_info_t &info = k->tensors[i];
@@ -499,25 +564,18 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
                     bytes);
       base = dense[i];
     }
-    std::vector<int64_t> d = {reinterpret_cast<int64_t>(base),
-                              reinterpret_cast<int64_t>(base), 0};
-    d.insert(d.end(), t->shape, t->shape + t->ndim);
-    std::vector<int64_t> strides(t->ndim, 1);
-    for (int32_t dd = t->ndim - 2; dd >= 0; --dd)
-      strides[dd] = strides[dd + 1] * t->shape[dd + 1];
-    d.insert(d.end(), strides.begin(), strides.end());
-    descs.push_back(std::move(d));
+    args[numArgs++] = desc;
+    desc[0] = desc[1] = reinterpret_cast<int64_t>(base);
+    desc[2] = 0;
+    int64_t *sizes = desc + 3, *strides = desc + 3 + t->ndim;
+    std::copy(t->shape, t->shape + t->ndim, sizes);
+    int64_t stride = 1;
+    for (int32_t dd = t->ndim - 1; dd >= 0; --dd) {
+      strides[dd] = stride;
+      stride *= t->shape[dd];
+    }
+    desc += 3 + 2 * t->ndim;
   }
-  size_t resultWords = 0;
-  if (returnsOutputs)
-    for (int32_t i = k->num_inputs; i < n; ++i)
-      resultWords += 3 + 2 * k->tensors[i].ndim;
-  std::vector<int64_t> results(resultWords + 1, 0);
-  std::vector<void *> args;
-  if (returnsOutputs)
-    args.push_back(results.data());
-  for (auto &d : descs)
-    args.push_back(d.data());
   attn_status_t status = ATTN_STATUS_OK;
   clearErrorRecord();
   {
