@@ -15,48 +15,38 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-std::pair<FusedLowering::State, Value>
-FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
-                           Value qs, const RowLogits &rowLogits) {
-  IndexMath im{b, loc};
-  auto vecTy = VectorType::get({lanes}, f32);
-  auto maskTy = VectorType::get({lanes}, b.getI1Type());
-  Value zero = im.c(0), one = im.c(1), step = im.c(lanes);
-  Value ks = tensor::DimOp::create(b, loc, s, 2);
-  auto fconst = [&](OpBuilder &nb, Location nl, double v) -> Value {
+namespace {
+/// The two sweeps over one row of a score tile (the row max, then
+/// P = exp(x - safe) in place with its row sum), as explicit vector code of
+/// `lanes` f32 lanes. `masked`: lanes outside the row's keys [lo, hi) and
+/// past the tile's end are masked; otherwise every lane of the row is a
+/// logit (the row's keys are the whole tile, a multiple of lanes wide).
+class RowSweeps {
+public:
+  RowSweeps(OpBuilder &b, int64_t lanes, Value zero, Value step, Value ks,
+            Value scale)
+      : lanes(lanes), f32(b.getF32Type()), vecTy(VectorType::get({lanes}, f32)),
+        maskTy(VectorType::get({lanes}, b.getI1Type())), zero(zero), step(step),
+        ks(ks), scale(scale) {
+    // The logits' scale, when it is a positive constant: the row max is then
+    // taken over the raw scores and scaled once (rounding is monotonic, so
+    // max_j round(c x_j) = round(c max_j x_j) exactly), not per lane.
+    FloatAttr c;
+    positiveScale = scale && matchPattern(scale, m_Constant(&c)) &&
+                    c.getValue().isFiniteNonZero() &&
+                    !c.getValue().isNegative();
+  }
+
+  Value fconst(OpBuilder &nb, Location nl, double v) const {
     return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
-  };
-  auto splat = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+  }
+  Value splat(OpBuilder &nb, Location nl, Value x) const {
     return vector::BroadcastOp::create(nb, nl, vecTy, x);
-  };
-  SmallVector<bool> oob = {false};
-  // The logits of row (r, i) at columns j0 + [0, lanes), -inf on the lanes
-  // outside `mask`: the scores times `scale` (none: the scores as they are).
-  auto readRow = [&](OpBuilder &nb, Location nl, Value t, Value r, Value i,
-                     Value j0, Value mask, Value scale) -> Value {
-    Value x = vector::TransferReadOp::create(
-        nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
-        ArrayRef<bool>{!mask});
-    if (scale)
-      x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, scale));
-    if (!mask)
-      return x;
-    return arith::SelectOp::create(nb, nl, mask, x,
-                                   splat(nb, nl, fconst(nb, nl, kNegInf)));
-  };
-  // x - safe for the logits of row (r, i) at columns j0 + [0, lanes) (as
-  // readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
-  // logit is the rounded product, which may overflow to inf (and then
-  // inf - inf makes the row NaN, as in the other forms).
-  auto shiftedLogits = [&](OpBuilder &nb, Location nl, Value t, Value r,
-                           Value i, Value j0, Value mask,
-                           Value negSafe) -> Value {
-    Value x = readRow(nb, nl, t, r, i, j0, mask, rowLogits.scale);
-    return arith::AddFOp::create(nb, nl, x, negSafe);
-  };
-  // Lanes j0 + [0, lanes) inside [lo, hi) (hi <= ks).
-  auto laneMask = [&](OpBuilder &nb, Location nl, Value lo, Value hi,
-                      Value j0) -> Value {
+  }
+
+  /// Lanes j0 + [0, lanes) inside [lo, hi) (hi <= ks).
+  Value laneMask(OpBuilder &nb, Location nl, Value lo, Value hi,
+                 Value j0) const {
     IndexMath m{nb, nl};
     Value below =
         vector::CreateMaskOp::create(nb, nl, maskTy, ValueRange{m.sub(hi, j0)});
@@ -68,7 +58,119 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
         nb, nl, maskTy, DenseElementsAttr::get(maskTy, true));
     return arith::AndIOp::create(nb, nl, below,
                                  arith::XOrIOp::create(nb, nl, before, ones));
+  }
+
+  /// The logits of row (r, i) at columns j0 + [0, lanes), -inf on the lanes
+  /// outside `mask`: the scores times `by` (none: the scores as they are).
+  Value readRow(OpBuilder &nb, Location nl, Value t, Value r, Value i, Value j0,
+                Value mask, Value by) const {
+    Value x = vector::TransferReadOp::create(
+        nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
+        ArrayRef<bool>{!mask});
+    if (by)
+      x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, by));
+    if (!mask)
+      return x;
+    return arith::SelectOp::create(nb, nl, mask, x,
+                                   splat(nb, nl, fconst(nb, nl, kNegInf)));
+  }
+
+  /// x - safe for the logits of row (r, i) at columns j0 + [0, lanes) (as
+  /// readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
+  /// logit is the rounded product, which may overflow to inf (and then
+  /// inf - inf makes the row NaN, as in the other forms).
+  Value shiftedLogits(OpBuilder &nb, Location nl, Value t, Value r, Value i,
+                      Value j0, Value mask, Value negSafe) const {
+    Value x = readRow(nb, nl, t, r, i, j0, mask, scale);
+    return arith::AddFOp::create(nb, nl, x, negSafe);
+  }
+
+  /// Both sweeps over row (r, i) of p whose running max was mOld, reading
+  /// keys [lo, hi) (`ninf`: -inf as an f32 constant). Returns m', sum_j P
+  /// and p with the row's P written in place.
+  SmallVector<Value> sweep(OpBuilder &b5, Location l5, Value p, Value r,
+                           Value i, Value mOld, Value lo, Value hi, Value ninf,
+                           bool masked) const {
+    auto maskAt = [&](OpBuilder &nb, Location nl, Value j0) -> Value {
+      return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
+    };
+    // Sweep 1: the row max (of the raw scores, when the scale is a positive
+    // constant).
+    Value maxScale = positiveScale ? Value() : scale;
+    auto maxLoop = scf::ForOp::create(
+        b5, l5, zero, ks, step, ValueRange{splat(b5, l5, ninf)},
+        [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+          Value x = readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0), maxScale);
+          // max(acc, x) ignoring a NaN x, as a compare and select (one
+          // vmaxps; maxnumf would add NaN fix-ups): the running max is never
+          // NaN.
+          Value gt = arith::CmpFOp::create(b3, l3, arith::CmpFPredicate::OGT, x,
+                                           it3[0]);
+          scf::YieldOp::create(
+              b3, l3, Value(arith::SelectOp::create(b3, l3, gt, x, it3[0])));
+        });
+    // No NaN lane (see above): a shuffle tree, not a chain of NaN-aware
+    // scalar maxima.
+    Value tileMax = vector::ReductionOp::create(
+        b5, l5, vector::CombiningKind::MAXNUMF, maxLoop.getResult(0),
+        /*acc=*/Value(), arith::FastMathFlags::nnan);
+    if (positiveScale)
+      tileMax = arith::MulFOp::create(b5, l5, tileMax, scale);
+    Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
+    Value safe = buildSafeMax(b5, l5, mNew);
+    // Sweep 2: P = exp(x - safe) in place, and its row sum.
+    Value negSafe = splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
+    auto sumLoop = scf::ForOp::create(
+        b5, l5, zero, ks, step,
+        ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
+        [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+          Value mask = maskAt(b3, l3, j0);
+          auto exp = math::ExpOp::create(
+              b3, l3, shiftedLogits(b3, l3, it3[1], r, i, j0, mask, negSafe));
+          // x <= m' (or NaN): the short polynomial applies.
+          exp->setAttr(kExpNonPositiveAttr, UnitAttr::get(b3.getContext()));
+          Value e = exp;
+          if (mask)
+            e = arith::SelectOp::create(b3, l3, mask, e,
+                                        splat(b3, l3, fconst(b3, l3, 0.0)));
+          Value t = vector::TransferWriteOp::create(b3, l3, e, it3[1],
+                                                    ValueRange{r, i, j0},
+                                                    ArrayRef<bool>{!mask})
+                        .getResult();
+          scf::YieldOp::create(
+              b3, l3,
+              ValueRange{arith::AddFOp::create(b3, l3, it3[0], e, kFast), t});
+        });
+    Value rowSum = vector::ReductionOp::create(
+        b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),
+        /*acc=*/Value(), kFast);
+    return {mNew, rowSum, sumLoop.getResult(1)};
+  }
+
+  int64_t lanes;
+  Type f32;
+  VectorType vecTy, maskTy;
+  Value zero, step, ks, scale;
+  bool positiveScale = false;
+};
+} // namespace
+
+std::pair<FusedLowering::State, Value>
+FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
+                           Value qs, const RowLogits &rowLogits) {
+  IndexMath im{b, loc};
+  auto vecTy = VectorType::get({lanes}, f32);
+  auto maskTy = VectorType::get({lanes}, b.getI1Type());
+  Value zero = im.c(0), one = im.c(1), step = im.c(lanes);
+  Value ks = tensor::DimOp::create(b, loc, s, 2);
+  RowSweeps rowSweeps(b, lanes, zero, step, ks, rowLogits.scale);
+  auto fconst = [&](OpBuilder &nb, Location nl, double v) -> Value {
+    return rowSweeps.fconst(nb, nl, v);
   };
+  auto splat = [&](OpBuilder &nb, Location nl, Value x) -> Value {
+    return rowSweeps.splat(nb, nl, x);
+  };
+  SmallVector<bool> oob = {false};
 
   // t[r, i, 0:n] *= factor (a splat), one vector of lanes at a time.
   auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
@@ -88,16 +190,6 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     return loop.getResult(0);
   };
 
-  // The logits' scale, when it is a positive constant: the row max is then
-  // taken over the raw scores and scaled once (rounding is monotonic, so
-  // max_j round(c x_j) = round(c max_j x_j) exactly), not per lane.
-  bool positiveScale = false;
-  if (rowLogits.scale) {
-    FloatAttr c;
-    positiveScale = matchPattern(rowLogits.scale, m_Constant(&c)) &&
-                    c.getValue().isFiniteNonZero() &&
-                    !c.getValue().isNegative();
-  }
   // Lane `ii` of a vector of rows, and a vector with lane `ii` set to `x`.
   auto laneOf = [&](OpBuilder &nb, Location nl, Value v, Value ii) -> Value {
     return vector::ExtractOp::create(nb, nl, v, ArrayRef<OpFoldResult>{ii});
@@ -134,86 +226,10 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                       std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
                     Value mOld = tensor::ExtractOp::create(b2, l2, it4[0],
                                                            ValueRange{r, i});
-                    // Sweeps 1 and 2 over the row; `masked`: lanes outside
-                    // [lo, hi) and past the tile's end are masked, else
-                    // every lane of the row is a logit (the row's keys are
-                    // the whole tile, a multiple of lanes wide). Yields m',
-                    // sum_j P, P.
                     auto sweeps = [&](OpBuilder &b5, Location l5,
                                       bool masked) -> SmallVector<Value> {
-                      auto maskAt = [&](OpBuilder &nb, Location nl,
-                                        Value j0) -> Value {
-                        return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
-                      };
-                      // Sweep 1: the row max (of the raw scores, when the
-                      // scale is a positive constant).
-                      Value maxScale =
-                          positiveScale ? Value() : rowLogits.scale;
-                      auto maxLoop = scf::ForOp::create(
-                          b5, l5, zero, ks, step,
-                          ValueRange{splat(b5, l5, ninf)},
-                          [&](OpBuilder &b3, Location l3, Value j0,
-                              ValueRange it3) {
-                            Value x = readRow(b3, l3, p, r, i, j0,
-                                              maskAt(b3, l3, j0), maxScale);
-                            // max(acc, x) ignoring a NaN x, as a compare
-                            // and select (one vmaxps; maxnumf would add NaN
-                            // fix-ups): the running max is never NaN.
-                            Value gt = arith::CmpFOp::create(
-                                b3, l3, arith::CmpFPredicate::OGT, x, it3[0]);
-                            scf::YieldOp::create(b3, l3,
-                                                 Value(arith::SelectOp::create(
-                                                     b3, l3, gt, x, it3[0])));
-                          });
-                      // No NaN lane (see above): a shuffle tree, not a
-                      // chain of NaN-aware scalar maxima.
-                      Value tileMax = vector::ReductionOp::create(
-                          b5, l5, vector::CombiningKind::MAXNUMF,
-                          maxLoop.getResult(0), /*acc=*/Value(),
-                          arith::FastMathFlags::nnan);
-                      if (positiveScale)
-                        tileMax = arith::MulFOp::create(b5, l5, tileMax,
-                                                        rowLogits.scale);
-                      Value mNew =
-                          arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
-                      Value safe = buildSafeMax(b5, l5, mNew);
-                      // Sweep 2: P = exp(x - safe) in place, and its row sum.
-                      Value negSafe =
-                          splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
-                      auto sumLoop = scf::ForOp::create(
-                          b5, l5, zero, ks, step,
-                          ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
-                          [&](OpBuilder &b3, Location l3, Value j0,
-                              ValueRange it3) {
-                            Value mask = maskAt(b3, l3, j0);
-                            auto exp = math::ExpOp::create(
-                                b3, l3,
-                                shiftedLogits(b3, l3, it3[1], r, i, j0, mask,
-                                              negSafe));
-                            // x <= m' (or NaN): the short polynomial
-                            // applies.
-                            exp->setAttr(kExpNonPositiveAttr,
-                                         UnitAttr::get(b3.getContext()));
-                            Value e = exp;
-                            if (mask)
-                              e = arith::SelectOp::create(
-                                  b3, l3, mask, e,
-                                  splat(b3, l3, fconst(b3, l3, 0.0)));
-                            Value t =
-                                vector::TransferWriteOp::create(
-                                    b3, l3, e, it3[1], ValueRange{r, i, j0},
-                                    ArrayRef<bool>{!mask})
-                                    .getResult();
-                            scf::YieldOp::create(
-                                b3, l3,
-                                ValueRange{arith::AddFOp::create(b3, l3, it3[0],
-                                                                 e, kFast),
-                                           t});
-                          });
-                      Value rowSum = vector::ReductionOp::create(
-                          b5, l5, vector::CombiningKind::ADD,
-                          sumLoop.getResult(0), /*acc=*/Value(), kFast);
-                      return {mNew, rowSum, sumLoop.getResult(1)};
+                      return rowSweeps.sweep(b5, l5, p, r, i, mOld, lo, hi,
+                                             ninf, masked);
                     };
                     // The whole row is readable: no lane masks (most tiles).
                     IndexMath m2{b2, l2};
