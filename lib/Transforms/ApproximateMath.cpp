@@ -70,16 +70,12 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
     Value p = cst(1.0 / 720);
     for (double c : {1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
       p = math::FmaOp::create(b, p, r, cst(c));
-    Value tiny =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, t, cst(-87.0));
     if (avx512 && vecTy && vecTy.getShape() == ArrayRef<int64_t>{16} &&
         !vecTy.isScalable()) {
-      // Lanes with t >= -87 or NaN: p 2^k (NaN stays NaN); the others 0.
-      Value keep = arith::XOrIOp::create(
-          b, tiny,
-          arith::ConstantOp::create(
-              b, DenseElementsAttr::get(VectorType::get({16}, b.getI1Type()),
-                                        true)));
+      // Lanes with t >= -87 or NaN (unordered): p 2^k (NaN stays NaN); the
+      // others 0.
+      Value keep =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::UGE, t, cst(-87.0));
       Value mask = vector::ExtractOp::create(
           b,
           vector::BitCastOp::create(b, VectorType::get({1}, b.getI16Type()),
@@ -97,6 +93,8 @@ struct ExpNonPositive : public OpRewritePattern<math::ExpOp> {
       rewriter.replaceOp(op, e);
       return success();
     }
+    Value tiny =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, t, cst(-87.0));
     // k clamped below at -127 (as one max instruction; NaN and -inf give
     // -127), so that the conversion is defined: 2^-127 is built as 0.
     Value kc = arith::SelectOp::create(

@@ -30,8 +30,7 @@
 // SCALEF-DAG: %[[K:.+]] = math.roundeven
 // SCALEF-COUNT-7: math.fma
 // SCALEF: %[[P:.+]] = math.fma
-// SCALEF: %[[TINY:.+]] = arith.cmpf olt, %{{.+}}, %{{.+}} : vector<16xf32>
-// SCALEF: %[[KEEP:.+]] = arith.xori %[[TINY]]
+// SCALEF: %[[KEEP:.+]] = arith.cmpf uge, %{{.+}}, %{{.+}} : vector<16xf32>
 // SCALEF: %[[BITS:.+]] = vector.bitcast %[[KEEP]] : vector<16xi1> to vector<1xi16>
 // SCALEF: %[[MASK:.+]] = vector.extract %[[BITS]][0] : i16 from vector<1xi16>
 // SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P]], %[[K]], %[[ZERO]], %[[MASK]], %[[ROUND]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
