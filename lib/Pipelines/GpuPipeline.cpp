@@ -54,6 +54,60 @@ struct AnnotateGpuKernelsPass
   }
 };
 
+/// The most dynamic shared memory one block may take on `chip` (the opt-in
+/// limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), or 0 for a
+/// chip not in the table.
+int64_t sharedMemoryLimit(StringRef chip) {
+  unsigned cc = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
+    return 0;
+  switch (cc) {
+  case 80:
+  case 87:
+    return 166912; // 163 KiB (A100, Orin)
+  case 86:
+  case 89:
+  case 120:
+    return 101376; // 99 KiB (consumer Ampere, Ada, Blackwell)
+  case 90:
+  case 100:
+    return 232448; // 227 KiB (H100 / H200, B200)
+  default:
+    return 0;
+  }
+}
+
+/// Refuses a host function whose kernels need more dynamic shared memory per
+/// block than the chip has (convert-attn-to-gpu records the most a
+/// function's kernels take as attn.gpu_shared_memory): the launch would
+/// fail on the device, far from the spec.
+struct CheckGpuSharedMemoryPass
+    : public PassWrapper<CheckGpuSharedMemoryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuSharedMemoryPass)
+  explicit CheckGpuSharedMemoryPass(std::string chip) : chip(std::move(chip)) {}
+  StringRef getArgument() const override {
+    return "attn-check-gpu-shared-memory";
+  }
+  void runOnOperation() override {
+    int64_t limit = sharedMemoryLimit(chip);
+    if (!limit)
+      return;
+    getOperation().walk([&](func::FuncOp fn) {
+      auto bytes = fn->getAttrOfType<IntegerAttr>("attn.gpu_shared_memory");
+      if (!bytes || bytes.getInt() <= limit)
+        return;
+      fn.emitError("attn: the GPU kernel of @")
+          << fn.getSymName() << " needs " << bytes.getInt()
+          << " bytes of shared memory per block; " << chip
+          << " allows at most " << limit
+          << ": use a smaller tile of keys (--gpu-tile-k) or head dimension";
+      signalPassFailure();
+    });
+  }
+  std::string chip;
+};
+
 /// Reports a pipeline option error as a diagnostic on the module (a pass
 /// pipeline registration cannot fail by itself).
 struct PipelineErrorPass
@@ -150,6 +204,7 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
   // Kernels, outlined with their index computations sunk into them (else
   // constants hoisted out of the launch become kernel parameters).
   pm.addPass(createConvertAttnToGpu(kernelOpts));
+  pm.addPass(std::make_unique<CheckGpuSharedMemoryPass>(opts.chip));
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(std::make_unique<AnnotateGpuKernelsPass>());
