@@ -151,6 +151,9 @@ typedef struct AttnCompileOptions {
 } AttnCompileOptions;
 
 void attnCompileOptionsInit(AttnCompileOptions *options);
+/* sizeof(AttnCompileOptions) as the library was compiled: bindings that
+   declare the struct themselves (Python's ctypes) check theirs against it. */
+size_t attnCompileOptionsSize(void);
 
 typedef enum AttnOutputKind {
   AttnOutputObject = 0,

@@ -401,6 +401,10 @@ ATTN_CAPI_EXPORT AttnLogicalResult attnModuleRunPipeline(
   return result(true);
 }
 
+ATTN_CAPI_EXPORT size_t attnCompileOptionsSize(void) {
+  return sizeof(AttnCompileOptions);
+}
+
 ATTN_CAPI_EXPORT void attnCompileOptionsInit(AttnCompileOptions *options) {
   if (!options)
     return;

@@ -69,10 +69,13 @@ int64_t sharedMemoryLimit(StringRef chip) {
   case 86:
   case 89:
   case 120:
+  case 121:
     return 101376; // 99 KiB (consumer Ampere, Ada, Blackwell)
   case 90:
   case 100:
-    return 232448; // 227 KiB (H100 / H200, B200)
+  case 101:
+  case 103:
+    return 232448; // 227 KiB (H100 / H200, B200 / B300)
   default:
     return 0;
   }
@@ -99,8 +102,8 @@ struct CheckGpuSharedMemoryPass
         return;
       fn.emitError("attn: the GPU kernel of @")
           << fn.getSymName() << " needs " << bytes.getInt()
-          << " bytes of shared memory per block; " << chip
-          << " allows at most " << limit
+          << " bytes of shared memory per block; " << chip << " allows at most "
+          << limit
           << ": use a smaller tile of keys (--gpu-tile-k) or head dimension";
       signalPassFailure();
     });

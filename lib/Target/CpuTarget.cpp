@@ -156,7 +156,9 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
                                                        llvm::StringRef features,
                                                        llvm::StringRef triple) {
   if ((cpu.empty() || cpu == "host") && features.empty() &&
-      (triple.empty() || triple == llvm::sys::getProcessTriple()))
+      (triple.empty() ||
+       llvm::Triple::normalize(triple) ==
+           llvm::Triple::normalize(llvm::sys::getProcessTriple())))
     return getHostCpuTarget();
   // The feature list as given, without blanks ("+avx2, -fma").
   llvm::SmallVector<std::string> featureList;

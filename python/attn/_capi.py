@@ -24,7 +24,8 @@ class _CompileOptions(ctypes.Structure):
                 ("gpu_chip", ctypes.c_char_p), ("gpu_format", ctypes.c_char_p),
                 ("gpu_warps", ctypes.c_int64), ("gpu_tile_k", ctypes.c_int64),
                 ("gpu_splits", ctypes.c_int64),
-                ("max_decode_queries", ctypes.c_int64)]
+                ("max_decode_queries", ctypes.c_int64),
+                ("target_triple", ctypes.c_char_p)]
 
 
 _lib = None
@@ -43,6 +44,15 @@ def _library():
         lib.attnModuleCreateParse.argtypes = [_Handle, _StringRef, _StringRef]
         lib.attnModuleDestroy.argtypes = [_Handle]
         lib.attnCompileOptionsInit.argtypes = [ctypes.POINTER(_CompileOptions)]
+        # The struct above must be the library's, field for field: a
+        # shorter one would be written past its end.
+        lib.attnCompileOptionsSize.restype = ctypes.c_size_t
+        size = lib.attnCompileOptionsSize()
+        if size != ctypes.sizeof(_CompileOptions):
+            raise ImportError(
+                f"libattn_compiler's AttnCompileOptions has {size} bytes, "
+                f"attn._capi's {ctypes.sizeof(_CompileOptions)}: the Python "
+                "package and the library are from different versions")
         lib.attnJitLibraryCreate.restype = _Handle
         lib.attnJitLibraryCreate.argtypes = [_Handle,
                                              ctypes.POINTER(_CompileOptions)]

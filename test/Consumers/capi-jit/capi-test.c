@@ -214,6 +214,9 @@ static void testCompile(AttnContext ctx, AttnModule module,
             "no attn_small in the LLVM IR");
     free(b.data);
   }
+  CHECK(attnCompileOptionsSize() == sizeof(AttnCompileOptions),
+        "attnCompileOptionsSize %zu, sizeof %zu", attnCompileOptionsSize(),
+        sizeof(AttnCompileOptions));
   /* Another architecture ahead of time: an AArch64 ELF object (e_machine
      183, EM_AARCH64) for a Neoverse V1; an unknown triple is an error. */
   opts.target_triple = "aarch64-linux-gnu";

@@ -78,6 +78,8 @@ static Npy readNpy(const char *path) {
   if (!d || sscanf(d + 1, "%7[^']", a.descr) != 1)
     die("unsupported descr", path);
   s = strchr(s, '(');
+  if (!s)
+    die("unsupported shape", path);
   a.count = 1;
   for (++s; *s && *s != ')';) {
     char *end;
@@ -199,6 +201,10 @@ int main(int argc, char **argv) {
   }
   int32_t count = 0;
   const attn_kernel_info_t *const *kernels = attn_kernels(&count);
+  if (!kernels || count < 1) {
+    fprintf(stderr, "npy-kernel-driver: the library has no kernel\n");
+    return 2;
+  }
   const attn_kernel_info_t *kernel = kernels[0];
   if (numIn != kernel->num_inputs || numRef != kernel->num_outputs) {
     fprintf(stderr,
@@ -240,7 +246,9 @@ int main(int argc, char **argv) {
     for (int64_t j = 0; j < ref->count; ++j) {
       double want = floatAt(ref, j), got = outputAt(out, j);
       double err = got == want ? 0 : fabs(got - want); /* inf == inf */
-      int ok = isnan(want) ? isnan(got) : err <= atol + rtol * fabs(want);
+      int ok = isnan(want)   ? isnan(got)
+               : isinf(want) ? got == want
+                             : err <= atol + rtol * fabs(want);
       if (!ok) {
         if (mismatches < 5)
           printf("  %s[%lld]: %.9g, reference %.9g\n",
