@@ -33,6 +33,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -57,12 +59,21 @@ struct AnnotateGpuKernelsPass
 /// The most dynamic shared memory one block may take on `chip` (the opt-in
 /// limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), or 0 for a
 /// chip not in the table.
-int64_t sharedMemoryLimit(StringRef chip) {
+/// The compute capability of an NVIDIA chip name (`sm_90a` -> 90), or
+/// nothing for another name.
+std::optional<unsigned> computeCapability(StringRef chip) {
   unsigned cc = 0;
   if (!chip.consume_front("sm_") ||
       chip.take_while(llvm::isDigit).getAsInteger(10, cc))
+    return std::nullopt;
+  return cc;
+}
+
+int64_t sharedMemoryLimit(StringRef chip) {
+  std::optional<unsigned> cc = computeCapability(chip);
+  if (!cc)
     return 0;
-  switch (cc) {
+  switch (*cc) {
   case 80:
   case 87:
     return 166912; // 163 KiB (A100, Orin)
@@ -183,11 +194,10 @@ llvm::Error mlir::attn::buildAttnGpuPipeline(OpPassManager &pm,
     return err("unknown GPU binary format '" + opts.format +
                "': expected isa, bin or fatbin");
   llvm::StringRef chip = opts.chip;
-  unsigned cc = 0;
-  if (!chip.starts_with("sm_") ||
-      chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc))
+  std::optional<unsigned> cc = computeCapability(chip);
+  if (!cc)
     return err("unknown chip '" + chip + "': expected sm_80, sm_90a, ...");
-  if (cc < 80)
+  if (*cc < 80)
     return err("chip '" + chip +
                "' is not supported: the kernels need mma.sync m16n8k16 and "
                "cp.async (sm_80 or newer)");

@@ -25,7 +25,8 @@ struct AttnSetCpuTargetPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto target = attn::resolveCpuTarget(targetCpu, targetFeatures, targetTriple);
+    auto target =
+        attn::resolveCpuTarget(targetCpu, targetFeatures, targetTriple);
     if (!target) {
       module.emitError("attn: ") << llvm::toString(target.takeError());
       return signalPassFailure();

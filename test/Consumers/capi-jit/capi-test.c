@@ -188,6 +188,19 @@ static void testJit(AttnContext ctx, AttnModule module) {
   attnJitLibraryDestroy(lib);
 }
 
+/* Compiling with `opts` fails, and the context's last error contains
+   `want`. */
+static void expectCompileError(AttnContext ctx, AttnModule module,
+                               const AttnCompileOptions *opts,
+                               AttnOutputKind kind, const char *want) {
+  Buffer b = {NULL, 0};
+  CHECK(attnLogicalResultIsFailure(attnCompile(module, opts, kind, append, &b)),
+        "compile accepted; expected an error with '%s'", want);
+  CHECK(strstr(lastError(ctx), want) != NULL, "message: %s (expected '%s')",
+        lastError(ctx), want);
+  free(b.data);
+}
+
 static void testCompile(AttnContext ctx, AttnModule module,
                         const char *scratch) {
   AttnCompileOptions opts;
@@ -229,15 +242,8 @@ static void testCompile(AttnContext ctx, AttnModule module,
             (unsigned char)arm.data[18] == 183 && arm.data[19] == 0,
         "not an AArch64 ELF object");
   free(arm.data);
-  arm.data = NULL;
-  arm.length = 0;
   opts.target_triple = "bogus-thing";
-  CHECK(attnLogicalResultIsFailure(
-            attnCompile(module, &opts, AttnOutputObject, append, &arm)),
-        "triple 'bogus-thing' accepted");
-  CHECK(strstr(lastError(ctx), "bogus-thing") != NULL, "message: %s",
-        lastError(ctx));
-  free(arm.data);
+  expectCompileError(ctx, module, &opts, AttnOutputObject, "bogus-thing");
   attnCompileOptionsInit(&opts);
   CHECK(opts.target_triple == NULL, "target_triple default");
   Buffer b = {NULL, 0};
@@ -248,21 +254,15 @@ static void testCompile(AttnContext ctx, AttnModule module,
             attnCompile(module, &opts, AttnOutputObject, NULL, NULL)),
         "null callback accepted");
   opts.form = "tiled";
-  CHECK(attnLogicalResultIsFailure(
-            attnCompile(module, &opts, AttnOutputObject, append, &b)),
-        "form 'tiled' accepted");
-  CHECK(strstr(lastError(ctx), "unknown form 'tiled'") != NULL, "message: %s",
-        lastError(ctx));
+  expectCompileError(ctx, module, &opts, AttnOutputObject,
+                     "unknown form 'tiled'");
   attnCompileOptionsInit(&opts);
   CHECK(opts.max_decode_queries == 16, "max_decode_queries default %lld",
         (long long)opts.max_decode_queries);
   opts.form = "auto";
   opts.max_decode_queries = -1;
-  CHECK(attnLogicalResultIsFailure(
-            attnCompile(module, &opts, AttnOutputObject, append, &b)),
-        "max_decode_queries -1 accepted");
-  CHECK(strstr(lastError(ctx), "max_decode_queries must be >= 0") != NULL,
-        "message: %s", lastError(ctx));
+  expectCompileError(ctx, module, &opts, AttnOutputObject,
+                     "max_decode_queries must be >= 0");
   attnCompileOptionsInit(&opts);
   opts.opt_level = 9;
   CHECK(attnLogicalResultIsFailure(
@@ -270,11 +270,7 @@ static void testCompile(AttnContext ctx, AttnModule module,
         "opt_level 9 accepted");
   attnCompileOptionsInit(&opts);
   opts.entries = "nope";
-  CHECK(attnLogicalResultIsFailure(
-            attnCompile(module, &opts, AttnOutputHeader, append, &b)),
-        "entry 'nope' accepted");
-  CHECK(strstr(lastError(ctx), "no function @nope") != NULL, "message: %s",
-        lastError(ctx));
+  expectCompileError(ctx, module, &opts, AttnOutputHeader, "no function @nope");
   free(b.data);
 
   attnCompileOptionsInit(&opts);
