@@ -63,6 +63,20 @@ if platform.machine() in ("x86_64", "AMD64"):
     except OSError:
         pass
 
+# Tests that generate AArch64 code (test/Target/aarch64-*, the AArch64 cases of
+# test/Compile) need LLVM's AArch64 backend: Debian's LLVM builds every target,
+# an LLVM built for X86 alone does not.
+import re
+import subprocess
+try:
+    llc_targets = subprocess.run(
+        [os.path.join(config.llvm_tools_dir, "llc"), "--version"],
+        capture_output=True, text=True, check=False).stdout
+    if re.search(r"^\s+aarch64\s", llc_targets, re.M):
+        config.available_features.add("aarch64-registered-target")
+except OSError:
+    pass
+
 # AArch64 kernels run under qemu-aarch64 (test/Target/aarch64-*.test): Debian's
 # cross compiler and C library, and qemu-user, which scripts/install-deps.sh
 # installs.

@@ -184,6 +184,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   llvm::SmallVector<std::string> missing = featuresMissingOnHost(*target);
   if (!missing.empty())
     return makeError("cannot run code for target CPU '" + target->cpu + "'" +
+                     (options.targetTriple.empty() ? std::string()
+                                                   : " of " + target->triple) +
                      (options.targetFeatures.empty()
                           ? std::string()
                           : " with features '" + options.targetFeatures + "'") +

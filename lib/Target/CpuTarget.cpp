@@ -173,7 +173,14 @@ llvm::Expected<CpuTarget> mlir::attn::resolveCpuTarget(llvm::StringRef cpu,
   bool foreign = !triple.empty() &&
                  llvm::Triple(triple).getArch() !=
                      llvm::Triple(llvm::sys::getProcessTriple()).getArch();
-  if (foreign && (cpu.empty() || cpu == "host"))
+  if (foreign && cpu == "host")
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "target CPU 'host' is this machine's CPU, not one for " +
+            llvm::Triple::normalize(triple) +
+            ": name a CPU of that architecture, or leave the CPU out for its "
+            "generic CPU");
+  if (foreign && cpu.empty())
     cpu = "generic";
   if (cpu.empty() || cpu == "host") {
     // The host with features changed on top of its own.
@@ -266,6 +273,13 @@ mlir::attn::featuresMissingOnHost(const CpuTarget &target) {
   llvm::Triple tt(target.triple), ht(host.triple);
   if (tt.getArch() != ht.getArch()) {
     missing.push_back("architecture " + tt.getArchName().str());
+    return missing;
+  }
+  // The same instructions for another operating system (another calling
+  // convention, object format and C library) do not run here either.
+  if (tt.getOS() != ht.getOS() ||
+      tt.getObjectFormat() != ht.getObjectFormat()) {
+    missing.push_back("operating system " + tt.getOSName().str());
     return missing;
   }
   if (tt.isX86()) {

@@ -1,3 +1,4 @@
+// REQUIRES: aarch64-registered-target
 // AArch64 code from the same target description: with target-triple
 // aarch64-linux-gnu the pipeline reads the named CPU's features and
 // registers from LLVM's AArch64 tables (32 x 128-bit NEON registers, 4 f32

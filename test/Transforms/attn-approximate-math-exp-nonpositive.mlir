@@ -17,6 +17,14 @@
 // IR: math.roundeven
 // IR-COUNT-8: math.fma
 // IR: arith.select
+// IR-LABEL: func.func @marked2
+// 2^t: k = roundeven(t), r = t - k exactly, then the polynomial.
+// IR-NOT: math.exp2
+// IR: %[[K:.+]] = math.roundeven %[[T:.+]] : vector<16xf32>
+// IR-NEXT: arith.subf %[[T]], %[[K]]
+// IR-COUNT-6: math.fma
+// IR-NOT: math.fma
+// IR: arith.select
 // IR-LABEL: func.func @unmarked
 // IR-NOT: math.roundeven
 // IR-LABEL: func.func @narrow
@@ -35,12 +43,20 @@
 // SCALEF: %[[MASK:.+]] = vector.extract %[[BITS]][0] : i16 from vector<1xi16>
 // SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P]], %[[K]], %[[ZERO]], %[[MASK]], %[[ROUND]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
 // SCALEF-NOT: arith.fptosi
+// SCALEF-LABEL: func.func @marked2
+// SCALEF-COUNT-6: math.fma
+// SCALEF: arith.cmpf uge
+// SCALEF: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
 // SCALEF-LABEL: func.func @unmarked
 // SCALEF-LABEL: func.func @narrow
 // SCALEF-NOT: llvm.call_intrinsic
 // SCALEF: arith.fptosi
 func.func @marked(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.exp %x {attn.exp_nonpositive} : vector<16xf32>
+  return %e : vector<16xf32>
+}
+func.func @marked2(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.exp2 %x {attn.exp_nonpositive} : vector<16xf32>
   return %e : vector<16xf32>
 }
 func.func @unmarked(%x: vector<16xf32>) -> vector<16xf32> {
@@ -58,11 +74,21 @@ func.func @narrow(%x: vector<8xf32>) -> vector<8xf32> {
 // k = -1); -86.9 is near the smallest value kept (1.8189e-38); -100, -87.5
 // (below -87) and -inf give exactly 0; NaN stays NaN.
 // CHECK: ( 1, 0.606531, 0.367879, 0.707106, 0.707106, 0.0497871, 2.06115e-09, 0, 1.8189e-38, 0, 0, nan, 1, 0.904837, 4.53999e-05, 1.60381e-28 )
+// 2^t likewise (f64 values): -0.49999997 and -0.50000006 straddle the end
+// of the reduced range (k = 0 and k = -1); -125.4 is near the smallest
+// value kept (1.78171e-38); -125.6 (below -125.5) and -inf give exactly 0;
+// NaN stays NaN.
+// CHECK-NEXT: ( 1, 0.707107, 0.5, 0.707107, 0.707107, 0.125, 9.53674e-07, 7.88861e-31, 1.78171e-38, 0, 0, nan, 1, 0.933033, 0.000976562, 5.42101e-20 )
 func.func @main() {
   %x = arith.constant dense<[0.0, -0.5, -1.0, -0.346574, -0.346575, -3.0,
       -20.0, -100.0, -86.9, -87.5, 0xFF800000, 0x7FC00000, -0.0, -0.1,
       -10.0, -64.0]> : vector<16xf32>
   %e = call @marked(%x) : (vector<16xf32>) -> vector<16xf32>
   vector.print %e : vector<16xf32>
+  %y = arith.constant dense<[0.0, -0.5, -1.0, -0.49999997, -0.50000006, -3.0,
+      -20.0, -100.0, -125.4, -125.6, 0xFF800000, 0x7FC00000, -0.0, -0.1,
+      -10.0, -64.0]> : vector<16xf32>
+  %e2 = call @marked2(%y) : (vector<16xf32>) -> vector<16xf32>
+  vector.print %e2 : vector<16xf32>
   return
 }

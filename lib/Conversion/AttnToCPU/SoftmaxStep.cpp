@@ -76,9 +76,9 @@ public:
   }
 
   /// x - safe for the logits of row (r, i) at columns j0 + [0, lanes) (as
-  /// readRow, -inf outside `mask`). Not one FMA raw * scale - safe: the
-  /// logit is the rounded product, which may overflow to inf (and then
-  /// inf - inf makes the row NaN, as in the other forms).
+  /// readRow, -inf outside `mask`): the rounded logit, which may have
+  /// overflowed to inf (and then inf - inf makes the row NaN, as in the
+  /// other forms).
   Value shiftedLogits(OpBuilder &nb, Location nl, Value t, Value r, Value i,
                       Value j0, Value mask, Value negSafe) const {
     Value x = readRow(nb, nl, t, r, i, j0, mask, scale);
@@ -118,28 +118,71 @@ public:
       tileMax = arith::MulFOp::create(b5, l5, tileMax, scale);
     Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
     Value safe = buildSafeMax(b5, l5, mNew);
-    // Sweep 2: P = exp(x - safe) in place, and its row sum.
-    Value negSafe = splat(b5, l5, arith::NegFOp::create(b5, l5, safe));
-    auto sumLoop = scf::ForOp::create(
-        b5, l5, zero, ks, step,
-        ValueRange{splat(b5, l5, fconst(b5, l5, 0.0)), p},
-        [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-          Value mask = maskAt(b3, l3, j0);
-          auto exp = math::ExpOp::create(
-              b3, l3, shiftedLogits(b3, l3, it3[1], r, i, j0, mask, negSafe));
-          // x <= m' (or NaN): the short polynomial applies.
-          exp->setAttr(kExpNonPositiveAttr, UnitAttr::get(b3.getContext()));
-          Value e = exp;
-          if (mask)
-            e = arith::SelectOp::create(b3, l3, mask, e,
-                                        splat(b3, l3, fconst(b3, l3, 0.0)));
-          Value t = vector::TransferWriteOp::create(b3, l3, e, it3[1],
-                                                    ValueRange{r, i, j0},
-                                                    ArrayRef<bool>{!mask})
-                        .getResult();
-          scf::YieldOp::create(
-              b3, l3,
-              ValueRange{arith::AddFOp::create(b3, l3, it3[0], e, kFast), t});
+    // Sweep 2: P = exp(x - safe) in place, and its row sum. While
+    // |safe| < 2^16, as 2^(x (c log2(e)) - safe log2(e)): the logit's scale
+    // c and log2(e) are one FMA, and the exponential needs no Cody-Waite
+    // reduction. The rounding of the FMA's operands, c log2(e) and
+    // safe log2(e), then adds a few ulps of the logit to x - safe, as much
+    // as rounding the logit itself does. Larger logits (up to the f32
+    // limit) take exp(x c - safe) on the rounded logits: its x - safe is
+    // exact for the row's largest logit, where the rounding of
+    // safe log2(e) would no longer be small against 1; and a logit that
+    // overflowed to inf (safe = inf) makes the row NaN as in the other
+    // forms.
+    auto sumSweep = [&](OpBuilder &b6, Location l6,
+                        bool base2) -> SmallVector<Value> {
+      Value log2e = fconst(b6, l6, 1.44269504088896341);
+      Value by, shift;
+      if (base2) {
+        by = scale ? arith::MulFOp::create(b6, l6, scale, log2e).getResult()
+                   : log2e;
+        by = splat(b6, l6, by);
+        shift = splat(b6, l6,
+                      arith::MulFOp::create(
+                          b6, l6, safe, arith::NegFOp::create(b6, l6, log2e)));
+      } else {
+        shift = splat(b6, l6, arith::NegFOp::create(b6, l6, safe));
+      }
+      auto sumLoop = scf::ForOp::create(
+          b6, l6, zero, ks, step,
+          ValueRange{splat(b6, l6, fconst(b6, l6, 0.0)), p},
+          [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+            Value mask = maskAt(b3, l3, j0);
+            Operation *exp;
+            if (base2) {
+              Value x = readRow(b3, l3, it3[1], r, i, j0, mask, Value());
+              exp = math::Exp2Op::create(
+                  b3, l3, math::FmaOp::create(b3, l3, x, by, shift));
+            } else {
+              exp = math::ExpOp::create(
+                  b3, l3, shiftedLogits(b3, l3, it3[1], r, i, j0, mask, shift));
+            }
+            // x <= m' (or NaN): the short polynomial applies.
+            exp->setAttr(kExpNonPositiveAttr, UnitAttr::get(b3.getContext()));
+            Value e = exp->getResult(0);
+            if (mask)
+              e = arith::SelectOp::create(b3, l3, mask, e,
+                                          splat(b3, l3, fconst(b3, l3, 0.0)));
+            Value t = vector::TransferWriteOp::create(b3, l3, e, it3[1],
+                                                      ValueRange{r, i, j0},
+                                                      ArrayRef<bool>{!mask})
+                          .getResult();
+            scf::YieldOp::create(
+                b3, l3,
+                ValueRange{arith::AddFOp::create(b3, l3, it3[0], e, kFast), t});
+          });
+      return {sumLoop.getResult(0), sumLoop.getResult(1)};
+    };
+    Value inRange = arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
+                                          math::AbsFOp::create(b5, l5, safe),
+                                          fconst(b5, l5, 0x1p16));
+    auto sumLoop = scf::IfOp::create(
+        b5, l5, inRange,
+        [&](OpBuilder &tb, Location tl) {
+          scf::YieldOp::create(tb, tl, sumSweep(tb, tl, true));
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(eb, el, sumSweep(eb, el, false));
         });
     Value rowSum = vector::ReductionOp::create(
         b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),

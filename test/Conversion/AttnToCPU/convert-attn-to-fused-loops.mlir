@@ -70,10 +70,23 @@
 // CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
 // CHECK-NEXT:        arith.mulf %{{.+}}, %[[EIGHTH]] : f32
-// CHECK:             scf.for
-// CHECK:               arith.mulf {{.*}} : vector<16xf32>
-// CHECK:               math.exp %{{.+}} : vector<16xf32>
-// CHECK:               vector.transfer_write
+// While |safe| < 2^126, P = 2^(x (c log2 e) - safe log2 e): one FMA per
+// lane before the exponential; otherwise (a logit overflowed to inf)
+// exp(x c - safe), so that the row is NaN as in the other forms.
+// CHECK:             %[[ABS:.+]] = math.absf
+// CHECK-NEXT:        %[[INRANGE:.+]] = arith.cmpf olt, %[[ABS]], %{{.+}} : f32
+// CHECK-NEXT:        scf.if %[[INRANGE]]
+// CHECK:               scf.for
+// CHECK-NEXT:            vector.transfer_read
+// CHECK-NEXT:            %[[Y:.+]] = math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK-NEXT:            math.exp2 %[[Y]] {attn.exp_nonpositive} : vector<16xf32>
+// CHECK-NEXT:            vector.transfer_write
+// CHECK:             } else {
+// CHECK:               scf.for
+// CHECK:                 arith.mulf {{.*}} : vector<16xf32>
+// CHECK-NEXT:            arith.addf {{.*}} : vector<16xf32>
+// CHECK-NEXT:            math.exp %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
+// CHECK:                 vector.transfer_write
 // CHECK:             vector.reduction <add>
 // ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
 // CHECK:           } else {
@@ -85,11 +98,18 @@
 // CHECK:               arith.cmpf ogt
 // CHECK:               arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
-// CHECK:             scf.for
-// CHECK:               arith.mulf {{.*}} : vector<16xf32>
-// CHECK:               math.exp %{{.+}} : vector<16xf32>
-// CHECK:               arith.select
-// CHECK:               vector.transfer_write
+// CHECK:             scf.if
+// CHECK:               scf.for
+// CHECK:                 math.fma
+// CHECK-NEXT:            math.exp2 %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
+// CHECK-NEXT:            arith.select
+// CHECK-NEXT:            vector.transfer_write
+// CHECK:             } else {
+// CHECK:               scf.for
+// CHECK:                 arith.mulf {{.*}} : vector<16xf32>
+// CHECK:                 math.exp %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
+// CHECK-NEXT:            arith.select
+// CHECK-NEXT:            vector.transfer_write
 // CHECK:             vector.reduction <add>
 // Each row's m' and row sum go to its lane.
 // CHECK:           vector.insert %{{.+}}, %{{.+}} [%[[II]]] : f32 into vector<16xf32>
