@@ -9,7 +9,10 @@
 #                  [-- attn-run flags (shapes, sizes, seed)]
 #
 # TOL is atol=rtol for the comparison (default 2e-5). The runtime objects
-# are built once per WORK/../runtime. The kernel library's header names the
+# (and libattn_runtime.so) are built once per WORK/../runtime. With
+# ATTN_AARCH64_LINK=shared the kernels become a shared library that
+# attn-compile links itself (--emit=shared --cc --runtime-dir), which the
+# driver then loads; otherwise an object linked into the driver. The kernel library's header names the
 # tensors (inputs first), so the script saves those inputs and references.
 set -euo pipefail
 src="$1"
@@ -40,14 +43,32 @@ mkdir -p "$rt" "$work"
 if [[ ! -f "$rt/done" ]]; then
   for f in Runtime/Runtime.cpp Runtime/StridedCopy.cpp GPURuntime/Driver.cpp \
            GPURuntime/GpuApi.cpp GPURuntime/MgpuWrappers.cpp; do
-    "$cxx" -O1 -std=c++17 -I"$src/include" -c "$src/lib/$f" \
+    "$cxx" -O1 -fPIC -std=c++17 -I"$src/include" -c "$src/lib/$f" \
       -o "$rt/$(basename "$f" .cpp).o"
   done
+  mkdir -p "$rt/lib"
+  "$cxx" -shared "$rt"/*.o -ldl -o "$rt/lib/libattn_runtime.so"
   touch "$rt/done"
 fi
 
-attn-compile --target-triple=aarch64-linux-gnu --parallel=false --emit=obj \
-  "${compileFlags[@]}" "$spec" -o "$work/kernels.o" --header "$work/kernels.h"
+link="${ATTN_AARCH64_LINK:-object}"
+if [[ "$link" == shared ]]; then
+  attn-compile --target-triple=aarch64-linux-gnu --parallel=false --emit=shared \
+    --cc="$cc" --runtime-dir="$rt/lib" "${compileFlags[@]}" "$spec" \
+    -o "$work/libkernels.so" --header "$work/kernels.h"
+  # An AArch64 shared object (ELF machine 183), not one for this machine.
+  machine=$(od -An -t u2 -j 18 -N 2 "$work/libkernels.so" | tr -d ' ')
+  if [[ "$machine" != 183 ]]; then
+    echo "libkernels.so: ELF machine $machine, expected 183 (AArch64)" >&2
+    exit 1
+  fi
+  kernels=("$work/libkernels.so" "-Wl,-rpath,$work" "-L$rt/lib" "-lattn_runtime"
+           "-Wl,-rpath,$rt/lib")
+else
+  attn-compile --target-triple=aarch64-linux-gnu --parallel=false --emit=obj \
+    "${compileFlags[@]}" "$spec" -o "$work/kernels.o" --header "$work/kernels.h"
+  kernels=("$work/kernels.o" "$rt"/*.o)
+fi
 # The header lists each tensor as ' *   NAME: TYPE[...] ... input|output'.
 inputs=($(sed -n 's/^ \*   \([a-z0-9_]*\): .*, input$/\1/p' "$work/kernels.h"))
 outputs=($(sed -n 's/^ \*   \([a-z0-9_]*\): .*, output$/\1/p' "$work/kernels.h"))
@@ -64,7 +85,7 @@ attn-run "$spec" "${runFlags[@]}" "${saveFlags[@]}" > "$work/host-run.log"
 
 "$cc" -O1 -I"$src/include" -I"$work" -c "$src/test/Target/Inputs/npy-kernel-driver.c" \
   -o "$work/driver.o"
-"$cxx" "$work/driver.o" "$work/kernels.o" "$rt"/*.o -ldl -lm -o "$work/driver"
+"$cxx" "$work/driver.o" "${kernels[@]}" -ldl -lm -o "$work/driver"
 args=()
 for n in "${inputs[@]}"; do args+=("$work/in_$n.npy"); done
 args+=(--)
