@@ -563,9 +563,11 @@ public:
 
   /// The online-softmax bookkeeping of one score tile as explicit vector
   /// code, in blocks of `lanes` rows (a block's rows of P stay in L1): the
-  /// sweeps row by row, the row statistics (a, l', the accumulator's scales)
-  /// for the block's rows at once, one lane per row, then the rescaling row
-  /// by row:
+  /// max sweeps row by row and the block's row maxima at once (a
+  /// transpose-and-reduce of the rows' lane-wise maxima), the exp sweeps row
+  /// by row and the row sums at once, the row statistics (a, l', the
+  /// accumulator's scales) for the block's rows at once, one lane per row,
+  /// then the rescaling row by row:
   ///   x    = s[r, i, :], or the logits of `rowLogits` from raw scores
   ///   m'   = max(m, max_j x);  safe = (m' == -inf ? 0 : m')
   ///   a    = exp(m - safe)

@@ -85,22 +85,18 @@ public:
     return arith::AddFOp::create(nb, nl, x, negSafe);
   }
 
-  /// Both sweeps over row (r, i) of p whose running max was mOld, reading
-  /// keys [lo, hi) (`ninf`: -inf as an f32 constant). Returns m', sum_j P
-  /// and p with the row's P written in place.
-  SmallVector<Value> sweep(OpBuilder &b5, Location l5, Value p, Value r,
-                           Value i, Value mOld, Value lo, Value hi, Value ninf,
-                           bool masked) const {
-    auto maskAt = [&](OpBuilder &nb, Location nl, Value j0) -> Value {
-      return masked ? laneMask(nb, nl, lo, hi, j0) : Value();
-    };
-    // Sweep 1: the row max (of the raw scores, when the scale is a positive
-    // constant).
+  /// Sweep 1 over row (r, i) of p, reading keys [lo, hi): the row's maxima
+  /// lane by lane (of the raw scores, when the scale is a positive
+  /// constant; -inf where no key is read), not yet reduced across lanes.
+  Value maxSweep(OpBuilder &b5, Location l5, Value p, Value r, Value i,
+                 Value lo, Value hi, bool masked) const {
     Value maxScale = positiveScale ? Value() : scale;
     auto maxLoop = scf::ForOp::create(
-        b5, l5, zero, ks, step, ValueRange{splat(b5, l5, ninf)},
+        b5, l5, zero, ks, step,
+        ValueRange{splat(b5, l5, fconst(b5, l5, kNegInf))},
         [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-          Value x = readRow(b3, l3, p, r, i, j0, maskAt(b3, l3, j0), maxScale);
+          Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
+          Value x = readRow(b3, l3, p, r, i, j0, mask, maxScale);
           // max(acc, x) ignoring a NaN x, as a compare and select (one
           // vmaxps; maxnumf would add NaN fix-ups): the running max is never
           // NaN.
@@ -109,28 +105,27 @@ public:
           scf::YieldOp::create(
               b3, l3, Value(arith::SelectOp::create(b3, l3, gt, x, it3[0])));
         });
-    // No NaN lane (see above): a shuffle tree, not a chain of NaN-aware
-    // scalar maxima.
-    Value tileMax = vector::ReductionOp::create(
-        b5, l5, vector::CombiningKind::MAXNUMF, maxLoop.getResult(0),
-        /*acc=*/Value(), arith::FastMathFlags::nnan);
-    if (positiveScale)
-      tileMax = arith::MulFOp::create(b5, l5, tileMax, scale);
-    Value mNew = arith::MaxNumFOp::create(b5, l5, mOld, tileMax);
-    Value safe = buildSafeMax(b5, l5, mNew);
-    // Sweep 2: P = exp(x - safe) in place, and its row sum. While
-    // |safe| < 2^16, as 2^(x (c log2(e)) - safe log2(e)): the logit's scale
-    // c and log2(e) are one FMA, and the exponential needs no Cody-Waite
-    // reduction. The rounding of the FMA's operands, c log2(e) and
-    // safe log2(e), then adds a few ulps of the logit to x - safe, as much
-    // as rounding the logit itself does. Larger logits (up to the f32
+    return maxLoop.getResult(0);
+  }
+
+  /// Sweep 2 over row (r, i) of p, reading keys [lo, hi): P = exp(x - safe)
+  /// in place. Returns the row's sums lane by lane (not yet reduced across
+  /// lanes) and p with the row's P written.
+  SmallVector<Value> sumSweep(OpBuilder &b5, Location l5, Value p, Value r,
+                              Value i, Value safe, Value lo, Value hi,
+                              bool masked) const {
+    // While |safe| < 2^16, as 2^(x (c log2(e)) - safe log2(e)): the logit's
+    // scale c and log2(e) are one FMA, and the exponential needs no
+    // Cody-Waite reduction. The rounding of the FMA's operands, c log2(e)
+    // and safe log2(e), then adds a few ulps of the logit to x - safe, as
+    // much as rounding the logit itself does. Larger logits (up to the f32
     // limit) take exp(x c - safe) on the rounded logits: its x - safe is
     // exact for the row's largest logit, where the rounding of
     // safe log2(e) would no longer be small against 1; and a logit that
     // overflowed to inf (safe = inf) makes the row NaN as in the other
     // forms.
-    auto sumSweep = [&](OpBuilder &b6, Location l6,
-                        bool base2) -> SmallVector<Value> {
+    auto sweep = [&](OpBuilder &b6, Location l6,
+                     bool base2) -> SmallVector<Value> {
       Value log2e = fconst(b6, l6, 1.44269504088896341);
       Value by, shift;
       if (base2) {
@@ -147,7 +142,7 @@ public:
           b6, l6, zero, ks, step,
           ValueRange{splat(b6, l6, fconst(b6, l6, 0.0)), p},
           [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-            Value mask = maskAt(b3, l3, j0);
+            Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
             Operation *exp;
             if (base2) {
               Value x = readRow(b3, l3, it3[1], r, i, j0, mask, Value());
@@ -176,18 +171,52 @@ public:
     Value inRange = arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
                                           math::AbsFOp::create(b5, l5, safe),
                                           fconst(b5, l5, 0x1p16));
-    auto sumLoop = scf::IfOp::create(
+    auto ifOp = scf::IfOp::create(
         b5, l5, inRange,
         [&](OpBuilder &tb, Location tl) {
-          scf::YieldOp::create(tb, tl, sumSweep(tb, tl, true));
+          scf::YieldOp::create(tb, tl, sweep(tb, tl, true));
         },
         [&](OpBuilder &eb, Location el) {
-          scf::YieldOp::create(eb, el, sumSweep(eb, el, false));
+          scf::YieldOp::create(eb, el, sweep(eb, el, false));
         });
-    Value rowSum = vector::ReductionOp::create(
-        b5, l5, vector::CombiningKind::ADD, sumLoop.getResult(0),
-        /*acc=*/Value(), kFast);
-    return {mNew, rowSum, sumLoop.getResult(1)};
+    return {ifOp.getResult(0), ifOp.getResult(1)};
+  }
+
+  /// Lane k of the result: the maximum (or the sum) of the lanes of
+  /// rows[k], for `lanes` vectors of `lanes` lanes, as a transpose-and-
+  /// reduce tree: each level pairs two vectors, each holding groups of
+  /// partial results (one group per row), and combines the first half of
+  /// every group with its second half, the first vector's groups then the
+  /// second's; lanes - 1 combinations of two shuffles each, with no
+  /// horizontal reduction per row. The maxima ignore nothing: no lane is
+  /// NaN (see maxSweep).
+  Value transposeReduce(OpBuilder &b, Location l, SmallVector<Value> rows,
+                        bool isMax) const {
+    for (int64_t group = lanes; group > 1; group /= 2) {
+      int64_t half = group / 2;
+      SmallVector<int64_t> firsts, seconds;
+      for (int64_t v = 0; v < 2; ++v)
+        for (int64_t g = 0; g < lanes / group; ++g)
+          for (int64_t e = 0; e < half; ++e) {
+            firsts.push_back(v * lanes + g * group + e);
+            seconds.push_back(v * lanes + g * group + half + e);
+          }
+      SmallVector<Value> next;
+      for (size_t k = 0; k + 1 < rows.size(); k += 2) {
+        Value a = vector::ShuffleOp::create(b, l, rows[k], rows[k + 1], firsts);
+        Value c =
+            vector::ShuffleOp::create(b, l, rows[k], rows[k + 1], seconds);
+        if (isMax) {
+          Value gt =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a, c);
+          next.push_back(arith::SelectOp::create(b, l, gt, a, c));
+        } else {
+          next.push_back(arith::AddFOp::create(b, l, a, c, kFast));
+        }
+      }
+      rows = std::move(next);
+    }
+    return rows.front();
   }
 
   int64_t lanes;
@@ -233,13 +262,9 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
     return loop.getResult(0);
   };
 
-  // Lane `ii` of a vector of rows, and a vector with lane `ii` set to `x`.
+  // Lane `ii` of a vector of rows.
   auto laneOf = [&](OpBuilder &nb, Location nl, Value v, Value ii) -> Value {
     return vector::ExtractOp::create(nb, nl, v, ArrayRef<OpFoldResult>{ii});
-  };
-  auto withLane = [&](OpBuilder &nb, Location nl, Value v, Value ii,
-                      Value x) -> Value {
-    return vector::InsertOp::create(nb, nl, x, v, ArrayRef<OpFoldResult>{ii});
   };
 
   // Rows in blocks of `lanes`, in three steps per block, so that no scalar
@@ -256,51 +281,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
             [&](OpBuilder &b4, Location l4, Value i0, ValueRange it4) {
               IndexMath m4{b4, l4};
               Value rows = m4.min(step, m4.sub(qs, i0));
-              // (1) The sweeps of each row.
-              Value zeros = splat(b4, l4, fconst(b4, l4, 0.0));
-              auto iLoop = scf::ForOp::create(
-                  b4, l4, zero, rows, one, ValueRange{it4[3], zeros, zeros},
-                  [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
-                    Value p = it2[0];
-                    Value i = IndexMath{b2, l2}.add(i0, ii);
-                    Value ninf = fconst(b2, l2, kNegInf);
-                    Value lo, hi = ks;
-                    if (rowLogits.keys)
-                      std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
-                    Value mOld = tensor::ExtractOp::create(b2, l2, it4[0],
-                                                           ValueRange{r, i});
-                    auto sweeps = [&](OpBuilder &b5, Location l5,
-                                      bool masked) -> SmallVector<Value> {
-                      return rowSweeps.sweep(b5, l5, p, r, i, mOld, lo, hi,
-                                             ninf, masked);
-                    };
-                    // The whole row is readable: no lane masks (most tiles).
-                    IndexMath m2{b2, l2};
-                    Value whole = divisible(b2, l2, ks, lanes);
-                    if (lo)
-                      whole = m2.andI(whole, m2.eq(lo, zero));
-                    if (hi != ks)
-                      whole = m2.andI(whole, m2.eq(hi, ks));
-                    auto wholeIf = scf::IfOp::create(
-                        b2, l2, whole,
-                        [&](OpBuilder &tb, Location tl) {
-                          scf::YieldOp::create(tb, tl, sweeps(tb, tl, false));
-                        },
-                        [&](OpBuilder &eb, Location el) {
-                          scf::YieldOp::create(eb, el, sweeps(eb, el, true));
-                        });
-                    scf::YieldOp::create(
-                        b2, l2,
-                        ValueRange{
-                            wholeIf.getResult(2),
-                            withLane(b2, l2, it2[1], ii, wholeIf.getResult(0)),
-                            withLane(b2, l2, it2[2], ii,
-                                     wholeIf.getResult(1))});
-                  });
-              Value p = iLoop.getResult(0);
-              Value mNew = iLoop.getResult(1), rowSum = iLoop.getResult(2);
-              // (2) The block's statistics, one lane per row (lanes past the
-              // block's rows are neither read nor written).
+              // Lanes past the block's rows are neither read nor written.
               Value rowMask = vector::CreateMaskOp::create(b4, l4, maskTy,
                                                            ValueRange{rows});
               AffineMapAttr rowsMap = AffineMapAttr::get(
@@ -311,6 +292,119 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                     b4, l4, vecTy, t, ValueRange{r, i0}, rowsMap,
                     fconst(b4, l4, 0.0), rowMask, notInBounds);
               };
+              // Row (r, i0 + ii)'s keys [lo, hi), and whether they are the
+              // whole tile (a multiple of lanes wide: no lane masks, most
+              // tiles).
+              auto rowKeys = [&](OpBuilder &b2, Location l2, Value i) {
+                Value lo, hi = ks;
+                if (rowLogits.keys)
+                  std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
+                IndexMath m2{b2, l2};
+                Value whole = divisible(b2, l2, ks, lanes);
+                if (lo)
+                  whole = m2.andI(whole, m2.eq(lo, zero));
+                if (hi != ks)
+                  whole = m2.andI(whole, m2.eq(hi, ks));
+                return std::make_tuple(lo, hi, whole);
+              };
+              // Each row's lane-wise partial results go to a row of a
+              // lanes x lanes scratch tile; its rows past the block's are
+              // read as `pad` (the identity of the reduction).
+              auto scratch = [&]() -> Value {
+                return tensor::EmptyOp::create(
+                    b4, l4, ArrayRef<int64_t>{lanes, lanes}, f32);
+              };
+              auto writeScratch = [&](OpBuilder &b2, Location l2, Value v,
+                                      Value t, Value ii) -> Value {
+                return vector::TransferWriteOp::create(b2, l2, v, t,
+                                                       ValueRange{ii, zero},
+                                                       ArrayRef<bool>{true})
+                    .getResult();
+              };
+              auto reduceScratch = [&](Value t, double pad,
+                                       bool isMax) -> Value {
+                SmallVector<Value> partials;
+                for (int64_t k = 0; k < lanes; ++k) {
+                  IndexMath mk{b4, l4};
+                  Value kk = mk.c(k);
+                  Value n = arith::SelectOp::create(b4, l4, mk.slt(kk, rows),
+                                                    step, zero);
+                  Value mask = vector::CreateMaskOp::create(b4, l4, maskTy,
+                                                            ValueRange{n});
+                  partials.push_back(vector::TransferReadOp::create(
+                      b4, l4, vecTy, t, ValueRange{kk, zero},
+                      AffineMapAttr::get(AffineMap::getMinorIdentityMap(
+                          2, 1, b4.getContext())),
+                      fconst(b4, l4, pad), mask, b4.getBoolArrayAttr({true})));
+                }
+                return rowSweeps.transposeReduce(b4, l4, partials, isMax);
+              };
+              // (1a) Each row's maxima, then the block's row maxima at once
+              // (one lane per row), m' and safe.
+              auto maxLoop = scf::ForOp::create(
+                  b4, l4, zero, rows, one, ValueRange{scratch()},
+                  [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
+                    Value i = IndexMath{b2, l2}.add(i0, ii);
+                    Value lo, hi, whole;
+                    std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
+                    auto wholeIf = scf::IfOp::create(
+                        b2, l2, whole,
+                        [&](OpBuilder &tb, Location tl) {
+                          scf::YieldOp::create(
+                              tb, tl,
+                              rowSweeps.maxSweep(tb, tl, it4[3], r, i, lo, hi,
+                                                 false));
+                        },
+                        [&](OpBuilder &eb, Location el) {
+                          scf::YieldOp::create(
+                              eb, el,
+                              rowSweeps.maxSweep(eb, el, it4[3], r, i, lo, hi,
+                                                 true));
+                        });
+                    scf::YieldOp::create(
+                        b2, l2,
+                        writeScratch(b2, l2, wholeIf.getResult(0), it2[0], ii));
+                  });
+              Value tileMax = reduceScratch(maxLoop.getResult(0), kNegInf,
+                                            /*isMax=*/true);
+              if (rowSweeps.positiveScale)
+                tileMax = arith::MulFOp::create(b4, l4, tileMax,
+                                                splat(b4, l4, rowLogits.scale));
+              Value mNew =
+                  arith::MaxNumFOp::create(b4, l4, readRows(it4[0]), tileMax);
+              Value safeRows = buildSafeMax(b4, l4, mNew);
+              // (1b) Each row's P and its sums, then the block's row sums.
+              auto sumLoop = scf::ForOp::create(
+                  b4, l4, zero, rows, one, ValueRange{it4[3], scratch()},
+                  [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
+                    Value i = IndexMath{b2, l2}.add(i0, ii);
+                    Value lo, hi, whole;
+                    std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
+                    Value safe = laneOf(b2, l2, safeRows, ii);
+                    auto wholeIf = scf::IfOp::create(
+                        b2, l2, whole,
+                        [&](OpBuilder &tb, Location tl) {
+                          scf::YieldOp::create(
+                              tb, tl,
+                              rowSweeps.sumSweep(tb, tl, it2[0], r, i, safe, lo,
+                                                 hi, false));
+                        },
+                        [&](OpBuilder &eb, Location el) {
+                          scf::YieldOp::create(
+                              eb, el,
+                              rowSweeps.sumSweep(eb, el, it2[0], r, i, safe, lo,
+                                                 hi, true));
+                        });
+                    scf::YieldOp::create(
+                        b2, l2,
+                        ValueRange{wholeIf.getResult(1),
+                                   writeScratch(b2, l2, wholeIf.getResult(0),
+                                                it2[1], ii)});
+                  });
+              Value p = sumLoop.getResult(0);
+              Value rowSum = reduceScratch(sumLoop.getResult(1), 0.0,
+                                           /*isMax=*/false);
+              // (2) The block's statistics, one lane per row.
               auto writeRows = [&](Value x, Value t) -> Value {
                 return vector::TransferWriteOp::create(
                            b4, l4, x, t, ValueRange{r, i0}, rowsMap, rowMask,

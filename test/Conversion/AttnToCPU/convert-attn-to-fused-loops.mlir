@@ -14,7 +14,7 @@
 // NOBIG-LABEL: func.func @causal_gqa
 // NOBIG: scf.forall
 // CHECK-LABEL: func.func @causal_gqa
-// CHECK-DAG: %[[EIGHTH:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG: %[[EIGHTH:.+]] = arith.constant dense<1.250000e-01> : vector<16xf32>
 // CHECK: %[[OUT:.+]] = scf.forall (%[[G:.+]], %[[QT:.+]]) in (2, 4)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c64
 // CHECK:   %[[QEND:.+]] = arith.addi %[[Q0]], %{{.+}}
@@ -52,28 +52,58 @@
 // Whether the tile is full (no structural mask cuts into it) decides only
 // whether P V must be guarded against masked keys.
 // CHECK:     %[[FULL:.+]] = arith.andi
-// The online softmax as vector code, in blocks of 16 rows. (1) Row by row:
-// the row max, then P = exp(x - m') in place and its row sum. The scale
-// (1/8) is a positive constant, so the max is taken over the raw scores and
-// scaled once. A row whose readable keys [lo, hi) are the whole tile (a
-// multiple of 16 wide) reads every lane as a logit...
+// The online softmax as vector code, in blocks of 16 rows. (1a) Row by row,
+// the row's maxima lane by lane, into a row of a 16 x 16 scratch tile. The
+// scale (1/8) is a positive constant, so the max is taken over the raw
+// scores and scaled once. A row whose readable keys [lo, hi) are the whole
+// tile (a multiple of 16 wide) reads every lane as a logit...
 // CHECK:     scf.for %[[R:.+]] = %c0 to %c4 step %c1
 // CHECK:       scf.for %[[I0:.+]] = %c0 to %{{.+}} step %c16
 // CHECK:         %[[ROWS:.+]] = arith.minsi %{{.+}}, %c16
-// CHECK:         scf.for %[[II:.+]] = %c0 to %[[ROWS]] step %c1 iter_args({{.*}}) -> (tensor<?x?x?xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         %[[RMASK:.+]] = vector.create_mask %[[ROWS]] : vector<16xi1>
+// CHECK:         %[[SCRATCH:.+]] = tensor.empty() : tensor<16x16xf32>
+// CHECK:         %[[MAXES:.+]] = scf.for %[[II:.+]] = %c0 to %[[ROWS]] step %c1 iter_args(%{{.+}} = %[[SCRATCH]]) -> (tensor<16x16xf32>)
 // CHECK:           %[[I:.+]] = arith.addi %[[I0]], %[[II]]
-// CHECK:           scf.if %{{.+}} -> (f32, f32, tensor<?x?x?xf32>)
+// CHECK:           %[[PART:.+]] = scf.if %{{.+}} -> (vector<16xf32>)
 // CHECK:             scf.for %[[J:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
 // CHECK-NOT:           vector.create_mask
 // CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
 // CHECK-NEXT:          arith.cmpf ogt, {{.*}} : vector<16xf32>
 // CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
-// CHECK-NEXT:        arith.mulf %{{.+}}, %[[EIGHTH]] : f32
-// While |safe| < 2^126, P = 2^(x (c log2 e) - safe log2 e): one FMA per
-// lane before the exponential; otherwise (a logit overflowed to inf)
-// exp(x c - safe), so that the row is NaN as in the other forms.
-// CHECK:             %[[ABS:.+]] = math.absf
+// ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
+// CHECK:           } else {
+// CHECK:             scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:               vector.create_mask
+// CHECK:               vector.create_mask
+// CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
+// CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:               arith.cmpf ogt
+// CHECK:               arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:           vector.transfer_write %[[PART]], %{{.+}}[%[[II]], %c0] {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
+// The block's 16 row maxima at once, one lane per row: the scratch rows
+// (those past the block's rows read as -inf) through a transpose-and-reduce
+// tree of 15 combinations, no horizontal reduction per row; then m' and
+// safe for the 16 rows.
+// CHECK-COUNT-16: vector.transfer_read %[[MAXES]][%c{{[0-9]+}}, %c0], %{{.+}}, %{{.+}} {in_bounds = [true]}
+// CHECK:         vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK-NEXT:    vector.shuffle %{{.+}}, %{{.+}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+// CHECK-NEXT:    arith.cmpf ogt
+// CHECK-NEXT:    arith.select
+// CHECK:         vector.shuffle %{{.+}}, %{{.+}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK-NEXT:    vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK-NEXT:    arith.cmpf ogt
+// CHECK-NEXT:    %[[TMAX:.+]] = arith.select
+// CHECK-NEXT:    %[[TMAXS:.+]] = arith.mulf %[[TMAX]], %[[EIGHTH]] : vector<16xf32>
+// CHECK-NEXT:    %[[MOLD:.+]] = vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
+// CHECK-NEXT:    arith.maxnumf %[[MOLD]], %[[TMAXS]] : vector<16xf32>
+// (1b) Row by row, P = exp(x - safe) in place and its sums lane by lane,
+// into the scratch tile. While |safe| < 2^16, P = 2^(x (c log2 e) -
+// safe log2 e): one FMA per lane before the exponential; beyond (large
+// logits, or one that overflowed to inf) exp(x c - safe).
+// CHECK:         %[[SUMS:.+]]:2 = scf.for %[[II3:.+]] = %c0 to %[[ROWS]] step %c1 iter_args({{.*}}) -> (tensor<?x?x?xf32>, tensor<16x16xf32>)
+// CHECK:           %[[SAFE:.+]] = vector.extract %{{.+}}[%[[II3]]] : f32 from vector<16xf32>
+// CHECK:           scf.if %{{.+}} -> (vector<16xf32>, tensor<?x?x?xf32>)
+// CHECK:             %[[ABS:.+]] = math.absf %[[SAFE]]
 // CHECK-NEXT:        %[[INRANGE:.+]] = arith.cmpf olt, %[[ABS]], %{{.+}} : f32
 // CHECK-NEXT:        scf.if %[[INRANGE]]
 // CHECK:               scf.for
@@ -87,17 +117,7 @@
 // CHECK-NEXT:            arith.addf {{.*}} : vector<16xf32>
 // CHECK-NEXT:            math.exp %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
 // CHECK:                 vector.transfer_write
-// CHECK:             vector.reduction <add>
-// ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
 // CHECK:           } else {
-// CHECK:             scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
-// CHECK:               vector.create_mask
-// CHECK:               vector.create_mask
-// CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
-// CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:               arith.cmpf ogt
-// CHECK:               arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:             vector.reduction <maxnumf>, {{.*}} fastmath<nnan>
 // CHECK:             scf.if
 // CHECK:               scf.for
 // CHECK:                 math.fma
@@ -110,14 +130,13 @@
 // CHECK:                 math.exp %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
 // CHECK-NEXT:            arith.select
 // CHECK-NEXT:            vector.transfer_write
-// CHECK:             vector.reduction <add>
-// Each row's m' and row sum go to its lane.
-// CHECK:           vector.insert %{{.+}}, %{{.+}} [%[[II]]] : f32 into vector<16xf32>
-// CHECK:           vector.insert %{{.+}}, %{{.+}} [%[[II]]] : f32 into vector<16xf32>
+// CHECK:           vector.transfer_write %{{.+}}, %{{.+}}[%[[II3]], %c0] {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
+// The block's 16 row sums at once (rows past the block's read as 0).
+// CHECK-COUNT-16: vector.transfer_read %[[SUMS]]#1[%c{{[0-9]+}}, %c0], %{{.+}}, %{{.+}} {in_bounds = [true]}
+// CHECK:         vector.shuffle
+// CHECK:         arith.addf {{.*}} fastmath<reassoc,contract> : vector<16xf32>
 // (2) The block's statistics, one lane per row: alpha = exp(m - m') for 16
 // rows at once, l' = alpha l + sum, written under a mask of the block's rows.
-// CHECK:         %[[RMASK:.+]] = vector.create_mask %[[ROWS]] : vector<16xi1>
-// CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
 // CHECK:         vector.transfer_read %{{.+}}[%[[R]], %[[I0]]], %{{.+}}, %[[RMASK]]
 // CHECK:         %[[ALPHA:.+]] = math.exp %{{.+}} : vector<16xf32>
 // CHECK:         %[[AL:.+]] = arith.mulf %[[ALPHA]], %[[LOLD:.+]] : vector<16xf32>
