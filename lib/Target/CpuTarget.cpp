@@ -276,9 +276,14 @@ mlir::attn::featuresMissingOnHost(const CpuTarget &target) {
     return missing;
   }
   // The same instructions for another operating system (another calling
-  // convention, object format and C library) do not run here either.
-  if (tt.getOS() != ht.getOS() ||
-      tt.getObjectFormat() != ht.getObjectFormat()) {
+  // convention, object format and C library) do not run here either; a
+  // triple that names none ("x86_64") means this one, and Darwin's names
+  // (darwin, macosx) are one system.
+  bool sameOS = tt.getOS() == llvm::Triple::UnknownOS ||
+                tt.getOS() == ht.getOS() ||
+                (tt.isOSDarwin() && ht.isOSDarwin());
+  if (!sameOS || (tt.getOS() != llvm::Triple::UnknownOS &&
+                  tt.getObjectFormat() != ht.getObjectFormat())) {
     missing.push_back("operating system " + tt.getOSName().str());
     return missing;
   }

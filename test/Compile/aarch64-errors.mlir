@@ -1,4 +1,4 @@
-// REQUIRES: aarch64-registered-target
+// REQUIRES: aarch64-registered-target, x86_64-host
 // RUN: not attn-compile %S/Inputs/small.mlir --target-triple=aarch64-linux-gnu --target-cpu=haswell -o %t.o 2>&1 | FileCheck %s --check-prefix=A64CPU
 // RUN: not attn-compile %S/Inputs/small.mlir --target-triple=aarch64-linux-gnu --target-features=+avx2 -o %t.o 2>&1 | FileCheck %s --check-prefix=A64FEAT
 // RUN: not attn-compile %S/Inputs/small.mlir --target-triple=aarch64-linux-gnu --emit=shared -o %t.so 2>&1 | FileCheck %s --check-prefix=A64SHARED

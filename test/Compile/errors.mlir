@@ -8,7 +8,6 @@
 // RUN: not attn-compile %S/Inputs/small.mlir -O7 --emit=header 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not attn-compile %S/Inputs/small.mlir --target-cpu=not-a-cpu -o %t.o 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not attn-compile %S/Inputs/small.mlir --target-triple=bogus-thing -o %t.o 2>&1 | FileCheck %s --check-prefix=TRIPLE
-// RUN: not attn-run %S/Inputs/small.mlir --target-triple=x86_64-pc-windows-msvc 2>&1 | FileCheck %s --check-prefix=OTHEROS
 // RUN: not attn-compile %S/Inputs/small.mlir --form=tiled -o %t.o 2>&1 | FileCheck %s --check-prefix=FORM
 // RUN: not attn-compile %S/Inputs/small.mlir --entry=nope --emit=header 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not attn-compile %S/Inputs/bad-name.mlir --emit=header 2>&1 | FileCheck %s --check-prefix=NAME
@@ -43,9 +42,6 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 
 // TRIPLE: attn-compile: error: target triple 'bogus-thing': No available targets are compatible
 
-// The JIT runs code for this machine only: its operating system too
-// (another architecture: aarch64-errors.mlir).
-// OTHEROS: attn-run: error: compilation failed: cannot run code for target CPU '{{.*}}' of x86_64-pc-windows-msvc on this host ({{.*}}), which lacks: operating system windows
 
 // FORM: attn-compile: error: unknown form 'tiled': expected naive, fused, decode or auto
 

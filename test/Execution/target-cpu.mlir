@@ -46,6 +46,15 @@
 // test/unittests/CpuTargetTest.cpp checks featuresMissingOnHost on any host.
 // RUN: not attn-run %s --target-features=+avx10.2 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: attn-run: error: compilation failed: cannot run code for target CPU '{{.+}}' with features '+avx10.2' on this host ({{.+}}), which lacks: {{.*}}avx10.2
+//
+// The same instructions for another operating system do not run here
+// either; a triple of this architecture that names no system (x86_64) or
+// another spelling of this one (x86_64-linux-gnu) does.
+// RUN: not attn-run %s --target-triple=x86_64-pc-windows-msvc 2>&1 | FileCheck %s --check-prefix=OTHEROS
+// OTHEROS: attn-run: error: compilation failed: cannot run code for target CPU '{{.*}}' of x86_64-pc-windows-msvc on this host ({{.*}}), which lacks: operating system windows
+// RUN: attn-run %s --target-triple=x86_64 --verify --reps=1 | FileCheck %s --check-prefix=SAMEOS
+// RUN: attn-run %s --target-triple=x86_64-linux-gnu --verify --reps=1 | FileCheck %s --check-prefix=SAMEOS
+// SAMEOS: out: f32 [1, 2, 37, 16] {{.*}} [ok
 
 func.func @f(%q: tensor<1x2x37x16xf32>, %k: tensor<1x1x45x16xf32>,
              %v: tensor<1x1x45x16xf32>) -> tensor<1x2x37x16xf32> {

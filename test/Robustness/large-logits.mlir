@@ -10,6 +10,7 @@
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.q.npy f4 1x1x3x2 1,0,0,1,1,1
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.q1000.npy f4 1x1x3x2 1000,0,0,1000,1000,1000
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.k.npy f4 1x1x4x2 1,0,0,1,1,1,-1,-1
+// RUN: %python %S/../Execution/Inputs/write_npy.py %t.qtiny.npy f4 1x1x3x2 2e-38,0,0,2e-38,2e-38,2e-38
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.v.npy f4 1x1x4x1 1,2,3,4
 // DEFINE: %{in} = --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy
 // DEFINE: %{in1000} = --input q=%t.q1000.npy --input k=%t.k.npy --input v=%t.v.npy
@@ -80,6 +81,23 @@ func.func @softcap(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
   %out, %lse = attn.attention q(%q : tensor<1x1x3x2xf32>)
       k(%k : tensor<1x1x4x2xf32>) v(%v : tensor<1x1x4x1xf32>) scale(1.0e38)
       softcap(30.0) -> tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
+  return %out, %lse : tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
+}
+
+// A scale beyond f32's max / log2(e) (2.36e38) on tiny scores: ordinary
+// logits (5, 0, 10, -10 and so on), which the forms must not turn into inf or
+// NaN when they fold the scale into an exponential of base 2.
+// RUN: attn-run %s --entry=huge_scale --form=naive --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
+// RUN: attn-run %s --entry=huge_scale --form=fused --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
+// RUN: attn-run %s --entry=huge_scale --form=decode --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
+// HUGESCALE:      out: f32 [1, 1, 3, 1] {{.*}} [ok
+// HUGESCALE:      lse: f32 [1, 1, 3] {{.*}} [ok
+func.func @huge_scale(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
+                      %v: tensor<1x1x4x1xf32>)
+    -> (tensor<1x1x3x1xf32>, tensor<1x1x3xf32>) {
+  %out, %lse = attn.attention q(%q : tensor<1x1x3x2xf32>)
+      k(%k : tensor<1x1x4x2xf32>) v(%v : tensor<1x1x4x1xf32>) scale(2.5e38)
+      -> tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
   return %out, %lse : tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
 }
 

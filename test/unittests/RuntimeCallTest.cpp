@@ -8,7 +8,7 @@
 // pointers and dense copies in inline arrays (32 names, 256 descriptor
 // words, 32 tensors), and on the heap past them. Generated kernels never
 // have that many tensors, so this test calls a kernel written here (its
-// info and its packed entry point) with 40 rank-4 tensors and 121 named
+// info and its packed entry point) with 40 rank-4 tensors and 118 named
 // dimensions: every buffer takes its heap path. The kernel records the
 // descriptors it gets and copies its strided input to its strided output;
 // the test checks both against the tensors, and that a size disagreeing
@@ -169,7 +169,7 @@ TEST(RuntimeCall, ManyTensorsTakeTheHeapPaths) {
 
 TEST(RuntimeCall, NameMismatchPastTheInlineNames) {
   ManyTensors m;
-  // "t35b" is first seen at tensor 35 (names 106 and up: the heap entries);
+  // "t35b" is first seen at tensor 35 (name 107, past the 32 inline ones);
   // the output's dimension 1 disagrees with it.
   int64_t wrong = m.shapes[kOut][1] + 1;
   m.shapes[kOut][1] = wrong;

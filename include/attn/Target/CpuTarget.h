@@ -81,7 +81,9 @@ llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu,
                                            llvm::StringRef triple = "");
 
 /// The features `target` uses that this machine lacks: code compiled for it
-/// would stop with an illegal instruction here. Empty when it can run.
+/// would stop with an illegal instruction here ("architecture aarch64" for
+/// another architecture, "operating system windows" for another operating
+/// system of this one). Empty when it can run.
 llvm::SmallVector<std::string> featuresMissingOnHost(const CpuTarget &target);
 
 } // namespace attn

@@ -575,8 +575,8 @@ public:
   ///   s'   = buildRowSumScale(l');  P *= s';  acc[r, i, :] *= a s' / s
   ///   (the accumulator is kept scaled by the power of two s of its l)
   /// Lanes past the tile's end are masked. A NaN logit does not enter the
-  /// row max (maxnumf) but makes its weight, the row sum and so the row's
-  /// out and lse NaN, as the contract says.
+  /// row max (compare-and-select) but makes its weight, the row sum and so the
+  /// row's out and lse NaN, as the contract says.
   std::pair<State, Value> softmaxStep(OpBuilder &b, Location loc, State st,
                                       Value s, Value qs,
                                       const RowLogits &rowLogits);

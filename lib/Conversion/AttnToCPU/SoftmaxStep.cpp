@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
 #include <tuple>
 
 using namespace mlir;
@@ -35,6 +36,13 @@ public:
     positiveScale = scale && matchPattern(scale, m_Constant(&c)) &&
                     c.getValue().isFiniteNonZero() &&
                     !c.getValue().isNegative();
+  }
+
+  /// The scale is a constant of magnitude below `bound`.
+  bool constantScaleBelow(double bound) const {
+    FloatAttr c;
+    return scale && matchPattern(scale, m_Constant(&c)) &&
+           std::abs(c.getValueAsDouble()) < bound;
   }
 
   Value fconst(OpBuilder &nb, Location nl, double v) const {
@@ -114,11 +122,12 @@ public:
   SmallVector<Value> sumSweep(OpBuilder &b5, Location l5, Value p, Value r,
                               Value i, Value safe, Value lo, Value hi,
                               bool masked) const {
-    // While |safe| < 2^16, as 2^(x (c log2(e)) - safe log2(e)): the logit's
-    // scale c and log2(e) are one FMA, and the exponential needs no
-    // Cody-Waite reduction. The rounding of the FMA's operands, c log2(e)
-    // and safe log2(e), then adds a few ulps of the logit to x - safe, as
-    // much as rounding the logit itself does. Larger logits (up to the f32
+    // While |safe| < 2^16 (and |c| < 1e38), as
+    // 2^(x (c log2(e)) - safe log2(e)): the logit's scale c and log2(e) are
+    // one FMA, and the exponential needs no Cody-Waite reduction. The
+    // rounding of the FMA's operands, c log2(e) and safe log2(e), then adds
+    // a few ulps of the logit to x - safe, as much as rounding the logit
+    // itself does. Larger logits (up to the f32
     // limit) take exp(x c - safe) on the rounded logits: its x - safe is
     // exact for the row's largest logit, where the rounding of
     // safe log2(e) would no longer be small against 1; and a logit that
@@ -171,6 +180,13 @@ public:
     Value inRange = arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
                                           math::AbsFOp::create(b5, l5, safe),
                                           fconst(b5, l5, 0x1p16));
+    // ... and c log2(e) finite (a scale above 2.36e38 would make it inf).
+    if (scale && !constantScaleBelow(1e38))
+      inRange = arith::AndIOp::create(
+          b5, l5, inRange,
+          arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
+                                math::AbsFOp::create(b5, l5, scale),
+                                fconst(b5, l5, 1e38)));
     auto ifOp = scf::IfOp::create(
         b5, l5, inRange,
         [&](OpBuilder &tb, Location tl) {

@@ -200,6 +200,16 @@ func.func @causal_gqa(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
 // AVX2:       scf.for
 // AVX2:         vector.fma {{.*}} : vector<16xf32>
 // AVX2-NEXT:    scf.yield
+// The softmax in blocks of 8 rows (one per ymm lane): an 8 x 8 scratch tile
+// and a transpose-and-reduce tree of three levels.
+// AVX2:     tensor.empty() : tensor<8x8xf32>
+// AVX2-COUNT-8: vector.transfer_read %{{.+}}[%c{{[0-9]}}, %c0], %{{.+}}, %{{.+}} {in_bounds = [true]} : tensor<8x8xf32>, vector<8xf32>
+// AVX2-NEXT: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 8, 9, 10, 11]
+// AVX2-NEXT: vector.shuffle %{{.+}}, %{{.+}} [4, 5, 6, 7, 12, 13, 14, 15]
+// AVX2:     vector.shuffle %{{.+}}, %{{.+}} [0, 1, 4, 5, 8, 9, 12, 13]
+// AVX2-NEXT: vector.shuffle %{{.+}}, %{{.+}} [2, 3, 6, 7, 10, 11, 14, 15]
+// AVX2:     vector.shuffle %{{.+}}, %{{.+}} [0, 2, 4, 6, 8, 10, 12, 14]
+// AVX2-NEXT: vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15]
 
 // TILES-LABEL: func.func @causal_gqa
 // TILES: scf.forall (%{{.+}}, %{{.+}}) in (2, 8)
