@@ -17,6 +17,23 @@ using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
 namespace {
+/// scf.if on `cond` whose branches yield `body(b, loc, true)` (then) and
+/// `body(b, loc, false)` (else): one code path built twice, for a flag the
+/// generated code decides.
+ValueRange ifThenElse(
+    OpBuilder &b, Location loc, Value cond,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, bool)> body) {
+  return scf::IfOp::create(
+             b, loc, cond,
+             [&](OpBuilder &tb, Location tl) {
+               scf::YieldOp::create(tb, tl, body(tb, tl, true));
+             },
+             [&](OpBuilder &eb, Location el) {
+               scf::YieldOp::create(eb, el, body(eb, el, false));
+             })
+      .getResults();
+}
+
 /// The two sweeps over one row of a score tile (the row max, then
 /// P = exp(x - safe) in place with its row sum), as explicit vector code of
 /// `lanes` f32 lanes. `masked`: lanes outside the row's keys [lo, hi) and
@@ -187,15 +204,7 @@ public:
           arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
                                 math::AbsFOp::create(b5, l5, scale),
                                 fconst(b5, l5, 1e38)));
-    auto ifOp = scf::IfOp::create(
-        b5, l5, inRange,
-        [&](OpBuilder &tb, Location tl) {
-          scf::YieldOp::create(tb, tl, sweep(tb, tl, true));
-        },
-        [&](OpBuilder &eb, Location el) {
-          scf::YieldOp::create(eb, el, sweep(eb, el, false));
-        });
-    return {ifOp.getResult(0), ifOp.getResult(1)};
+    return llvm::to_vector(ifThenElse(b5, l5, inRange, sweep));
   }
 
   /// Lane k of the result: the maximum (or the sum) of the lanes of
@@ -363,23 +372,16 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                     Value i = IndexMath{b2, l2}.add(i0, ii);
                     Value lo, hi, whole;
                     std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
-                    auto wholeIf = scf::IfOp::create(
-                        b2, l2, whole,
-                        [&](OpBuilder &tb, Location tl) {
-                          scf::YieldOp::create(
-                              tb, tl,
-                              rowSweeps.maxSweep(tb, tl, it4[3], r, i, lo, hi,
-                                                 false));
-                        },
-                        [&](OpBuilder &eb, Location el) {
-                          scf::YieldOp::create(
-                              eb, el,
-                              rowSweeps.maxSweep(eb, el, it4[3], r, i, lo, hi,
-                                                 true));
-                        });
+                    Value partial =
+                        ifThenElse(b2, l2, whole,
+                                   [&](OpBuilder &nb, Location nl,
+                                       bool isWhole) -> SmallVector<Value> {
+                                     return {rowSweeps.maxSweep(
+                                         nb, nl, it4[3], r, i, lo, hi,
+                                         /*masked=*/!isWhole)};
+                                   })[0];
                     scf::YieldOp::create(
-                        b2, l2,
-                        writeScratch(b2, l2, wholeIf.getResult(0), it2[0], ii));
+                        b2, l2, writeScratch(b2, l2, partial, it2[0], ii));
                   });
               Value tileMax = reduceScratch(maxLoop.getResult(0), kNegInf,
                                             /*isMax=*/true);
@@ -397,25 +399,17 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                     Value lo, hi, whole;
                     std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
                     Value safe = laneOf(b2, l2, safeRows, ii);
-                    auto wholeIf = scf::IfOp::create(
+                    ValueRange swept = ifThenElse(
                         b2, l2, whole,
-                        [&](OpBuilder &tb, Location tl) {
-                          scf::YieldOp::create(
-                              tb, tl,
-                              rowSweeps.sumSweep(tb, tl, it2[0], r, i, safe, lo,
-                                                 hi, false));
-                        },
-                        [&](OpBuilder &eb, Location el) {
-                          scf::YieldOp::create(
-                              eb, el,
-                              rowSweeps.sumSweep(eb, el, it2[0], r, i, safe, lo,
-                                                 hi, true));
+                        [&](OpBuilder &nb, Location nl, bool isWhole) {
+                          return rowSweeps.sumSweep(nb, nl, it2[0], r, i, safe,
+                                                    lo, hi,
+                                                    /*masked=*/!isWhole);
                         });
                     scf::YieldOp::create(
                         b2, l2,
-                        ValueRange{wholeIf.getResult(1),
-                                   writeScratch(b2, l2, wholeIf.getResult(0),
-                                                it2[1], ii)});
+                        ValueRange{swept[1],
+                                   writeScratch(b2, l2, swept[0], it2[1], ii)});
                   });
               Value p = sumLoop.getResult(0);
               Value rowSum = reduceScratch(sumLoop.getResult(1), 0.0,
