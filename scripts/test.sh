@@ -7,4 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 "$root/scripts/build.sh" "$build"
+# ctest keeps the sweep's list of cases from its last listing; list them again
+# so that this run's environment (ATTN_SWEEP_CASES, ATTN_SWEEP_FORMS) decides.
+rm -f "$build/test/unittests/AttnSweepTests[1]_tests.cmake"
 ctest --test-dir "$build" --output-on-failure -j2

@@ -37,6 +37,13 @@
 //     <build>/test/unittests/AttnSweepTests
 // (under ctest every case is its own test: ctest -R 'naive_<i> ').
 //
+// ctest lists the cases once (gtest_discover_tests, PRE_TEST) and keeps the
+// list until the binary changes, so a later ctest run with other
+// ATTN_SWEEP_CASES or ATTN_SWEEP_FORMS would ask for cases this run does not
+// instantiate. main() fails such a run (a filter that selects no test)
+// instead of letting the empty run pass; scripts/sanitize.sh deletes the
+// cached list before it sets a smaller sweep.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/HostTensor.h"
@@ -2319,3 +2326,24 @@ TEST(SweepSanity, WrongSemanticsDetected) {
 }
 
 } // namespace
+
+/// gtest_main, except that a --gtest_filter selecting no test fails: under
+/// ctest it means the cached test list names a case this run's environment
+/// does not instantiate, and an empty run must not count as a pass.
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  int rc = RUN_ALL_TESTS();
+  const ::testing::UnitTest &unit = *::testing::UnitTest::GetInstance();
+  if (rc == 0 && !GTEST_FLAG_GET(list_tests) && GTEST_FLAG_GET(filter) != "*" &&
+      unit.test_to_run_count() == 0) {
+    std::fprintf(stderr,
+                 "AttnSweepTests: --gtest_filter=%s selects no test: the "
+                 "case is not instantiated with this ATTN_SWEEP_CASES / "
+                 "ATTN_SWEEP_FORMS (a stale ctest list? delete "
+                 "'AttnSweepTests[1]_tests.cmake' in the build's "
+                 "test/unittests to list the cases again)\n",
+                 GTEST_FLAG_GET(filter).c_str());
+    return 1;
+  }
+  return rc;
+}

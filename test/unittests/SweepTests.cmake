@@ -7,7 +7,7 @@ add_executable(AttnSweepTests
 )
 target_link_libraries(AttnSweepTests PRIVATE
   AttnExecution AttnIR AttnSupport AttnReference ${ATTN_MLIR_LIBS}
-  GTest::gtest GTest::gtest_main)
+  GTest::gtest)
 llvm_update_compile_flags(AttnSweepTests)
 include(GoogleTest)
 gtest_discover_tests(AttnSweepTests DISCOVERY_MODE PRE_TEST
