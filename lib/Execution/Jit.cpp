@@ -7,6 +7,7 @@
 #include "attn/Execution/Jit.h"
 
 #include "attn-c/Kernel.h"
+#include "attn/Execution/SpecBinding.h"
 #include "attn/Transforms/Destinations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -197,7 +198,10 @@ JitFunction::compile(ModuleOp module, llvm::StringRef entry,
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
+  // Lower a clone holding only the entry and what it names: the other specs
+  // of the file would cost their lowering and LLVM's code generation.
   OwningOpRef<ModuleOp> clone(module.clone());
+  eraseOtherFunctions(*clone, entry);
   clone->lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
                                                     UnitAttr::get(ctx));
 

@@ -10,8 +10,10 @@
 #include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -87,6 +89,28 @@ mlir::attn::findEntryFunction(ModuleOp module, llvm::StringRef name,
   if (!fn)
     return makeError("no public function with a body in " + source);
   return fn;
+}
+
+void mlir::attn::eraseOtherFunctions(ModuleOp module, llvm::StringRef entry) {
+  // The functions the entry reaches through symbol uses, transitively.
+  SymbolTable table(module);
+  llvm::SmallPtrSet<Operation *, 8> live;
+  llvm::SmallVector<Operation *> worklist;
+  if (Operation *fn = table.lookup(entry))
+    worklist.push_back(fn);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!live.insert(op).second)
+      continue;
+    if (auto uses = SymbolTable::getSymbolUses(op))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        if (Operation *callee =
+                table.lookup(use.getSymbolRef().getRootReference()))
+          worklist.push_back(callee);
+  }
+  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (!live.contains(f))
+      f.erase();
 }
 
 Operation *mlir::attn::findAttnOp(func::FuncOp fn) {

@@ -67,6 +67,12 @@ llvm::Expected<func::FuncOp> findEntryFunction(ModuleOp module,
                                                llvm::StringRef name,
                                                llvm::StringRef source);
 
+/// Erases the functions of `module` that `entry` does not reach through
+/// symbol uses (calls and the like, transitively): compiling one entry of a
+/// file with many specs need not lower the others. Other top-level ops stay.
+/// Used on the clones the CPU JIT and the GPU runner lower.
+void eraseOtherFunctions(ModuleOp module, llvm::StringRef entry);
+
 /// The first attn.attention or attn.projected_attention op in `fn`, or null.
 Operation *findAttnOp(func::FuncOp fn);
 

@@ -18,6 +18,7 @@
 
 #include "attn-c/Gpu.h"
 #include "attn-c/Kernel.h"
+#include "attn/Execution/SpecBinding.h"
 #include "attn/Runtime/Mgpu.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -266,10 +267,7 @@ llvm::Error GpuRunner::compile(ModuleOp module, func::FuncOp fn,
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> clone(module.clone());
   llvm::StringRef name = fn.getSymName();
-  for (auto f : llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
-    if (f.getSymName() != name &&
-        SymbolTable::symbolKnownUseEmpty(f, clone->getOperation()))
-      f.erase();
+  eraseOtherFunctions(*clone, name);
   clone->lookupSymbol<func::FuncOp>(name)->setAttr("llvm.emit_c_interface",
                                                    UnitAttr::get(ctx));
   {
