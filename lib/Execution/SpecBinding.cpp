@@ -92,21 +92,28 @@ mlir::attn::findEntryFunction(ModuleOp module, llvm::StringRef name,
 }
 
 void mlir::attn::eraseOtherFunctions(ModuleOp module, llvm::StringRef entry) {
-  // The functions the entry reaches through symbol uses, transitively.
+  // The functions reached through symbol uses, transitively, from the entry
+  // and from every top-level op that is not a func.func (globals, llvm.func,
+  // constructors' lists: what they name stays).
   SymbolTable table(module);
   llvm::SmallPtrSet<Operation *, 8> live;
   llvm::SmallVector<Operation *> worklist;
   if (Operation *fn = table.lookup(entry))
     worklist.push_back(fn);
+  for (Operation &op : module.getBody()->getOperations())
+    if (!isa<func::FuncOp>(op))
+      worklist.push_back(&op);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (!live.insert(op).second)
       continue;
-    if (auto uses = SymbolTable::getSymbolUses(op))
-      for (const SymbolTable::SymbolUse &use : *uses)
-        if (Operation *callee =
-                table.lookup(use.getSymbolRef().getRootReference()))
-          worklist.push_back(callee);
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op);
+    if (!uses)
+      return; // Uses it cannot see (unknown ops): erase nothing.
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (Operation *callee =
+              table.lookup(use.getSymbolRef().getRootReference()))
+        worklist.push_back(callee);
   }
   for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
     if (!live.contains(f))

@@ -22,7 +22,7 @@
 //   ATTN_SWEEP_CASES=N   number of cases (default kDefaultCases)
 //   ATTN_SWEEP_CASE=I    run only case I (or a comma-separated list)
 //   ATTN_SWEEP_FORMS=a,b forms to compile each case with (default
-//                        kDefaultForms: naive, fused and decode)
+//                        kDefaultForms: all six, see below)
 //   ATTN_SWEEP_DUMP=DIR  write every case's spec and inputs (.npy) to DIR,
 //                        so that attn-run can replay it exactly; the failure
 //                        message then prints the attn-run command line.
@@ -41,8 +41,9 @@
 // list until the binary changes, so a later ctest run with other
 // ATTN_SWEEP_CASES or ATTN_SWEEP_FORMS would ask for cases this run does not
 // instantiate. main() fails such a run (a filter that selects no test)
-// instead of letting the empty run pass; scripts/sanitize.sh deletes the
-// cached list before it sets a smaller sweep.
+// instead of letting the empty run pass; scripts/test.sh and
+// scripts/sanitize.sh delete the cached list before they run ctest (CI sets a
+// smaller sweep for the sanitizers in .ci/run).
 //
 //===----------------------------------------------------------------------===//
 

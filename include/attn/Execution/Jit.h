@@ -55,8 +55,9 @@ class JitFunction {
 public:
   ~JitFunction();
 
-  /// Lowers a clone of `module` and JIT-compiles it. `entry` names a
-  /// func.func whose arguments and results are ranked tensors. Fails for an
+  /// Lowers a clone of `module` holding `entry` and what it reaches
+  /// (eraseOtherFunctions) and JIT-compiles it. `entry` names a func.func
+  /// whose arguments and results are ranked tensors. Fails for an
   /// unknown target CPU or feature, and for a target this host cannot run.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, llvm::StringRef entry, const JitOptions &options);

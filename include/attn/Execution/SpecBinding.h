@@ -67,9 +67,11 @@ llvm::Expected<func::FuncOp> findEntryFunction(ModuleOp module,
                                                llvm::StringRef name,
                                                llvm::StringRef source);
 
-/// Erases the functions of `module` that `entry` does not reach through
-/// symbol uses (calls and the like, transitively): compiling one entry of a
-/// file with many specs need not lower the others. Other top-level ops stay.
+/// Erases the functions of `module` that neither `entry` nor a top-level op
+/// other than a func.func reaches through symbol uses (calls and the like,
+/// transitively): compiling one entry of a file with many specs need not
+/// lower the others. Other top-level ops stay; nothing is erased where an
+/// op's symbol uses are unknown.
 /// Used on the clones the CPU JIT and the GPU runner lower.
 void eraseOtherFunctions(ModuleOp module, llvm::StringRef entry);
 

@@ -6,6 +6,7 @@
 
 #include "attn/GPUEmulator/SpecEmulation.h"
 
+#include "attn/Execution/SpecBinding.h"
 #include "attn/Pipelines/GpuPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +29,8 @@ EmulatedSpec::lower(ModuleOp spec, llvm::StringRef entry,
   result->lowered = OwningOpRef<ModuleOp>(spec.clone());
   result->entry = entry.str();
   ModuleOp module = *result->lowered;
+  // Only the entry and what it reaches, as on the CPU and the GPU.
+  eraseOtherFunctions(module, entry);
   MLIRContext *ctx = module->getContext();
   // Collect the lowering's diagnostics into the error.
   std::string diags;
