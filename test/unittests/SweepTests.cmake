@@ -12,3 +12,11 @@ llvm_update_compile_flags(AttnSweepTests)
 include(GoogleTest)
 gtest_discover_tests(AttnSweepTests DISCOVERY_MODE PRE_TEST
   DISCOVERY_TIMEOUT 60)
+
+# A ctest list older than the run's ATTN_SWEEP_CASES asks for a case the sweep
+# does not instantiate: the sweep's main() must fail it, not pass it empty.
+add_test(NAME attn-sweep-uninstantiated-case
+  COMMAND AttnSweepTests
+    --gtest_filter=Sweep/DifferentialSweep.Case/naive_999999)
+set_tests_properties(attn-sweep-uninstantiated-case PROPERTIES
+  PASS_REGULAR_EXPRESSION "selects no test: the case is not instantiated")

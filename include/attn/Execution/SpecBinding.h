@@ -72,7 +72,7 @@ llvm::Expected<func::FuncOp> findEntryFunction(ModuleOp module,
 /// transitively): compiling one entry of a file with many specs need not
 /// lower the others. Other top-level ops stay; nothing is erased where an
 /// op's symbol uses are unknown.
-/// Used on the clones the CPU JIT and the GPU runner lower.
+/// Used on the clones the CPU JIT, the GPU runner and the emulator lower.
 void eraseOtherFunctions(ModuleOp module, llvm::StringRef entry);
 
 /// The first attn.attention or attn.projected_attention op in `fn`, or null.
