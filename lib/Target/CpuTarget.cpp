@@ -77,6 +77,7 @@ static void describeFrom(CpuTarget &t, const llvm::MCSubtargetInfo &sti,
       t.vectorRegisters = 16;
     }
     t.fmaPerCycle = t.fma ? 2 : 0;
+    t.bf16DotAtFmaRate = t.avx512bf16 && sti.getCPU() == "znver4";
   } else if (triple.isAArch64()) {
     t.neon = has("neon");
     t.sve = has("sve");
@@ -90,6 +91,21 @@ static void describeFrom(CpuTarget &t, const llvm::MCSubtargetInfo &sti,
     t.vectorBits = 128;
     t.vectorRegisters = 16;
   }
+}
+
+bool mlir::attn::usesBf16DotProducts(const CpuTarget &target,
+                                     Bf16DotProducts choice) {
+  if (!target.avx512bf16 || target.vectorBits != 512)
+    return false;
+  switch (choice) {
+  case Bf16DotProducts::On:
+    return true;
+  case Bf16DotProducts::Off:
+    return false;
+  case Bf16DotProducts::Auto:
+    break;
+  }
+  return target.bf16DotAtFmaRate;
 }
 
 std::string CpuTarget::isaName() const {

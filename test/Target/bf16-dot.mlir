@@ -3,16 +3,27 @@
 // (Cooper Lake, Sapphire Rapids and later, Zen 4 and later): the fused form's
 // Q K^T and P V microkernels read bf16 pairs as i32 words and accumulate
 // `vdpbf16ps` dot products in f32 (x86vector.avx512.dot) instead of
-// converting the tiles to f32. Off by default (slower than the f32 kernels
-// where measured, docs/Targets.md); targets without the feature, the feature
-// removed, and f32 specs keep the f32 FMA kernels even when it is asked for.
-// Targets with AMX BF16 take AMX tiles instead (test/Target/amx.mlir), so
-// Sapphire Rapids is tested here with amx-bf16 removed.
+// converting the tiles to f32. By default (`auto`) the target description
+// decides: on AMD Zen 4 (`znver4`), where one dot product issues as often as
+// one f32 FMA, it takes them; on Intel, where it issues at half the FMA's
+// rate, it does not (docs/Targets.md). `true` and `false` override it.
+// Targets without the feature, the feature removed, and f32 specs keep the
+// f32 FMA kernels even when it is asked for. Targets with AMX BF16 take AMX
+// tiles instead (test/Target/amx.mlir), so Sapphire Rapids is tested here
+// with amx-bf16 removed.
 
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=DOT
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=DOT
+// Zen 4 takes them by default, and through the CPU pipeline.
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4" \
+// RUN:   | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 bf16-dot-products=auto" \
+// RUN:   | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=znver4" \
+// RUN:   | FileCheck %s --check-prefix=PIPE-DOT
+// PIPE-DOT: llvm.x86.avx512bf16.dpbf16ps.512
 // The query tile as words of pairs, K packed as words of pairs, P rounded
 // to bf16 for P V (both on whole tiles of 32 keys).
 // DOT-LABEL: func.func @f(
@@ -22,6 +33,16 @@
 // DOT:       x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
 
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids" \
+// RUN:   | FileCheck %s --check-prefix=NODOT
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16" \
+// RUN:   | FileCheck %s --check-prefix=NODOT
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 bf16-dot-products=false" \
+// RUN:   | FileCheck %s --check-prefix=NODOT
+// RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=znver4 bf16-dot-products=false" \
+// RUN:   | FileCheck %s --check-prefix=PIPE-NODOT
+// PIPE-NODOT-NOT: dpbf16ps
+// A Zen 4 without the feature.
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 target-features=-avx512bf16" \
 // RUN:   | FileCheck %s --check-prefix=NODOT
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-avx512bf16 bf16-dot-products=true" \
 // RUN:   | FileCheck %s --check-prefix=NODOT

@@ -55,6 +55,28 @@ TEST(CpuTargetTest, Znver4) {
   EXPECT_EQ(t.vectorBits, 512u);
   EXPECT_EQ(t.vectorRegisters, 32u);
   EXPECT_EQ(t.isaName(), "AVX-512");
+  // One vdpbf16ps issues as often as one f32 FMA on Zen 4: bf16 takes the
+  // dot products by default.
+  EXPECT_TRUE(t.avx512bf16);
+  EXPECT_TRUE(t.bf16DotAtFmaRate);
+  EXPECT_TRUE(usesBf16DotProducts(t, Bf16DotProducts::Auto));
+  EXPECT_FALSE(usesBf16DotProducts(t, Bf16DotProducts::Off));
+  // Without the feature, never, even when asked for.
+  CpuTarget noBf16 = resolve("znver4", "-avx512bf16");
+  EXPECT_FALSE(noBf16.bf16DotAtFmaRate);
+  EXPECT_FALSE(usesBf16DotProducts(noBf16, Bf16DotProducts::On));
+}
+
+/// Intel's AVX-512 BF16 issues a dot product at half the FMA's rate: the
+/// dot products only when asked for.
+TEST(CpuTargetTest, SapphireRapidsDotProductsOnlyWhenAsked) {
+  CpuTarget t = resolve("sapphirerapids");
+  EXPECT_TRUE(t.avx512bf16);
+  EXPECT_FALSE(t.bf16DotAtFmaRate);
+  EXPECT_FALSE(usesBf16DotProducts(t, Bf16DotProducts::Auto));
+  EXPECT_TRUE(usesBf16DotProducts(t, Bf16DotProducts::On));
+  // Nor on a CPU without the feature.
+  EXPECT_FALSE(usesBf16DotProducts(resolve("haswell"), Bf16DotProducts::On));
 }
 
 TEST(CpuTargetTest, BaselineX86_64) {

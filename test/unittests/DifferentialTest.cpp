@@ -1772,7 +1772,8 @@ std::string execute(const std::string &text, const std::string &form,
   JitOptions options;
   SweepForm f = parseForm(form);
   options.targetCpu = f.cpu;
-  options.bf16DotProducts = f.bf16Dot;
+  options.bf16DotProducts =
+      f.bf16Dot ? Bf16DotProducts::On : Bf16DotProducts::Auto;
   // AMX takes bf16 before the dot products where the host has both.
   if (f.bf16Dot)
     options.targetFeatures = "-amx-bf16";

@@ -89,10 +89,12 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     with the weights P rounded to bf16 as FlashAttention does
     (docs/Semantics.md, Precision, states the bound); the last partial
     tile and tiles whose masked keys hold non-finite V rows keep the f32
-    kernel. It is off by default: on the Intel AVX-512 BF16 + AMX host
-    measured, one `vdpbf16ps` issues every two cycles against two FMAs per
-    cycle, and the bf16 fused form ran 1.37x slower with it (LLVM's
-    Sapphire Rapids and Zen 4 scheduling models agree).
+    kernel. By default (`auto`) the target description decides
+    (`CpuTarget::bf16DotAtFmaRate`): on AMD Zen 4 one `vdpbf16ps` issues
+    as often as one f32 FMA, and the bf16 fused form ran 1.7x faster with
+    it; on the Intel AVX-512 BF16 + AMX host measured it issues every two
+    cycles against two FMAs per cycle, and the form ran 1.37x slower.
+    `true` and `false` override the target.
 
     ```mlir
     // Q K^T of bf16 pairs: 16 f32 lanes += 16 dot products of two bf16.
@@ -131,10 +133,20 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
     Option<"targetTriple", "target-triple", "std::string", "\"\"",
            "LLVM target triple (empty: this machine's), e.g. "
            "aarch64-linux-gnu">,
-    Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+    Option<"bf16DotProducts", "bf16-dot-products",
+           "::mlir::attn::Bf16DotProducts",
+           "::mlir::attn::Bf16DotProducts::Auto",
            "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
-           "where the target has them; off by default: slower than the f32 "
-           "FMA kernels on the CPUs measured (docs/Targets.md)">
+           "where the target has them: auto (where they are faster than the "
+           "f32 FMA kernels, the target description says: AMD Zen 4), true "
+           "or false (docs/Targets.md)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::attn::Bf16DotProducts::Auto, "auto",
+                        "where the target runs them faster"),
+             clEnumValN(::mlir::attn::Bf16DotProducts::On, "true",
+                        "wherever the target has them"),
+             clEnumValN(::mlir::attn::Bf16DotProducts::Off, "false",
+                        "never"))}]>
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -187,10 +199,20 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     Option<"targetTriple", "target-triple", "std::string", "\"\"",
            "LLVM target triple (empty: this machine's), e.g. "
            "aarch64-linux-gnu">,
-    Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+    Option<"bf16DotProducts", "bf16-dot-products",
+           "::mlir::attn::Bf16DotProducts",
+           "::mlir::attn::Bf16DotProducts::Auto",
            "bf16 Q K^T and P V as AVX-512 BF16 dot products (vdpbf16ps) "
-           "where the target has them; off by default: slower than the f32 "
-           "FMA kernels on the CPUs measured (docs/Targets.md)">
+           "where the target has them: auto (where they are faster than the "
+           "f32 FMA kernels, the target description says: AMD Zen 4), true "
+           "or false (docs/Targets.md)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::attn::Bf16DotProducts::Auto, "auto",
+                        "where the target runs them faster"),
+             clEnumValN(::mlir::attn::Bf16DotProducts::On, "true",
+                        "wherever the target has them"),
+             clEnumValN(::mlir::attn::Bf16DotProducts::Off, "false",
+                        "never"))}]>
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

@@ -24,6 +24,7 @@
 
 #include "attn/IR/AttnOps.h"
 #include "attn/Schedule/Schedule.h"
+#include "attn/Target/CpuTarget.h"
 
 namespace mlir {
 class RewritePatternSet;

@@ -11,6 +11,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Target/CpuTarget.h"
+
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"
 
@@ -74,12 +76,17 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("LLVM target triple (empty: this machine's), e.g. "
                      "aarch64-linux-gnu with target-cpu=neoverse-v1"),
       llvm::cl::init("")};
-  PassOptions::Option<bool> bf16DotProducts{
+  PassOptions::Option<Bf16DotProducts> bf16DotProducts{
       *this, "bf16-dot-products",
-      llvm::cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
-                     "the target has them (off: slower than the f32 FMA "
-                     "kernels on the CPUs measured)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products: auto "
+                     "(where the target runs them faster than the f32 FMA "
+                     "kernels: AMD Zen 4), true or false"),
+      llvm::cl::init(Bf16DotProducts::Auto),
+      llvm::cl::values(clEnumValN(Bf16DotProducts::Auto, "auto",
+                                  "where the target runs them faster"),
+                       clEnumValN(Bf16DotProducts::On, "true",
+                                  "wherever the target has them"),
+                       clEnumValN(Bf16DotProducts::Off, "false", "never"))};
   PassOptions::Option<bool> instrumentTiles{
       *this, "instrument-tiles",
       llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),
@@ -131,9 +138,9 @@ struct CpuCodegenOptions {
   /// target triple (empty: this machine's; another architecture's only
   /// ahead of time).
   std::string targetCpu, targetFeatures, targetTriple;
-  /// bf16 Q K^T and P V as AVX-512 BF16 dot products where the target has
-  /// them (docs/Targets.md: slower than the f32 kernels where measured).
-  bool bf16DotProducts = false;
+  /// bf16 Q K^T and P V as AVX-512 BF16 dot products: where the target
+  /// description says they are faster (Auto), or as asked (docs/Targets.md).
+  Bf16DotProducts bf16DotProducts = Bf16DotProducts::Auto;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
 

@@ -45,6 +45,16 @@ struct CpuTarget {
        avx512fp16 = false, amx = false, neon = false, sve = false;
   /// AMX tile products of bf16 (`tdpbf16ps`; `amx` is the tile state).
   bool amxBf16 = false;
+  /// Whether an AVX-512 BF16 dot product (`vdpbf16ps` zmm: 32 bf16
+  /// multiply-adds) issues as often as an f32 FMA (`vfmadd231ps` zmm: 16),
+  /// so that bf16 products on it take half the f32 kernels' time. A fact
+  /// of the microarchitecture, not of the feature set, so it comes from the
+  /// CPU name: AMD Zen 4 (`znver4`; bench/isa_rates measured 0.273 ns for
+  /// either instruction on one core). Intel's CPUs issue it at half the
+  /// FMA's rate (their fast bf16 route is AMX), and LLVM's scheduling model
+  /// (reciprocal throughput 3.0 for znver4) cannot tell them apart. Zen 5 is
+  /// not measured and not included.
+  bool bf16DotAtFmaRate = false;
 
   /// Width in bits of the vector registers the f32 code uses, and how many
   /// there are (16 ymm on AVX2, 32 zmm on AVX-512, 32 q on NEON).
@@ -66,6 +76,15 @@ struct CpuTarget {
   /// One line: CPU, ISA, vector registers, caches.
   std::string describe() const;
 };
+
+/// Whether bf16 Q K^T and P V take AVX-512 BF16 dot products (`vdpbf16ps`)
+/// instead of f32 FMAs on converted tiles: as the target description says
+/// (Auto: where `bf16DotAtFmaRate`), or as asked (On, Off). Targets without
+/// AVX-512 BF16 never take them.
+enum class Bf16DotProducts { Auto, On, Off };
+
+/// Whether code for `target` takes the dot products under `choice`.
+bool usesBf16DotProducts(const CpuTarget &target, Bf16DotProducts choice);
 
 /// The machine running the compiler.
 CpuTarget getHostCpuTarget();

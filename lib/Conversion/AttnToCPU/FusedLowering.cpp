@@ -18,7 +18,7 @@ using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
 VectorShape VectorShape::forTarget(const CpuTarget &target,
-                                   bool bf16DotProducts) {
+                                   Bf16DotProducts bf16DotProducts) {
   VectorShape v;
   v.lanes = std::max<int64_t>(target.f32Lanes(), 4);
   v.nw = 2 * v.lanes;
@@ -27,7 +27,7 @@ VectorShape VectorShape::forTarget(const CpuTarget &target,
   int64_t regs = std::max<int64_t>(target.vectorRegisters, 16);
   v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
   v.registers = regs;
-  v.bf16Dot = bf16DotProducts && target.avx512bf16 && v.lanes == 16;
+  v.bf16Dot = usesBf16DotProducts(target, bf16DotProducts) && v.lanes == 16;
   v.amx = target.amxBf16 && v.lanes == 16;
   return v;
 }

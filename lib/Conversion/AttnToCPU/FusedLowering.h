@@ -87,13 +87,15 @@ using IndexMath = IRArith;
 struct VectorShape {
   int64_t lanes, mr, nw, registers;
   /// bf16 takes AVX-512 BF16 dot products (`vdpbf16ps`) on registers of 16
-  /// f32 lanes: asked for (`bf16-dot-products`) and the target has them.
+  /// f32 lanes: the target has them and `bf16-dot-products` (by default the
+  /// target description: usesBf16DotProducts) takes them.
   bool bf16Dot = false;
   /// bf16 takes AMX tile products (`tdpbf16ps`): the target has amx-tile and
   /// amx-bf16 (and AVX-512 for the packing).
   bool amx = false;
-  static VectorShape forTarget(const CpuTarget &target,
-                               bool bf16DotProducts = false);
+  static VectorShape
+  forTarget(const CpuTarget &target,
+            Bf16DotProducts bf16DotProducts = Bf16DotProducts::Auto);
 };
 
 /// Everything a tile of one attention op needs, built once per op.

@@ -53,7 +53,8 @@ static void declareTileVisit(ModuleOp module) {
 /// the decode form's splits, instrumentation and the target description.
 struct FusedOptions {
   int64_t tileQ = 0, tileK = 0, splits = 0;
-  bool instrument = false, bf16DotProducts = false;
+  bool instrument = false;
+  Bf16DotProducts bf16DotProducts = Bf16DotProducts::Auto;
   CpuTarget target;
 };
 
@@ -115,7 +116,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
 static LogicalResult runFused(Operation *root, int64_t tq, int64_t tk,
                               bool instrument, int64_t splits,
                               StringRef targetCpu, StringRef targetFeatures,
-                              StringRef targetTriple, bool bf16DotProducts) {
+                              StringRef targetTriple,
+                              Bf16DotProducts bf16DotProducts) {
   if (tq < 0 || tk < 0)
     return root->emitError("attn: tile sizes must be positive (or 0 for the "
                            "default); got tile-q = ")
