@@ -51,6 +51,8 @@ void LoweringChoice::print(llvm::raw_ostream &os) const {
   if (registerRows)
     os << ", register tile " << registerRows << " x " << registerCols << " ("
        << vectorBits << "-bit)";
+  if (!bf16Products.empty())
+    os << ", bf16 products on " << bf16Products;
   if (warps)
     os << ", " << warps << " warps";
   if (wgmma)
@@ -64,6 +66,8 @@ void LoweringChoice::print(llvm::raw_ostream &os) const {
 
 void LoweringChoice::writeJSON(llvm::json::OStream &j) const {
   j.attribute("form", form);
+  if (!bf16Products.empty())
+    j.attribute("bf16_products", bf16Products);
   for (const Field &f : kFields)
     if (f.present(*this))
       j.attribute(f.name, this->*(f.member));
@@ -79,6 +83,9 @@ void mlir::attn::recordLoweringChoice(Operation *op,
   Builder b(op->getContext());
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("form", b.getStringAttr(choice.form))};
+  if (!choice.bf16Products.empty())
+    fields.push_back(
+        b.getNamedAttr("bf16_products", b.getStringAttr(choice.bf16Products)));
   for (const Field &f : kFields)
     if (f.present(choice))
       fields.push_back(
@@ -112,6 +119,8 @@ SmallVector<LoweringChoice> mlir::attn::readLoweringChoices(Operation *fn) {
     LoweringChoice c;
     if (auto form = dict.getAs<StringAttr>("form"))
       c.form = form.str();
+    if (auto products = dict.getAs<StringAttr>("bf16_products"))
+      c.bf16Products = products.str();
     for (const Field &f : kFields)
       if (auto v = dict.getAs<IntegerAttr>(f.name))
         c.*(f.member) = v.getInt();

@@ -29,6 +29,10 @@
 // TILES-COUNT-1: attn.amx_tile_matmul
 // TILES-NOT:   attn.amx_tile_matmul
 
+// RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=sapphirerapids" \
+// RUN:   | FileCheck %s --check-prefix=CHOICE
+// CHOICE: attn.lowering = [{bf16_products = "amx", form = "fused"
+
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16" \
 // RUN:   | FileCheck %s --check-prefix=NOAMX
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4" \

@@ -23,6 +23,8 @@
 // RUN:   | FileCheck %s --check-prefix=DOT
 // RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=znver4" \
 // RUN:   | FileCheck %s --check-prefix=PIPE-DOT
+// What the lowering chose says so (attn.lowering; attn-run's report).
+// PIPE-DOT: attn.lowering = [{bf16_products = "vdpbf16ps", form = "fused"
 // PIPE-DOT: llvm.x86.avx512bf16.dpbf16ps.512
 // The query tile as words of pairs, K packed as words of pairs, P rounded
 // to bf16 for P V (both on whole tiles of 32 keys).
@@ -41,6 +43,7 @@
 // RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=znver4 bf16-dot-products=false" \
 // RUN:   | FileCheck %s --check-prefix=PIPE-NODOT
 // PIPE-NODOT-NOT: dpbf16ps
+// PIPE-NODOT-NOT: bf16_products
 // A Zen 4 without the feature.
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 target-features=-avx512bf16" \
 // RUN:   | FileCheck %s --check-prefix=NODOT

@@ -96,6 +96,13 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           choice.registerRows = shape.mr;
           choice.registerCols = shape.nw;
           choice.vectorBits = shape.lanes * 32;
+          auto isBf16 = [](Value v) {
+            return getElementTypeOrSelf(v.getType()).isBF16();
+          };
+          if (isBf16(op.getQuery()) || isBf16(op.getValue()))
+            choice.bf16Products = shape.amx       ? "amx"
+                                  : shape.bf16Dot ? "vdpbf16ps"
+                                                  : "";
           recordLoweringChoice(op, choice);
           // Ragged batches: one work list over the sequences' tiles.
           if (op.isRagged())
