@@ -675,7 +675,7 @@ class Bench:
 
 
 MACHINE_COLS = ["cpu_model", "host_isa", "openblas_core", "target_cpu",
-                "target_isa", "target_features"]
+                "target_isa", "target_features", "peers"]
 
 
 def probe_openblas(a, flags):

@@ -32,10 +32,13 @@ def main():
     if first.get("cpu_model"):
         target = first["target_cpu"] + (
             f" `{first['target_features']}`" if first.get("target_features") else "")
+        # CSVs written before the "peers" column say nothing of the peers.
+        peers = {"native": "; PyTorch SDPA and OpenBLAS run natively",
+                 "AVX2 only": "; PyTorch SDPA and OpenBLAS limited to AVX2"}
         print(f"Machine: {first['cpu_model']}; host ISA {first['host_isa']}; "
               f"OpenBLAS core {first['openblas_core']}; our code compiled for "
-              f"{target} ({first['target_isa']}); PyTorch SDPA and OpenBLAS run "
-              f"natively.")
+              f"{target} ({first['target_isa']})"
+              f"{peers.get(first.get('peers') or '', '')}.")
         print()
 
     print("| shape | impl | thr | median ms | min–max ms | GFLOP/s | % SGEMM "
