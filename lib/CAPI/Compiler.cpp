@@ -206,7 +206,8 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
                                          "max-decode-queries"};
   static const llvm::StringSet<> bools = {"instrument-tiles", "parallel",
                                           "approximate-math", "out-params"};
-  static const llvm::StringSet<> strings = {"target-cpu", "target-features"};
+  static const llvm::StringSet<> strings = {"target-cpu", "target-features",
+                                            "target-triple"};
   llvm::SmallVector<llvm::StringRef> words;
   options.split(words, ' ', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef word : words) {
@@ -219,6 +220,9 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
     } else if (ints.contains(key)) {
       if (value.getAsInteger(10, n))
         return key.str() + "=" + value.str() + ": expected an integer";
+    } else if (key == "bf16-dot-products") {
+      if (!llvm::is_contained({"auto", "true", "false"}, value))
+        return key.str() + "=" + value.str() + ": expected auto, true or false";
     } else if (bools.contains(key)) {
       if (!llvm::is_contained({"true", "false", "1", "0"}, value))
         return key.str() + "=" + value.str() + ": expected true or false";

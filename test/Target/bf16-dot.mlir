@@ -23,9 +23,18 @@
 // RUN:   | FileCheck %s --check-prefix=DOT
 // RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=znver4" \
 // RUN:   | FileCheck %s --check-prefix=PIPE-DOT
-// What the lowering chose says so (attn.lowering; attn-run's report).
-// PIPE-DOT: attn.lowering = [{bf16_products = "vdpbf16ps", form = "fused"
+// What the lowering chose says so (attn.lowering; attn-run's report): both
+// products for @f; none for the f32 spec and for bf16 queries against an
+// int8 cache (no bf16 product there); only P V for @d48.
+// PIPE-DOT-LABEL: llvm.func @f(
+// PIPE-DOT-SAME: attn.lowering = [{bf16_products = "vdpbf16ps", form = "fused"
 // PIPE-DOT: llvm.x86.avx512bf16.dpbf16ps.512
+// PIPE-DOT-LABEL: llvm.func @f32(
+// PIPE-DOT-NOT: bf16_products
+// PIPE-DOT-LABEL: llvm.func @d48(
+// PIPE-DOT-SAME: attn.lowering = [{bf16_products = "f32 for Q K^T, vdpbf16ps for P V", form = "fused"
+// PIPE-DOT-LABEL: llvm.func @quantized(
+// PIPE-DOT-NOT: bf16_products
 // The query tile as words of pairs, K packed as words of pairs, P rounded
 // to bf16 for P V (both on whole tiles of 32 keys).
 // DOT-LABEL: func.func @f(
@@ -102,4 +111,14 @@ func.func @d48(%q: tensor<1x4x256x48xbf16>, %k: tensor<1x4x256x48xbf16>,
       k(%k : tensor<1x4x256x48xbf16>) v(%v : tensor<1x4x256x32xbf16>)
       -> tensor<1x4x256x32xbf16>
   return %o : tensor<1x4x256x32xbf16>
+}
+
+func.func @quantized(%q: tensor<1x4x4x64xbf16>, %k: tensor<1x2x256x64xi8>,
+                     %v: tensor<1x2x256x64xi8>, %ks: tensor<1x2x256xf32>,
+                     %vs: tensor<1x2xf32>) -> tensor<1x4x4x64xbf16> {
+  %o = attn.attention q(%q : tensor<1x4x4x64xbf16>)
+      k(%k : tensor<1x2x256x64xi8>) v(%v : tensor<1x2x256x64xi8>)
+      k_scale(%ks : tensor<1x2x256xf32>) v_scale(%vs : tensor<1x2xf32>)
+      -> tensor<1x4x4x64xbf16>
+  return %o : tensor<1x4x4x64xbf16>
 }

@@ -118,14 +118,18 @@ constexpr int kDefaultCases = 232;
 /// tiles of other targets are checked on every machine. `FORM+bf16dot`
 /// compiles it with bf16-dot-products (the AVX-512 BF16 kernels): it takes
 /// the bf16 cases on hosts with AVX-512 BF16 and skips the others.
+/// `FORM+nodot` compiles it with neither those nor AMX (bf16 converted to
+/// f32 for the host's f32 kernels): it takes the bf16 cases on hosts whose
+/// default is one of them (AMD Zen 4, AMX hosts), where the plain form does
+/// not run the conversion, and skips the others.
 const std::vector<std::string> kDefaultForms = {
-    "naive",         "fused",        "decode",
-    "fused@haswell", "fused@x86-64", "fused+bf16dot"};
+    "naive",        "fused",         "decode",     "fused@haswell",
+    "fused@x86-64", "fused+bf16dot", "fused+nodot"};
 
-/// A sweep form: `FORM[+bf16dot][@CPU]`.
+/// A sweep form: `FORM[+bf16dot|+nodot][@CPU]`.
 struct SweepForm {
   std::string form, cpu; // cpu empty: the host
-  bool bf16Dot = false;
+  bool bf16Dot = false, noDot = false;
 };
 
 SweepForm parseForm(std::string form) {
@@ -135,12 +139,15 @@ SweepForm parseForm(std::string form) {
     f.cpu = form.substr(at + 1);
     form = form.substr(0, at);
   }
-  const std::string dot = "+bf16dot";
-  if (form.size() > dot.size() &&
-      form.compare(form.size() - dot.size(), dot.size(), dot) == 0) {
-    f.bf16Dot = true;
-    form.resize(form.size() - dot.size());
-  }
+  auto dropSuffix = [&](const std::string &suffix) {
+    if (form.size() <= suffix.size() ||
+        form.compare(form.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return false;
+    form.resize(form.size() - suffix.size());
+    return true;
+  };
+  f.bf16Dot = dropSuffix("+bf16dot");
+  f.noDot = !f.bf16Dot && dropSuffix("+nodot");
   f.form = form;
   return f;
 }
@@ -339,6 +346,15 @@ bool formSupports(const std::string &form, const Config &c) {
   if (f.bf16Dot) {
     static bool hostHasDot = mlir::attn::getHostCpuTarget().avx512bf16;
     if (c.dtype != DType::BF16 || !hostHasDot)
+      return false;
+  }
+  if (f.noDot) {
+    static bool hostDefaultNative = [] {
+      mlir::attn::CpuTarget host = mlir::attn::getHostCpuTarget();
+      return host.amxBf16 || mlir::attn::usesBf16DotProducts(
+                                 host, mlir::attn::Bf16DotProducts::Auto);
+    }();
+    if (c.dtype != DType::BF16 || !hostDefaultNative)
       return false;
   }
   std::string cpu = f.cpu;
@@ -1675,6 +1691,8 @@ std::string dumpCase(const Config &c, const std::string &form,
     cmd += " --target-cpu=" + f.cpu;
   if (f.bf16Dot)
     cmd += " --bf16-dot-products --target-features=-amx-bf16";
+  if (f.noDot)
+    cmd += " --bf16-dot-products=false --target-features=-amx-bf16";
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(base + ".mlir", ec);
@@ -1772,10 +1790,11 @@ std::string execute(const std::string &text, const std::string &form,
   JitOptions options;
   SweepForm f = parseForm(form);
   options.targetCpu = f.cpu;
-  options.bf16DotProducts =
-      f.bf16Dot ? Bf16DotProducts::On : Bf16DotProducts::Auto;
+  options.bf16DotProducts = f.bf16Dot ? Bf16DotProducts::On
+                            : f.noDot ? Bf16DotProducts::Off
+                                      : Bf16DotProducts::Auto;
   // AMX takes bf16 before the dot products where the host has both.
-  if (f.bf16Dot)
+  if (f.bf16Dot || f.noDot)
     options.targetFeatures = "-amx-bf16";
   if (llvm::Error err = options.setForm(f.form))
     return llvm::toString(std::move(err));

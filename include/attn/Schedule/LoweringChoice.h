@@ -50,8 +50,10 @@ struct LoweringChoice {
   /// vector width in bits.
   int64_t registerRows = 0, registerCols = 0, vectorBits = 0;
   /// CPU, bf16 specs: what the bf16 products of whole tiles run on:
-  /// "vdpbf16ps" (AVX-512 BF16 dot products), "amx" (AMX tiles), or empty
-  /// (f32 FMAs on tiles converted to f32, as for every other element type).
+  /// "vdpbf16ps" (AVX-512 BF16 dot products), "amx" (AMX tiles), "<Q K^T's>
+  /// for Q K^T, <P V's> for P V" when the two differ ("f32" for one on f32
+  /// FMAs), or empty (f32 FMAs on tiles converted to f32, as for every other
+  /// element type and for quantized caches).
   std::string bf16Products;
   /// GPU: warps per block, and how many GEMMs run on wgmma (sm_90a): 1 for
   /// S = Q K^T, 2 for S = Q K^T and O += P V.

@@ -75,6 +75,16 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
   pairedPV = shape.bf16Dot && bf16V;
 }
 
+std::string FusedLowering::bf16Products() const {
+  auto route = [](bool amx, bool dot) -> std::string {
+    return amx ? "amx" : dot ? "vdpbf16ps" : "f32";
+  };
+  std::string qk = route(amxQK, pairedQK), pv = route(amxPV, pairedPV);
+  if (qk == pv)
+    return qk == "f32" ? "" : qk;
+  return qk + " for Q K^T, " + pv + " for P V";
+}
+
 Value FusedLowering::branch(OpBuilder &b, Location loc, Value cond, Value c,
                             function_ref<Value(OpBuilder &, Location)> fast,
                             function_ref<Value(OpBuilder &, Location)> slow) {

@@ -104,6 +104,13 @@ public:
   FusedLowering(AttentionOp op, OpBuilder &b, const ScheduleSpec &schedule,
                 const VectorShape &shape, bool instrument);
 
+  /// What the bf16 products of whole tiles run on, for the lowering choice
+  /// (LoweringChoice::bf16Products): "amx" or "vdpbf16ps" when Q K^T and
+  /// P V take the same route, "<Q K^T's> for Q K^T, <P V's> for P V" when
+  /// they differ ("f32" for a product on f32 FMAs), empty when both are f32
+  /// FMAs (f32, f16 and quantized specs, targets without either).
+  std::string bf16Products() const;
+
   AttentionOp op;
 
   /// Tiles, key-tile rules and split partition (shared with every target).
@@ -645,11 +652,11 @@ public:
 /// Sequences with fewer query tiles than the longest leave their extra items
 /// empty. The caller emits the run-time checks (emitRaggedChecks) and
 /// guards the work.
-SmallVector<Value> buildRaggedWorkList(PatternRewriter &rewriter,
-                                       AttentionOp op,
-                                       const ScheduleSpec &schedule,
-                                       const VectorShape &shape,
-                                       bool instrument);
+/// `bf16Products` receives the packed op's FusedLowering::bf16Products().
+SmallVector<Value>
+buildRaggedWorkList(PatternRewriter &rewriter, AttentionOp op,
+                    const ScheduleSpec &schedule, const VectorShape &shape,
+                    bool instrument, std::string &bf16Products);
 
 } // namespace cpu
 } // namespace attn

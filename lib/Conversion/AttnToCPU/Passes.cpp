@@ -96,20 +96,20 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
           choice.registerRows = shape.mr;
           choice.registerCols = shape.nw;
           choice.vectorBits = shape.lanes * 32;
-          auto isBf16 = [](Value v) {
-            return getElementTypeOrSelf(v.getType()).isBF16();
-          };
-          if (isBf16(op.getQuery()) || isBf16(op.getValue()))
-            choice.bf16Products = shape.amx       ? "amx"
-                                  : shape.bf16Dot ? "vdpbf16ps"
-                                                  : "";
-          recordLoweringChoice(op, choice);
-          // Ragged batches: one work list over the sequences' tiles.
-          if (op.isRagged())
-            return buildRaggedWorkList(rewriter, op, schedule, shape,
-                                       opts.instrument);
+          // Ragged batches: one work list over the sequences' tiles. The
+          // choice is recorded once the lowering knows its bf16 products
+          // (the op is replaced only after this function returns).
+          if (op.isRagged()) {
+            SmallVector<Value> results =
+                buildRaggedWorkList(rewriter, op, schedule, shape,
+                                    opts.instrument, choice.bf16Products);
+            recordLoweringChoice(op, choice);
+            return results;
+          }
           FusedLowering lowering(op, rewriter, schedule, shape,
                                  opts.instrument);
+          choice.bf16Products = lowering.bf16Products();
+          recordLoweringChoice(op, choice);
           return opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
                                  : lowering.buildFused(rewriter, op.getLoc());
         });

@@ -55,12 +55,13 @@ static Value longestSequence(OpBuilder &b, Location loc, AttentionOp op,
 
 SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
     PatternRewriter &rewriter, AttentionOp op, const ScheduleSpec &schedule,
-    const VectorShape &shape, bool instrument) {
+    const VectorShape &shape, bool instrument, std::string &bf16Products) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   bool decode = schedule.splits > 0;
   // The packed op's sizes: B = 1, Nq = the packed query tokens.
   FusedLowering packed(op, b, schedule, shape, instrument);
+  bf16Products = packed.bf16Products();
   IndexMath im{b, loc};
   Value seqs =
       im.sub(tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0).getResult(),

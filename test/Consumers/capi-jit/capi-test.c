@@ -363,12 +363,17 @@ int main(int argc, char **argv) {
   CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
             module, str("attn-to-llvm-cpu"), str("form=tiled"))),
         "form=tiled ran");
+  CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
+            module, str("attn-to-llvm-cpu"), str("bf16-dot-products=maybe"))),
+        "bf16-dot-products=maybe ran");
+  CHECK(strstr(lastError(ctx), "expected auto, true or false") != NULL,
+        "message: %s", lastError(ctx));
   AttnModule lowered =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
-  CHECK(
-      attnLogicalResultIsSuccess(attnModuleRunPipeline(
-          lowered, str("attn-to-llvm-cpu"), str("form=naive parallel=false"))),
-      "pipeline: %s", lastError(ctx));
+  CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
+            lowered, str("attn-to-llvm-cpu"),
+            str("form=naive parallel=false bf16-dot-products=false"))),
+        "pipeline: %s", lastError(ctx));
   AttnModule autoForm =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
   CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
