@@ -97,15 +97,8 @@ bool mlir::attn::usesBf16DotProducts(const CpuTarget &target,
                                      Bf16DotProducts choice) {
   if (!target.avx512bf16 || target.vectorBits != 512)
     return false;
-  switch (choice) {
-  case Bf16DotProducts::On:
-    return true;
-  case Bf16DotProducts::Off:
-    return false;
-  case Bf16DotProducts::Auto:
-    break;
-  }
-  return target.bf16DotAtFmaRate;
+  return choice == Bf16DotProducts::On ||
+         (choice == Bf16DotProducts::Auto && target.bf16DotAtFmaRate);
 }
 
 std::string CpuTarget::isaName() const {

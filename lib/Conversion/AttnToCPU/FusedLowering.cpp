@@ -27,7 +27,8 @@ VectorShape VectorShape::forTarget(const CpuTarget &target,
   int64_t regs = std::max<int64_t>(target.vectorRegisters, 16);
   v.mr = std::clamp<int64_t>((regs - 3) / 2, 1, 8);
   v.registers = regs;
-  v.bf16Dot = usesBf16DotProducts(target, bf16DotProducts) && v.lanes == 16;
+  // 512-bit registers only (usesBf16DotProducts), so 16 f32 lanes.
+  v.bf16Dot = usesBf16DotProducts(target, bf16DotProducts);
   v.amx = target.amxBf16 && v.lanes == 16;
   return v;
 }
