@@ -156,6 +156,19 @@ TileSizes mlir::attn::chooseTileSizes(AttentionOp op, const CpuTarget &target,
     int64_t keys = 128;
     if (banded)
       rows = keys = std::clamp<int64_t>(512 / group, 64, 128);
+    // A band of at most 1024 keys per query (window_left and window_right,
+    // or a window on one side and causal on the other): 64 x 64 tiles. A
+    // query tile reads the band plus one tile of keys, so halving the tile
+    // cuts the masked pairs it computes (513 keys per query: 80% of the
+    // computed pairs are allowed with 128 x 128 tiles, 89% with 64 x 64,
+    // 7-15% faster on Zen 4).
+    std::optional<int64_t> left = op.getEffectiveWindowLeft();
+    std::optional<int64_t> right = op.getEffectiveWindowRight();
+    if (op.getCausal())
+      right = 0;
+    if (left && right && *left <= 1024 && *right <= 1024 &&
+        *left + *right < 1024)
+      rows = keys = 64;
     // The per-iteration working set (score tile, accumulator, K and V
     // tiles, f32) should fit in the target's L2 where it is known: halve
     // the query rows until it does (the key tile stays, it sets the
