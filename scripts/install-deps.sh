@@ -9,6 +9,8 @@ PKGS=(
   cmake ninja-build g++ libgtest-dev python3
   libdlpack-dev python3-numpy
   python3-venv
+  # CPython headers: the Python package's fast call path (lib/PythonFastCall).
+  python3-dev
   # AArch64 kernels: cross-linked and run under qemu by test/Target.
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )

@@ -28,6 +28,7 @@ ring attention over ``torch.distributed`` (context parallelism).
 """
 
 import ctypes
+import importlib.util
 import os
 import struct
 
@@ -35,7 +36,7 @@ from . import _abi
 
 __all__ = ["KernelError", "KernelValueError", "KernelMemoryError",
            "CompileError", "Kernel", "KernelLibrary",
-           "load_library", "jit", "library_dir"]
+           "load_library", "jit", "library_dir", "uses_fastcall"]
 
 
 class KernelError(RuntimeError):
@@ -205,6 +206,7 @@ class Kernel:
 
     def __init__(self, info_ptr, owner):
         self._info = info_ptr
+        self._info_address = ctypes.cast(info_ptr, ctypes.c_void_p).value
         self._owner = owner  # keeps the library (and its code) alive
         info = info_ptr.contents
         self.name = info.name.decode()
@@ -280,7 +282,8 @@ class Kernel:
         else:
             outs = list(out)
         call(self._owner._runtime, self._info, list(inputs) + outs,
-             num_threads, workspace, stream=stream, gpu=self.gpu)
+             num_threads, workspace, stream=stream, gpu=self.gpu,
+             info_address=self._info_address)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -296,37 +299,63 @@ def current_stream(tensors):
 
 
 _OPTIONS = {}
+# The compiled fast path (lib/PythonFastCall/FastCall.c): [module or None,
+# whether it was looked for].
+_FASTCALL = [None, False]
+# attn_kernel_call's address per runtime handle.
+_CALL_ADDRESS = {}
+
+
+def _fastcall():
+    """The module _attn_fastcall from library_dir() (built where CPython's
+    headers are), or None: then calls pack their DLTensors in Python.
+    ATTN_PYTHON_FASTCALL=0 turns it off."""
+    if not _FASTCALL[1]:
+        _FASTCALL[1] = True
+        path = os.path.join(library_dir(), "_attn_fastcall.abi3.so")
+        if (os.environ.get("ATTN_PYTHON_FASTCALL", "1") != "0"
+                and os.path.exists(path)):
+            try:
+                spec = importlib.util.spec_from_file_location(
+                    "_attn_fastcall", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                _FASTCALL[0] = module
+            except (ImportError, OSError):
+                pass  # not a CPython (the module is built for CPython's ABI)
+    return _FASTCALL[0]
+
+
+def uses_fastcall():
+    """Whether torch tensors' calls take the compiled fast path."""
+    return _fastcall() is not None
 
 
 def call(runtime, info, tensors, num_threads=0, workspace=None,
-         dispatch=None, stream=None, gpu=None):
+         dispatch=None, stream=None, gpu=None, info_address=None):
     """attn_kernel_call (or attn_kernel_dispatch over `dispatch`, a list of
     info pointers) on DLPack tensors; raises KernelError. `stream`: the
     CUstream of a GPU kernel (default: PyTorch's current stream for CUDA
     tensors, else CUDA's default stream). `gpu`: whether a kernel runs on
-    the GPU, when the caller knows (else read from the kernels' flags)."""
+    the GPU, when the caller knows (else read from the kernels' flags).
+    `info_address`: info's address, when the caller has it. Torch tensors
+    of types and dtypes seen before go through the compiled fast path
+    where it is built (_fastcall)."""
     if gpu is None:
         kernels = dispatch if dispatch is not None else [info]
         gpu = any(k.contents.flags & _abi.KERNEL_GPU for k in kernels)
     if stream is None and gpu:
         stream = current_stream(tensors)
-    fast = _torch_tensors(tensors)
-    if fast is not None:
-        array, views = fast
-        count = len(tensors)
-    else:
-        views = [_dlpack_tensor(t) for t in tensors]
-        array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
-            *[v[0] for v in views])
-        count = len(views)
     if workspace is None and not stream:
         # Read-only to the runtime: one per thread count.
-        opts_ref = _OPTIONS.get(num_threads)
-        if opts_ref is None:
+        cached = _OPTIONS.get(num_threads)
+        if cached is None:
             opts = _abi.ExecOptions()
             runtime.attn_exec_options_init(ctypes.byref(opts))
             opts.num_threads = num_threads
-            opts_ref = _OPTIONS[num_threads] = ctypes.byref(opts)
+            cached = _OPTIONS[num_threads] = (ctypes.byref(opts),
+                                              ctypes.addressof(opts))
+        opts_ref, opts_address = cached
     else:
         opts = _abi.ExecOptions()
         runtime.attn_exec_options_init(ctypes.byref(opts))
@@ -336,7 +365,31 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
             opts.workspace_size = workspace.nbytes
         if stream:
             opts.stream = stream
-        opts_ref = ctypes.byref(opts)
+        opts_ref, opts_address = ctypes.byref(opts), ctypes.addressof(opts)
+    fastcall = _FASTCALL[0] if _FASTCALL[1] else _fastcall()
+    if fastcall is not None and dispatch is None:
+        address = _CALL_ADDRESS.get(runtime)
+        if address is None:
+            address = _CALL_ADDRESS[runtime] = ctypes.cast(
+                runtime.attn_kernel_call, ctypes.c_void_p).value
+        if info_address is None:
+            info_address = ctypes.cast(info, ctypes.c_void_p).value
+        status = fastcall.call(address, info_address, tensors, opts_address,
+                               _TORCH_TYPES, _TORCH_DL_BY_DTYPE)
+        if status is not None:
+            if status != 0:
+                raise _kernel_error(status,
+                                    runtime.attn_last_error().decode())
+            return
+    fast = _torch_tensors(tensors)
+    if fast is not None:
+        array, views = fast
+        count = len(tensors)
+    else:
+        views = [_dlpack_tensor(t) for t in tensors]
+        array = (ctypes.POINTER(_abi.DLTensor) * len(views))(
+            *[v[0] for v in views])
+        count = len(views)
     if dispatch is None:
         status = runtime.attn_kernel_call(info, array, count, opts_ref)
     else:

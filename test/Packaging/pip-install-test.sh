@@ -75,6 +75,14 @@ for f in __init__.py _capi.py _tools.py lib/libattn_runtime.so.1 \
   test -e "$pkg/$f" || fail "the wheel has no attn/$f"
 done
 test ! -e "$pkg/lib/python" || fail "the wheel holds a second copy of the package (attn/lib/python)"
+# The compiled fast path of calls on torch tensors, where the build has it
+# (CPython's headers were found), and the installed package loads it.
+if [ -e "$build/lib/_attn_fastcall.abi3.so" ]; then
+  test -e "$pkg/lib/_attn_fastcall.abi3.so" || fail "the wheel has no attn/lib/_attn_fastcall.abi3.so"
+  (cd "$work/run" && "$venv_python" -c 'import attn, sys; sys.exit(0 if attn.uses_fastcall() else 1)') ||
+    fail "the installed package does not load its _attn_fastcall"
+  echo "_attn_fastcall: loaded by the installed package"
+fi
 for f in "$pkg"/lib/libattn_*.so.1 "$pkg"/bin/attn-*; do
   runpath="$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')"
   echo "$(basename "$f"): RUNPATH ${runpath:-(none)}"

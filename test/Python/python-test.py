@@ -378,6 +378,46 @@ else:
     check(attn._torch_tensors([base, np.zeros(2)]) is None,
           "a numpy array among torch tensors takes the DLPack path")
     del keep
+    # The compiled fast path (lib/PythonFastCall) serves every call of this
+    # section where it is built, unless ATTN_PYTHON_FASTCALL=0 (ctest runs
+    # this mode both ways: attn-python-torch and attn-python-torch-ctypes).
+    built = os.path.exists(os.path.join(attn.library_dir(),
+                                        "_attn_fastcall.abi3.so"))
+    wanted = built and os.environ.get("ATTN_PYTHON_FASTCALL", "1") != "0"
+    check(attn.uses_fastcall() == wanted,
+          f"fast path in use: {attn.uses_fastcall()}, expected {wanted}")
+    print(f"torch calls through {'_attn_fastcall' if wanted else 'ctypes'}")
+    if wanted:
+        fast = attn._fastcall()
+        runtime = prefill._owner._runtime
+        kernel_call = ctypes.cast(runtime.attn_kernel_call,
+                                  ctypes.c_void_p).value
+        options = attn._abi.ExecOptions()
+        runtime.attn_exec_options_init(ctypes.byref(options))
+        o0, l0 = torch.empty_like(out), torch.empty_like(lse)
+
+        def direct(*tensors):
+            return fast.call(kernel_call, prefill._info_address, list(tensors),
+                             ctypes.addressof(options), attn._TORCH_TYPES,
+                             attn._TORCH_DL_BY_DTYPE)
+        check(direct(tq, tk, tv, o0, l0) == 0 and torch.equal(o0, out),
+              "_attn_fastcall.call: status 0 and the same output")
+        # What it does not take goes back to the Python path: a numpy
+        # array, a dtype never seen, more tensors than it holds.
+        check(direct(tq, tk, tv.numpy(), o0, l0) is None,
+              "_attn_fastcall: a numpy array is not for it")
+        check(direct(tq, tk, tv.to(torch.complex64), o0, l0) is None,
+              "_attn_fastcall: an unseen dtype is not for it")
+        check(direct(*([tq] * 33)) is None,
+              "_attn_fastcall: 33 tensors are not for it")
+        # A status comes back as the status: the wrong head dimension.
+        check(direct(tq[..., :4], tk, tv, o0, l0) != 0,
+              "_attn_fastcall: a shape error is a non-zero status")
+    try:
+        prefill(tq[..., :4].contiguous(), tk, tv)
+        check(False, "a wrong head dimension accepted")
+    except attn.KernelValueError as e:
+        check("q" in str(e), f"shape error through the call path: {e}")
     # A non-contiguous torch view.
     qt = tq.transpose(1, 2).contiguous().transpose(1, 2)
     check(torch.equal(prefill(qt, tk, tv)[0], out), "torch strided")
