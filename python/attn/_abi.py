@@ -95,12 +95,21 @@ def dtype_name(dtype):
     return "bool" if dtype.code == 6 else f"{code}{dtype.bits}"
 
 
+# torch (module, dtypes by element type), once a torch tensor was seen.
+_TORCH_STATE = []
+
+
 def empty_like(like, shape, dtype):
     """An empty numpy array or torch tensor (like `like`) of `shape`."""
     if type(like).__module__.startswith("torch"):
-        import torch
-        return torch.empty(shape, dtype=getattr(torch, _TORCH[dtype]),
-                           device=like.device)
+        if not _TORCH_STATE:
+            import torch
+            _TORCH_STATE[:] = [torch, {}]
+        torch, dtypes = _TORCH_STATE
+        torch_dtype = dtypes.get(dtype)
+        if torch_dtype is None:
+            torch_dtype = dtypes[dtype] = getattr(torch, _TORCH[dtype])
+        return torch.empty(shape, dtype=torch_dtype, device=like.device)
     import numpy as np
     return np.empty(shape, dtype=_NUMPY[dtype])
 

@@ -33,6 +33,8 @@ so new scales reuse it too.
 import math
 import struct
 
+from . import _abi
+
 __all__ = ["flash_attn_func", "flash_attn_varlen_func",
            "flash_attn_with_kvcache", "merge_state", "clear_cache"]
 
@@ -64,13 +66,22 @@ def _elt(x):
     return elt
 
 
+_INT32_BY_DTYPE = {}  # dtype objects seen -> whether torch.int32
+
+
+def _is_int32(dtype):
+    is_int32 = _INT32_BY_DTYPE.get(dtype)
+    if is_int32 is None:
+        is_int32 = _INT32_BY_DTYPE[dtype] = str(dtype) == "torch.int32"
+    return is_int32
+
+
 def _device(x):
     return "gpu" if getattr(getattr(x, "device", None), "type",
                             None) == "cuda" else "cpu"
 
 
 def _empty(like, shape, dtype):
-    from . import _abi
     return _abi.empty_like(like, list(shape), dtype)
 
 
@@ -322,7 +333,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     def usable(x):
         """Whether `x` can be passed as it is: an int32 torch vector,
         contiguous, on q's device (no host round trip)."""
-        return (torch_in and _is_torch(x) and str(x.dtype) == "torch.int32"
+        return (torch_in and _is_torch(x) and _is_int32(x.dtype)
                 and x.device == q.device and x.dim() == 1
                 and x.is_contiguous())
 
