@@ -206,8 +206,20 @@ static std::string errorPrefix(RunDevice dev, bool running) {
 static TileCounts predictTiles(AttentionOp attention, const SpecBinding &b,
                                const LoweringChoice &choice) {
   const llvm::StringMap<int64_t> &known = b.sizes;
-  int64_t nq = known.lookup("Nq"), nk = known.lookup("Nk"),
-          batch = known.count("B") ? known.lookup("B") : 1;
+  // A named size, else the operand's static size (the binding does not
+  // name sizes of 1: they may be broadcasts elsewhere), else 1.
+  auto size = [&](StringRef name, Value operand, int64_t logical) {
+    if (known.count(name))
+      return known.lookup(name);
+    if (attention.isPaged() && operand == attention.getKey())
+      return int64_t(0); // a page pool: Nk is named when it is known
+    int64_t s = cast<ShapedType>(operand.getType())
+                    .getDimSize(attention.getPhysicalDim(logical));
+    return ShapedType::isDynamic(s) ? int64_t(1) : s;
+  };
+  int64_t nq = size("Nq", attention.getQuery(), 2),
+          nk = size("Nk", attention.getKey(), 2),
+          batch = size("B", attention.getQuery(), 0);
   std::vector<int64_t> kvLens;
   if (Value kv = attention.getKvLen()) {
     const HostTensor &t = b.args[cast<BlockArgument>(kv).getArgNumber()];
