@@ -173,10 +173,17 @@ def _check_common(dropout_p, q, k, v):
 
 
 def _attention(name, args, mods, o_dims, lse_dims, elt):
-    """The text of a function holding one attn.attention."""
+    """The text of a function holding one attn.attention; without lse when
+    `lse_dims` is None."""
     params = ", ".join(f"%{n}: {t}" for n, t, _ in args)
     operands = " ".join(f"{role}(%{n} : {t})" for n, t, role in args if role)
-    out_t, lse_t = _tensor(o_dims, elt), _tensor(lse_dims, "f32")
+    out_t = _tensor(o_dims, elt)
+    if lse_dims is None:
+        return (f"func.func @{name}({params}) -> {out_t} {{\n"
+                f"  %o = attn.attention {operands} layout(bnhd) "
+                f"{' '.join(mods)} -> {out_t}\n"
+                f"  return %o : {out_t}\n}}\n")
+    lse_t = _tensor(lse_dims, "f32")
     return (f"func.func @{name}({params}) -> ({out_t}, {lse_t}) {{\n"
             f"  %o, %l = attn.attention {operands} layout(bnhd) "
             f"{' '.join(mods)} -> {out_t}, {lse_t}\n"
@@ -369,9 +376,12 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         inputs.append(alibi_slopes)
     scaled = _scale_input(q, softmax_scale, d, None, inputs, mods)
     # The kernel by what its text depends on, before building the text.
+    # Without return_softmax_lse the kernel has no lse result (one
+    # allocation less per call).
+    with_lse = bool(return_softmax_lse)
     key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
            k_cache.shape[1] if paged else None, alibi_slopes is not None,
-           starts is not None, scaled, _device(q))
+           starts is not None, scaled, _device(q), with_lse)
     kernel = _KERNELS.get(key)
     if kernel is None:
         args = [("q", _tensor([None, None, hq, d], elt), "q")]
@@ -389,14 +399,17 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
             args.append(("scale", "tensor<f32>", "scale"))
         name = "flash_attn_kvcache" + ("_paged" if paged else "")
         text = _attention(name, args, mods, [None, None, hq, dv],
-                          [None, hq, None], elt)
+                          [None, hq, None] if with_lse else None, elt)
         # Decode steps (a few new queries against a long cache) run split-KV,
         # longer chunks fused: one kernel, chosen per call.
         kernel = _KERNELS[key] = _kernel(text, name, _device(q), form="auto")
     out = _empty(q, (bsz, nq, hq, dv), elt)
+    if not with_lse:
+        kernel(*inputs, out=out)
+        return out
     lse = _empty(q, (bsz, hq, nq), "f32")
     kernel(*inputs, out=(out, lse))
-    return (out, lse) if return_softmax_lse else out
+    return out, lse
 
 
 def merge_state(out_a, lse_a, out_b, lse_b):
