@@ -6,6 +6,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
+# PyTorch and transformers for the Python tests (before the build configures:
+# test/Python picks .venv-python's python when it exists).
+"$root/scripts/install-python.sh"
 "$root/scripts/build.sh" "$build"
 # ctest keeps the sweep's list of cases from its last listing; list them again
 # so that this run's environment (ATTN_SWEEP_CASES, ATTN_SWEEP_FORMS) decides.
