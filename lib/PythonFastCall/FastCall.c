@@ -24,11 +24,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <dlpack/dlpack.h>
+#include "attn-c/Kernel.h"
+
 #include <stdint.h>
 
-typedef int32_t (*KernelCallFn)(const void *kernel, DLTensor *const *tensors,
-                                int32_t numTensors, const void *options);
+/* attn_kernel_call's type (only the header: nothing of the runtime is
+   linked; its address comes from the package). */
+typedef __typeof__(attn_kernel_call) *KernelCallFn;
 
 enum { kMaxTensors = 32, kMaxRank = 16 };
 
@@ -68,8 +70,10 @@ static int fill(PyObject *t, PyObject *types, PyObject *dtypes, DLTensor *dl,
   if (!PyTuple_Check(code) || PyTuple_Size(code) != 2)
     return 0;
   long typeCode = PyLong_AsLong(PyTuple_GetItem(code, 0));
+  if (typeCode == -1 && PyErr_Occurred())
+    return -1;
   long bits = PyLong_AsLong(PyTuple_GetItem(code, 1));
-  if (PyErr_Occurred())
+  if (bits == -1 && PyErr_Occurred())
     return -1;
 
   PyObject *flag = PyObject_GetAttr(t, sIsCpu);
@@ -167,31 +171,37 @@ static PyObject *call(PyObject *self, PyObject *args) {
   DLTensor dl[kMaxTensors];
   DLTensor *ptrs[kMaxTensors];
   int64_t shapes[kMaxTensors][kMaxRank], strides[kMaxTensors][kMaxRank];
-  for (Py_ssize_t i = 0; i < n; ++i) {
+  /* The tensors are held until the call returns: another thread may change
+     the caller's list while the GIL is released. */
+  PyObject *held[kMaxTensors];
+  Py_ssize_t numHeld = 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; i < n && ok > 0; ++i) {
     PyObject *t = PySequence_GetItem(seq, i);
     if (!t) {
-      Py_DECREF(seq);
-      return NULL;
+      ok = -1;
+      break;
     }
-    int ok = fill(t, types, dtypes, &dl[i], shapes[i], strides[i]);
-    Py_DECREF(t);
-    if (ok <= 0) {
-      Py_DECREF(seq);
-      if (ok < 0)
-        return NULL;
-      Py_RETURN_NONE;
-    }
+    held[numHeld++] = t;
+    ok = fill(t, types, dtypes, &dl[i], shapes[i], strides[i]);
     ptrs[i] = &dl[i];
   }
-  /* `seq` (or the caller's list) keeps the tensors alive during the call. */
-  int32_t status;
-  Py_BEGIN_ALLOW_THREADS;
-  status = ((KernelCallFn)(uintptr_t)fn)((const void *)(uintptr_t)kernel, ptrs,
-                                         (int32_t)n,
-                                         (const void *)(uintptr_t)options);
-  Py_END_ALLOW_THREADS;
   Py_DECREF(seq);
-  return PyLong_FromLong(status);
+  attn_status_t status = ATTN_STATUS_OK;
+  if (ok > 0) {
+    Py_BEGIN_ALLOW_THREADS;
+    status = ((KernelCallFn)(uintptr_t)fn)(
+        (const attn_kernel_info_t *)(uintptr_t)kernel, ptrs, (int32_t)n,
+        (const attn_exec_options_t *)(uintptr_t)options);
+    Py_END_ALLOW_THREADS;
+  }
+  for (Py_ssize_t i = 0; i < numHeld; ++i)
+    Py_DECREF(held[i]);
+  if (ok < 0)
+    return NULL;
+  if (ok == 0)
+    Py_RETURN_NONE;
+  return PyLong_FromLong((long)status);
 }
 
 static PyMethodDef methods[] = {

@@ -28,9 +28,12 @@ ring attention over ``torch.distributed`` (context parallelism).
 """
 
 import ctypes
+import importlib.machinery
 import importlib.util
 import os
 import struct
+import sys
+import sysconfig
 
 from . import _abi
 
@@ -311,18 +314,23 @@ def _fastcall():
     headers are), or None: then calls pack their DLTensors in Python.
     ATTN_PYTHON_FASTCALL=0 turns it off."""
     if not _FASTCALL[1]:
-        _FASTCALL[1] = True
         path = os.path.join(library_dir(), "_attn_fastcall.abi3.so")
-        if (os.environ.get("ATTN_PYTHON_FASTCALL", "1") != "0"
+        # CPython's stable ABI: not PyPy, not a free-threaded CPython.
+        stable_abi = (sys.implementation.name == "cpython"
+                      and not sysconfig.get_config_var("Py_GIL_DISABLED")
+                      and ".abi3.so" in importlib.machinery.EXTENSION_SUFFIXES)
+        if (stable_abi and os.environ.get("ATTN_PYTHON_FASTCALL", "1") != "0"
                 and os.path.exists(path)):
             try:
                 spec = importlib.util.spec_from_file_location(
                     "_attn_fastcall", path)
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                _FASTCALL[0] = module
-            except (ImportError, OSError):
-                pass  # not a CPython (the module is built for CPython's ABI)
+                if spec is not None and spec.loader is not None:
+                    module = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(module)
+                    _FASTCALL[0] = module
+            except Exception:  # noqa: BLE001 - the Python path does it all
+                _FASTCALL[0] = None
+        _FASTCALL[1] = True
     return _FASTCALL[0]
 
 
