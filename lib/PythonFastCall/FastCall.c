@@ -37,20 +37,24 @@ enum { kMaxTensors = 32, kMaxRank = 16 };
 static PyObject *sDtype, *sIsCpu, *sIsCuda, *sShape, *sStride, *sDataPtr,
     *sGetDevice;
 
-/* Reads up to kMaxRank Python ints of a tuple into `out`; the count, or -1
-   with an exception set, or -2 when the tuple is not one or too long. */
-static Py_ssize_t readInts(PyObject *tuple, int64_t *out) {
-  if (!PyTuple_Check(tuple))
-    return -2;
-  Py_ssize_t n = PyTuple_Size(tuple);
-  if (n < 0 || n > kMaxRank)
-    return -2;
+/* Reads up to kMaxRank Python ints of `tuple` into `out` and releases it
+   (a new reference, or NULL when the call that made it failed): the count,
+   or -1 with an exception set, or -2 when it is not a tuple or too long. */
+static Py_ssize_t takeInts(PyObject *tuple, int64_t *out) {
+  if (!tuple)
+    return -1;
+  Py_ssize_t n = PyTuple_Check(tuple) ? PyTuple_Size(tuple) : -2;
+  if (n > kMaxRank)
+    n = -2;
   for (Py_ssize_t i = 0; i < n; ++i) {
     long long v = PyLong_AsLongLong(PyTuple_GetItem(tuple, i));
-    if (v == -1 && PyErr_Occurred())
-      return -1;
+    if (v == -1 && PyErr_Occurred()) {
+      n = -1;
+      break;
+    }
     out[i] = v;
   }
+  Py_DECREF(tuple);
   return n;
 }
 
@@ -105,18 +109,11 @@ static int fill(PyObject *t, PyObject *types, PyObject *dtypes, DLTensor *dl,
     dl->device.device_id = (int32_t)device;
   }
 
-  PyObject *sizes = PyObject_GetAttr(t, sShape);
-  if (!sizes)
-    return -1;
-  Py_ssize_t ndim = readInts(sizes, shape);
-  Py_DECREF(sizes);
+  Py_ssize_t ndim = takeInts(PyObject_GetAttr(t, sShape), shape);
   if (ndim < 0)
     return ndim == -1 ? -1 : 0;
-  PyObject *steps = PyObject_CallMethodObjArgs(t, sStride, NULL);
-  if (!steps)
-    return -1;
-  Py_ssize_t nstrides = readInts(steps, strides);
-  Py_DECREF(steps);
+  Py_ssize_t nstrides =
+      takeInts(PyObject_CallMethodObjArgs(t, sStride, NULL), strides);
   if (nstrides < 0)
     return nstrides == -1 ? -1 : 0;
   if (nstrides != ndim)
