@@ -190,7 +190,7 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   // Loops. The scf.forall over (batch, head group, query tile) becomes an
   // OpenMP parallel loop, or a sequential loop nest.
   if (opts.parallel)
-    pm.addPass(createForallToParallelLoopPass());
+    pm.addPass(createAttnForallToParallelOrSequential());
   else
     pm.addPass(createForallToForLoopPass());
   // bf16 tile products of the fused form on AMX tiles (the generics left

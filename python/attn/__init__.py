@@ -211,6 +211,7 @@ class Kernel:
         self._info = info_ptr
         self._info_address = ctypes.cast(info_ptr, ctypes.c_void_p).value
         self._owner = owner  # keeps the library (and its code) alive
+        self._fast = None  # _invoke's prepared arguments, () for none
         info = info_ptr.contents
         self.name = info.name.decode()
         self.symbol = info.symbol.decode()
@@ -284,10 +285,54 @@ class Kernel:
             outs = [out]
         else:
             outs = list(out)
-        call(self._owner._runtime, self._info, list(inputs) + outs,
-             num_threads, workspace, stream=stream, gpu=self.gpu,
-             info_address=self._info_address)
+        tensors = list(inputs) + outs
+        if num_threads or workspace is not None or stream is not None:
+            call(self._owner._runtime, self._info, tensors, num_threads,
+                 workspace, stream=stream, gpu=self.gpu,
+                 info_address=self._info_address)
+        else:
+            self._invoke(tensors)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _invoke(self, tensors):
+        """The call with default options on `tensors` (the inputs, then the
+        outputs; their count checked by the runtime): on the CPU through the
+        compiled fast path with its arguments prepared once, else call()."""
+        fast = self._fast
+        if fast is None:
+            fast = self._fast = self._prepare_fast()
+        if fast:
+            fn, address, info, options = fast
+            status = fn(address, info, tensors, options, _TORCH_TYPES,
+                        _TORCH_DL_BY_DTYPE)
+            if status == 0:
+                return
+            if status is not None:
+                raise _kernel_error(
+                    status, self._owner._runtime.attn_last_error().decode())
+        call(self._owner._runtime, self._info, tensors, gpu=self.gpu,
+             info_address=self._info_address)
+
+    def _prepare_fast(self):
+        """(the fast path's call, attn_kernel_call's address, the info's
+        address, the default options' address) for a CPU kernel where the
+        fast path is built; () otherwise."""
+        fastcall = _fastcall()
+        if fastcall is None or self.gpu:
+            return ()
+        runtime = self._owner._runtime
+        cached = _OPTIONS.get(0)
+        if cached is None:
+            opts = _abi.ExecOptions()
+            runtime.attn_exec_options_init(ctypes.byref(opts))
+            opts.num_threads = 0
+            cached = _OPTIONS[0] = (ctypes.byref(opts),
+                                    ctypes.addressof(opts))
+        address = _CALL_ADDRESS.get(runtime)
+        if address is None:
+            address = _CALL_ADDRESS[runtime] = ctypes.cast(
+                runtime.attn_kernel_call, ctypes.c_void_p).value
+        return (fastcall.call, address, self._info_address, cached[1])
 
 
 def current_stream(tensors):

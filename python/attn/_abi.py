@@ -109,7 +109,11 @@ def empty_like(like, shape, dtype):
         torch_dtype = dtypes.get(dtype)
         if torch_dtype is None:
             torch_dtype = dtypes[dtype] = getattr(torch, _TORCH[dtype])
-        return torch.empty(shape, dtype=torch_dtype, device=like.device)
+        # new_empty: like's device (and dtype where it is the one asked
+        # for) without torch.empty's keyword parsing, about half its cost.
+        if like.dtype is torch_dtype:
+            return like.new_empty(shape)
+        return like.new_empty(shape, dtype=torch_dtype)
     import numpy as np
     return np.empty(shape, dtype=_NUMPY[dtype])
 

@@ -77,8 +77,8 @@ def _is_int32(dtype):
 
 
 def _device(x):
-    return "gpu" if getattr(getattr(x, "device", None), "type",
-                            None) == "cuda" else "cpu"
+    # is_cuda: torch's CUDA tensors (a cheaper read than device.type).
+    return "gpu" if getattr(x, "is_cuda", False) is True else "cpu"
 
 
 def _empty(like, shape, dtype):
@@ -162,7 +162,9 @@ def _scale_input(like, scale, d, args, inputs, mods):
 def _check_common(dropout_p, q, k, v):
     if dropout_p:
         raise ValueError("attn.flash: dropout_p must be 0 (inference only)")
-    if not (_elt(q) == _elt(k) == _elt(v)):
+    dtype = q.dtype
+    if not (k.dtype is dtype and v.dtype is dtype or
+            _elt(q) == _elt(k) == _elt(v)):
         raise TypeError("attn.flash: q, k and v must share one dtype")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"attn.flash: q's head dim {q.shape[-1]} differs "
@@ -301,6 +303,27 @@ def _append_rows(cache, new, seqlens, block_table):
             cache[page, pos % bs] = new[s, t]
 
 
+def _lengths(values, like, torch_in):
+    """int32 lengths on like's device (torch) or a numpy array."""
+    if torch_in:
+        import torch
+        return torch.as_tensor(values, dtype=torch.int32, device=like.device)
+    import numpy as np
+    return np.asarray(values, dtype=np.int32)
+
+
+def _usable(x, like, torch_in):
+    """Whether `x` can be passed as it is: an int32 torch vector,
+    contiguous, on like's device (no host round trip)."""
+    return (torch_in and _is_torch(x) and _is_int32(x.dtype)
+            and x.dim() == 1 and x.is_contiguous()
+            and (x.is_cpu and like.is_cpu or x.device == like.device))
+
+
+def _ints(x):
+    return [int(e) for e in (x.tolist() if hasattr(x, "tolist") else x)]
+
+
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
                             rotary_cos=None, rotary_sin=None,
                             cache_seqlens=None, cache_batch_idx=None,
@@ -329,51 +352,35 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     bsz, nq, hq, d = q.shape
     hkv, dv = k_cache.shape[2], v_cache.shape[3]
     torch_in = _is_torch(q)
-
-    def lengths(values):
-        if torch_in:
-            import torch
-            return torch.as_tensor(values, dtype=torch.int32,
-                                   device=q.device)
-        import numpy as np
-        return np.asarray(values, dtype=np.int32)
-    def usable(x):
-        """Whether `x` can be passed as it is: an int32 torch vector,
-        contiguous, on q's device (no host round trip)."""
-        return (torch_in and _is_torch(x) and _is_int32(x.dtype)
-                and x.device == q.device and x.dim() == 1
-                and x.is_contiguous())
-
-    def ints(x):
-        return [int(e) for e in (x.tolist() if hasattr(x, "tolist") else x)]
     if cache_seqlens is None:
         full = k_cache.shape[1] * (block_table.shape[1]
                                    if block_table is not None else 1)
         cache_seqlens = [full] * bsz
     elif isinstance(cache_seqlens, int):
         cache_seqlens = [cache_seqlens] * bsz
-    if k is None and v is None and usable(cache_seqlens):
+    if k is None and v is None and _usable(cache_seqlens, q, torch_in):
         lens = cache_seqlens
     else:
-        seqlens = ints(cache_seqlens)
+        seqlens = _ints(cache_seqlens)
         if k is not None or v is not None:
             if k is None or v is None:
                 raise ValueError("attn.flash: give both k and v, or neither")
             _append_rows(k_cache, k, seqlens, block_table)
             _append_rows(v_cache, v, seqlens, block_table)
             seqlens = [x + k.shape[1] for x in seqlens]
-        lens = lengths(seqlens)
+        lens = _lengths(seqlens, q, torch_in)
     starts = None
     if cache_leftpad is not None:
-        starts = (cache_leftpad if usable(cache_leftpad)
-                  else lengths(ints(cache_leftpad)))
-    mods = _modifiers(causal, window_size, softcap, alibi_slopes)
+        starts = (cache_leftpad if _usable(cache_leftpad, q, torch_in)
+                  else _lengths(_ints(cache_leftpad), q, torch_in))
     paged = block_table is not None
     inputs = [q, k_cache, v_cache] + ([block_table] if paged else []) + [lens]
     if starts is not None:
         inputs.append(starts)
     if alibi_slopes is not None:
         inputs.append(alibi_slopes)
+    device = _device(q)
+    mods = _modifiers(causal, window_size, softcap, alibi_slopes)
     scaled = _scale_input(q, softmax_scale, d, None, inputs, mods)
     # The kernel by what its text depends on, before building the text.
     # Without return_softmax_lse the kernel has no lse result (one
@@ -381,7 +388,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     with_lse = bool(return_softmax_lse)
     key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
            k_cache.shape[1] if paged else None, alibi_slopes is not None,
-           starts is not None, scaled, _device(q), with_lse)
+           starts is not None, scaled, device, with_lse)
     kernel = _KERNELS.get(key)
     if kernel is None:
         args = [("q", _tensor([None, None, hq, d], elt), "q")]
@@ -402,13 +409,17 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
                           [None, hq, None] if with_lse else None, elt)
         # Decode steps (a few new queries against a long cache) run split-KV,
         # longer chunks fused: one kernel, chosen per call.
-        kernel = _KERNELS[key] = _kernel(text, name, _device(q), form="auto")
-    out = _empty(q, (bsz, nq, hq, dv), elt)
+        kernel = _KERNELS[key] = _kernel(text, name, device, form="auto")
+    # q's dtype and device: new_empty (a third of torch.empty's cost).
+    out = (q.new_empty((bsz, nq, hq, dv)) if torch_in
+           else _empty(q, (bsz, nq, hq, dv), elt))
+    inputs.append(out)
     if not with_lse:
-        kernel(*inputs, out=out)
+        kernel._invoke(inputs)
         return out
     lse = _empty(q, (bsz, hq, nq), "f32")
-    kernel(*inputs, out=(out, lse))
+    inputs.append(lse)
+    kernel._invoke(inputs)
     return out, lse
 
 

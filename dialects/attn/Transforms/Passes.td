@@ -259,6 +259,49 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
   ];
 }
 
+def AttnForallToParallelOrSequential
+    : Pass<"attn-forall-to-parallel-or-sequential", "::mlir::ModuleOp"> {
+  let summary = "Turn each scf.forall into a parallel loop for calls with "
+                "several threads and a loop nest for calls with one";
+  let description = [{
+    The kernels' grid (batch, head group, query tile, or split) is an
+    `scf.forall`. For several threads it becomes an `scf.parallel`, which
+    `convert-scf-to-openmp` turns into an OpenMP parallel region. A call
+    with one thread still pays for that region: LLVM 22's libomp, as Debian
+    builds it, enters a serialized parallel region and a dynamic worksharing
+    loop (with a debug string formatted per request for work) for about
+    2.7 us per call, a third of a small decode step's call. This pass keeps
+    a sequential twin of the loop beside the parallel one and picks between
+    them at run time by `omp_get_max_threads()` (the thread count the
+    region would get; the runtime's `num_threads` option sets it for the
+    call): the twin runs where it is 1. The kernel body is emitted twice.
+
+    Nested `scf.forall`s go with their outermost one. A forall with results
+    is an error.
+
+    Example:
+
+    ```mlir
+    scf.forall (%i) in (%n) { ... }
+    ```
+
+    becomes
+
+    ```mlir
+    %t = func.call @omp_get_max_threads() : () -> i32
+    %several = arith.cmpi sgt, %t, %c1_i32 : i32
+    scf.if %several {
+      scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+    } else {
+      scf.for %i = %c0 to %n step %c1 { ... }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnInlineAllocaScopes : Pass<"attn-inline-alloca-scopes"> {
   let summary = "Inline memref.alloca_scope ops that hold no stack allocation";
   let description = [{

@@ -1,0 +1,100 @@
+// RUN: attn-opt %s --attn-forall-to-parallel-or-sequential -split-input-file -verify-diagnostics | FileCheck %s
+
+// The grid's body moves into one private function (constants cloned into
+// it, everything else it uses passed); the loop becomes an scf.parallel
+// where omp_get_max_threads() > 1 and an scf.for nest otherwise, both
+// calling that function.
+
+// CHECK-LABEL: func.func private @omp_get_max_threads() -> i32
+// CHECK-LABEL: func.func private @__attn_grid_grid(
+// CHECK-SAME: %[[I:.*]]: index, %[[J:.*]]: index, %[[D:.*]]: index, %[[X:.*]]: f32, %[[M:.*]]: memref<?x8xf32>)
+// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT: %[[S:.*]] = arith.addi %[[I]], %[[D]] : index
+// CHECK-NEXT: %[[T:.*]] = arith.addi %[[S]], %[[C3]] : index
+// CHECK-NEXT: memref.store %[[X]], %[[M]][%[[T]], %[[J]]]
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @grid(
+// CHECK-SAME: %[[ARG:.*]]: memref<?x8xf32>, %[[N:.*]]: index, %[[V:.*]]: f32)
+// CHECK: %[[DIM:.*]] = memref.dim
+// CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: scf.if %[[SEVERAL]] {
+// CHECK: scf.parallel (%[[PI:.*]], %[[PJ:.*]]) =
+// CHECK-NEXT: func.call @__attn_grid_grid(%[[PI]], %[[PJ]], %[[DIM]], %[[V]], %[[ARG]])
+// CHECK: } else {
+// CHECK: scf.for %[[SI:.*]] =
+// CHECK-NEXT: scf.for %[[SJ:.*]] =
+// CHECK-NEXT: func.call @__attn_grid_grid(%[[SI]], %[[SJ]], %[[DIM]], %[[V]], %[[ARG]])
+// CHECK-NOT: scf.forall
+func.func @grid(%m: memref<?x8xf32>, %n: index, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %d = memref.dim %m, %c0 : memref<?x8xf32>
+  scf.forall (%i, %j) in (%n, 8) {
+    %s = arith.addi %i, %d : index
+    %t = arith.addi %s, %c3 : index
+    memref.store %x, %m[%t, %j] : memref<?x8xf32>
+  }
+  return
+}
+
+// -----
+
+// Two grids in one function get a function each; a grid nested in another
+// runs as a loop nest inside its parent's function; a name already taken
+// is made unique.
+
+// CHECK-LABEL: func.func private @__attn_grid_two_0(
+// CHECK-NOT: scf.forall
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK-LABEL: func.func private @__attn_grid_two_1(
+// CHECK: memref.store
+// CHECK-LABEL: func.func @two(
+// CHECK-COUNT-2: call @omp_get_max_threads()
+// CHECK-LABEL: func.func private @__attn_grid_two()
+func.func @two(%m: memref<4x4xf32>, %x: f32) {
+  scf.forall (%i) in (4) {
+    scf.forall (%j) in (4) {
+      memref.store %x, %m[%i, %j] : memref<4x4xf32>
+    }
+  }
+  scf.forall (%i) in (4) {
+    memref.store %x, %m[%i, %i] : memref<4x4xf32>
+  }
+  return
+}
+func.func private @__attn_grid_two()
+
+// -----
+
+// No grid, nothing declared.
+
+// CHECK-LABEL: func.func @none
+// CHECK-NOT: omp_get_max_threads
+func.func @none() {
+  return
+}
+
+// -----
+
+func.func @with_results(%t: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'scf.forall' op with results cannot become a parallel loop}}
+  %r = scf.forall (%i) in (4) shared_outs(%o = %t) -> tensor<4xf32> {
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %o into %o[0] [4] [1] : tensor<4xf32> into tensor<4xf32>
+    }
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{'func.func' op is not the OpenMP runtime's `i32 omp_get_max_threads()`}}
+func.func private @omp_get_max_threads() -> i64
+func.func @wrong_declaration(%m: memref<4xf32>, %x: f32) {
+  scf.forall (%i) in (4) {
+    memref.store %x, %m[%i] : memref<4xf32>
+  }
+  return
+}
