@@ -53,11 +53,15 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
                    cl::cat(category)),
       bf16DotProducts(
           "bf16-dot-products",
-          cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products where "
-                   "the target has them (=false: never; unset: where the "
-                   "target runs them faster than the f32 FMA kernels, AMD "
-                   "Zen 4; docs/Targets.md)"),
-          cl::init(cl::BOU_UNSET), cl::cat(category)),
+          cl::desc("bf16 Q K^T and P V as AVX-512 BF16 dot products: auto "
+                   "(the default: where the target runs them faster than "
+                   "the f32 FMA kernels, AMD Zen 4; docs/Targets.md), true "
+                   "(the flag alone) or false"),
+          cl::values(ATTN_BF16_DOT_PRODUCTS_VALUES,
+                     // The flag without a value.
+                     clEnumValN(Bf16DotProducts::On, "", "")),
+          cl::ValueOptional, cl::init(Bf16DotProducts::Auto),
+          cl::cat(category)),
       optLevel("O", cl::desc("LLVM optimization level (0-3)"), cl::init(3),
                cl::Prefix, cl::cat(category)) {}
 
@@ -78,10 +82,7 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
   options.targetTriple = targetTriple;
-  options.bf16DotProducts =
-      bf16DotProducts == cl::BOU_TRUE    ? Bf16DotProducts::On
-      : bf16DotProducts == cl::BOU_FALSE ? Bf16DotProducts::Off
-                                         : Bf16DotProducts::Auto;
+  options.bf16DotProducts = bf16DotProducts;
   options.optLevel = optLevel;
   return llvm::Error::success();
 }

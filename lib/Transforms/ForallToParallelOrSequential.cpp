@@ -1,4 +1,5 @@
-//===- ForallToParallelOrSequential.cpp - parallel loops with a serial twin ===//
+//===- ForallToParallelOrSequential.cpp - parallel loops with a serial twin
+//===//
 //
 // Part of the attn project.
 //
@@ -74,8 +75,7 @@ LogicalResult outlineBody(RewriterBase &rewriter, scf::ForallOp forall,
   for (auto [i, iv] : llvm::enumerate(body.getArguments()))
     iv.replaceAllUsesWith(entry->getArgument(i));
   for (auto [i, v] : llvm::enumerate(passed))
-    replaceAllUsesInRegionWith(v, entry->getArgument(numIvs + i),
-                               fn.getBody());
+    replaceAllUsesInRegionWith(v, entry->getArgument(numIvs + i), fn.getBody());
   for (Operation *c : constants)
     replaceAllUsesInRegionWith(c->getResult(0), map.lookup(c->getResult(0)),
                                fn.getBody());
@@ -121,8 +121,8 @@ struct AttnForallToParallelOrSequentialPass
       declared.setPrivate();
     } else if (declared.getFunctionType() !=
                rewriter.getFunctionType({}, {i32})) {
-      declared.emitOpError("is not the OpenMP runtime's `i32 ") << kMaxThreads
-                                                               << "()`";
+      declared.emitOpError("is not the OpenMP runtime's `i32 ")
+          << kMaxThreads << "()`";
       return signalPassFailure();
     }
 

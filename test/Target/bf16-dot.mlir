@@ -53,6 +53,23 @@
 // RUN:   | FileCheck %s --check-prefix=PIPE-NODOT
 // PIPE-NODOT-NOT: dpbf16ps
 // PIPE-NODOT-NOT: bf16_products
+// The same words everywhere: the pass options and the tools' flag take auto,
+// true / 1 / on and false / 0 / off, the flag alone meaning true.
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=sapphirerapids target-features=-amx-bf16 bf16-dot-products=1" \
+// RUN:   | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 bf16-dot-products=off" \
+// RUN:   | FileCheck %s --check-prefix=NODOT
+// RUN: attn-compile %s --emit=mlir --parallel=false --target-cpu=sapphirerapids --target-features=-amx-bf16 --bf16-dot-products -o - \
+// RUN:   | FileCheck %s --check-prefix=PIPE-DOT
+// RUN: attn-compile %s --emit=mlir --parallel=false --target-cpu=sapphirerapids --target-features=-amx-bf16 --bf16-dot-products=on -o - \
+// RUN:   | FileCheck %s --check-prefix=PIPE-DOT
+// RUN: attn-compile %s --emit=mlir --parallel=false --target-cpu=znver4 --bf16-dot-products=auto -o - \
+// RUN:   | FileCheck %s --check-prefix=PIPE-DOT
+// RUN: attn-compile %s --emit=mlir --parallel=false --target-cpu=znver4 --bf16-dot-products=0 -o - \
+// RUN:   | FileCheck %s --check-prefix=PIPE-NODOT
+// RUN: not attn-compile %s --emit=mlir --bf16-dot-products=maybe -o - 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-FLAG
+// BAD-FLAG: for the --bf16-dot-products option: Cannot find option named 'maybe'
 // A Zen 4 without the feature.
 // RUN: attn-opt %s --convert-attn-to-fused-loops="target-cpu=znver4 target-features=-avx512bf16" \
 // RUN:   | FileCheck %s --check-prefix=NODOT

@@ -140,13 +140,7 @@ def ConvertAttnToFusedLoops : Pass<"convert-attn-to-fused-loops"> {
            "where the target has them: auto (where they are faster than the "
            "f32 FMA kernels, the target description says: AMD Zen 4), true "
            "or false (docs/Targets.md)",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::attn::Bf16DotProducts::Auto, "auto",
-                        "where the target runs them faster"),
-             clEnumValN(::mlir::attn::Bf16DotProducts::On, "true",
-                        "wherever the target has them"),
-             clEnumValN(::mlir::attn::Bf16DotProducts::Off, "false",
-                        "never"))}]>
+           [{::llvm::cl::values(ATTN_BF16_DOT_PRODUCTS_VALUES)}]>
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -206,13 +200,7 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
            "where the target has them: auto (where they are faster than the "
            "f32 FMA kernels, the target description says: AMD Zen 4), true "
            "or false (docs/Targets.md)",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::attn::Bf16DotProducts::Auto, "auto",
-                        "where the target runs them faster"),
-             clEnumValN(::mlir::attn::Bf16DotProducts::On, "true",
-                        "wherever the target has them"),
-             clEnumValN(::mlir::attn::Bf16DotProducts::Off, "false",
-                        "never"))}]>
+           [{::llvm::cl::values(ATTN_BF16_DOT_PRODUCTS_VALUES)}]>
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

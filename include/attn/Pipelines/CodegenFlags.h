@@ -51,7 +51,7 @@ private:
   llvm::cl::opt<int64_t> tileQ, tileK, splits, maxDecodeQueries;
   llvm::cl::opt<bool> parallel, approximateMath;
   llvm::cl::opt<std::string> targetCpu, targetFeatures, targetTriple;
-  llvm::cl::opt<llvm::cl::boolOrDefault> bf16DotProducts;
+  llvm::cl::opt<Bf16DotProducts> bf16DotProducts;
   llvm::cl::opt<unsigned> optLevel;
 };
 

@@ -82,11 +82,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(where the target runs them faster than the f32 FMA "
                      "kernels: AMD Zen 4), true or false"),
       llvm::cl::init(Bf16DotProducts::Auto),
-      llvm::cl::values(clEnumValN(Bf16DotProducts::Auto, "auto",
-                                  "where the target runs them faster"),
-                       clEnumValN(Bf16DotProducts::On, "true",
-                                  "wherever the target has them"),
-                       clEnumValN(Bf16DotProducts::Off, "false", "never"))};
+      llvm::cl::values(ATTN_BF16_DOT_PRODUCTS_VALUES)};
   PassOptions::Option<bool> instrumentTiles{
       *this, "instrument-tiles",
       llvm::cl::desc("Fused form: call attn_tile_visit per visited key tile"),

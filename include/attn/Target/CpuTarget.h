@@ -83,6 +83,20 @@ struct CpuTarget {
 /// AVX-512 BF16 never take them.
 enum class Bf16DotProducts { Auto, On, Off };
 
+/// The values of an option of type Bf16DotProducts (`llvm::cl::values`):
+/// `auto`, `true` (also `1`, `on`) and `false` (also `0`, `off`). The pass
+/// options and the tools' `--bf16-dot-products` accept the same words.
+#define ATTN_BF16_DOT_PRODUCTS_VALUES                                          \
+  clEnumValN(::mlir::attn::Bf16DotProducts::Auto, "auto",                      \
+             "where the target runs them faster"),                             \
+      clEnumValN(::mlir::attn::Bf16DotProducts::On, "true",                    \
+                 "wherever the target has them"),                              \
+      clEnumValN(::mlir::attn::Bf16DotProducts::On, "1", "same as true"),      \
+      clEnumValN(::mlir::attn::Bf16DotProducts::On, "on", "same as true"),     \
+      clEnumValN(::mlir::attn::Bf16DotProducts::Off, "false", "never"),        \
+      clEnumValN(::mlir::attn::Bf16DotProducts::Off, "0", "same as false"),    \
+      clEnumValN(::mlir::attn::Bf16DotProducts::Off, "off", "same as false")
+
 /// Whether code for `target` takes the dot products under `choice`.
 bool usesBf16DotProducts(const CpuTarget &target, Bf16DotProducts choice);
 
