@@ -7,6 +7,7 @@
 // RUN: attn-run %s --target-cpu=haswell --verify --reps=1 --report=%t.haswell.json | FileCheck %s --check-prefix=HASWELL
 // HASWELL:      compile:
 // HASWELL-NEXT: target: haswell (AVX2+FMA, 16 x 256-bit vector registers)
+// HASWELL-NEXT: lowering: form fused, tiles {{[0-9]+}} x {{[0-9]+}}, register tile 6 x 16 (256-bit)
 // HASWELL:      out: f32 [1, 2, 37, 16] {{.*}} [ok
 // RUN: FileCheck %s --check-prefix=REPORT < %t.haswell.json
 // REPORT:      "target": {
@@ -24,6 +25,7 @@
 // RUN: attn-run %s --target-cpu=haswell --target-features=-avx2,-fma --form=naive --verify --reps=1 | FileCheck %s --check-prefix=NOAVX2
 // RUN: attn-run %s --target-cpu=haswell --target-features=-avx2,-fma --form=decode --verify --reps=1 | FileCheck %s --check-prefix=NOAVX2
 // NOAVX2: target: haswell (AVX, 16 x 256-bit vector registers)
+// NOAVX2-NEXT: lowering: form {{naive|decode}}
 // NOAVX2: out: f32 [1, 2, 37, 16] {{.*}} [ok
 //
 // Without the options: the host.

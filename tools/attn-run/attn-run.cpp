@@ -256,15 +256,13 @@ static void printCompiled(Runner &runner) {
                                  runner.compileSeconds(),
                                  cpuFlags.formName().str().c_str())
                  << "target: " << jit->target().describe() << "\n";
-    // Versions chosen per call (--form=auto): each with its query lengths.
-    llvm::ArrayRef<LoweringChoice> choices = runner.loweringChoices();
-    if (llvm::any_of(choices,
-                     [](const LoweringChoice &c) { return c.isVersion(); }))
-      for (const LoweringChoice &c : choices) {
-        llvm::outs() << "version: ";
-        c.print(llvm::outs());
-        llvm::outs() << "\n";
-      }
+    // What the lowering chose per attention op ("lowering: ..."), or the
+    // versions chosen per call (--form=auto), each with its query lengths.
+    for (const LoweringChoice &c : runner.loweringChoices()) {
+      llvm::outs() << (c.isVersion() ? "version: " : "lowering: ");
+      c.print(llvm::outs());
+      llvm::outs() << "\n";
+    }
   }
 }
 
