@@ -324,7 +324,7 @@ class Bench:
                          max_s=r["max_s"], reps=len(r["times_s"]), flops=flops,
                          extra_bytes=r["extra_bytes"], compile_s=r["compile_s"],
                          max_abs_err=err, mem_method="attn-run heap peak - outputs",
-                         wall_s=wall)
+                         wall_s=wall, lowering=lowering_text(r))
                 self.print_row(self.rows[-1])
             if ref is None or flops is None:
                 print(f"  no reference for {s.name}: peers not run", flush=True)
@@ -448,7 +448,8 @@ class Bench:
         cols = ["shape", "impl", "threads", "status", "median_s", "min_s",
                 "max_s", "reps", "flops", "gflops", "pct_sgemm", "sdpa_over",
                 "kv_gbs", "pct_read_bw", "extra_bytes", "mem_method",
-                "compile_s", "max_abs_err", "loadavg", "note", "dtype"] + MACHINE_COLS
+                "compile_s", "max_abs_err", "loadavg", "note", "dtype",
+                "lowering"] + MACHINE_COLS
         rows = []
         mach = {k: self.m[k] for k in MACHINE_COLS}
         forced = (f"OPENBLAS_CORETYPE={self.m['openblas_coretype']}"
@@ -672,6 +673,30 @@ class Bench:
             line(m["compile_s"] < 1.0, f"compile time: max {m['compile_s']:.3f} s "
                  f"({m['shape']} {m['impl']}; target < 1 s)")
         print(f"  {tally['met']} met, {tally['MISSED']} missed, {tally['n/a']} n/a")
+
+
+def lowering_text(report):
+    """What the lowering chose, from an attn-run report: per attention op
+    (or version) its form, tiles, key splits, register tile and bf16
+    products, e.g. "fused 256x128 reg 8x32/512 bf16 vdpbf16ps"."""
+    parts = []
+    for c in report.get("lowering", []):
+        text = c.get("form", "?")
+        if c.get("tile_q") or c.get("tile_k"):
+            text += f" {c.get('tile_q')}x{c.get('tile_k')}"
+        if c.get("splits"):
+            text += f" splits {c['splits']}"
+        if c.get("register_rows"):
+            text += (f" reg {c['register_rows']}x{c.get('register_cols')}"
+                     f"/{c.get('vector_bits')}")
+        if c.get("bf16_products"):
+            text += f" bf16 {c['bf16_products']}"
+        if c.get("max_queries") is not None:
+            text += f" Nq<={c['max_queries']}"
+        elif c.get("min_queries"):
+            text += f" Nq>={c['min_queries']}"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 MACHINE_COLS = ["cpu_model", "host_isa", "openblas_core", "target_cpu",
