@@ -117,7 +117,9 @@ constexpr int kDefaultCases = 232;
 /// baseline (SSE2: 4 lanes), which any x86-64 host can run, so the register
 /// tiles of other targets are checked on every machine. `FORM+bf16dot`
 /// compiles it with bf16-dot-products (the AVX-512 BF16 kernels): it takes
-/// the bf16 cases on hosts with AVX-512 BF16 and skips the others.
+/// the bf16 cases on hosts with AVX-512 BF16 whose default is not already
+/// those kernels (Intel; AMX hosts run them without AMX) and skips the
+/// others (on AMD Zen 4 the plain form runs them).
 /// `FORM+nodot` compiles it with neither those nor AMX (bf16 converted to
 /// f32 for the host's f32 kernels): it takes the bf16 cases on hosts whose
 /// default is one of them (AMD Zen 4, AMX hosts), where the plain form does
@@ -339,13 +341,23 @@ struct Config {
 
 /// `FORM@CPU` is skipped on a host that cannot run code for that CPU (a
 /// non-x86 host, or one without AVX2 for `@haswell`), never failed;
-/// `FORM+bf16dot` on cases that are not bf16 or a host without AVX-512 BF16.
+/// `FORM+bf16dot` on cases that are not bf16, a host without AVX-512 BF16 or
+/// one whose default takes them.
 bool formSupports(const std::string &form, const Config &c) {
   static std::map<std::string, bool> runnable;
   SweepForm f = parseForm(form);
   if (f.bf16Dot) {
-    static bool hostHasDot = mlir::attn::getHostCpuTarget().avx512bf16;
-    if (c.dtype != DType::BF16 || !hostHasDot)
+    // Where the host's default already is the dot products (AMD Zen 4
+    // without AMX), the plain form runs them: the case would be compiled
+    // and checked twice.
+    static bool hostNeedsDot = [] {
+      mlir::attn::CpuTarget host = mlir::attn::getHostCpuTarget();
+      bool byDefault =
+          !host.amxBf16 && mlir::attn::usesBf16DotProducts(
+                               host, mlir::attn::Bf16DotProducts::Auto);
+      return host.avx512bf16 && !byDefault;
+    }();
+    if (c.dtype != DType::BF16 || !hostNeedsDot)
       return false;
   }
   if (f.noDot) {
