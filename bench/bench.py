@@ -684,8 +684,10 @@ def lowering_text(report):
         text = c.get("form", "?")
         if c.get("tile_q") or c.get("tile_k"):
             text += f" {c.get('tile_q')}x{c.get('tile_k')}"
-        if c.get("splits"):
+        if c.get("splits", 0) > 0:
             text += f" splits {c['splits']}"
+        elif c.get("splits", 0) < 0:
+            text += " splits at run time"
         if c.get("register_rows"):
             text += (f" reg {c['register_rows']}x{c.get('register_cols')}"
                      f"/{c.get('vector_bits')}")

@@ -221,8 +221,14 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
       if (value.getAsInteger(10, n))
         return key.str() + "=" + value.str() + ": expected an integer";
     } else if (key == "bf16-dot-products") {
-      if (!llvm::is_contained({"auto", "true", "false"}, value))
-        return key.str() + "=" + value.str() + ": expected auto, true or false";
+      // The words of the pass option (one list, CpuTarget.h).
+      static const llvm::cl::OptionEnumValue known[] = {
+          ATTN_BF16_DOT_PRODUCTS_VALUES};
+      if (llvm::none_of(known, [&](const llvm::cl::OptionEnumValue &v) {
+            return v.Name == value;
+          }))
+        return key.str() + "=" + value.str() +
+               ": expected auto, true (1, on) or false (0, off)";
     } else if (bools.contains(key)) {
       if (!llvm::is_contained({"true", "false", "1", "0"}, value))
         return key.str() + "=" + value.str() + ": expected true or false";

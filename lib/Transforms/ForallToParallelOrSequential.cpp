@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -62,6 +63,11 @@ LogicalResult outlineBody(RewriterBase &rewriter, scf::ForallOp forall,
   auto fn = func::FuncOp::create(rewriter, forall.getLoc(), baseName,
                                  rewriter.getFunctionType(types, {}));
   fn.setPrivate();
+  // Internal in LLVM IR too (a private func.func is lowered to an external
+  // llvm.func): LLVM may then drop unused arguments and propagate the ones
+  // both calls pass alike.
+  fn->setAttr("llvm.linkage", LLVM::LinkageAttr::get(rewriter.getContext(),
+                                                     LLVM::Linkage::Internal));
   symbols.insert(fn); // renamed where the name is taken
   Block *entry = fn.addEntryBlock();
   rewriter.setInsertionPointToStart(entry);
@@ -101,51 +107,40 @@ struct AttnForallToParallelOrSequentialPass
     : public attn::impl::AttnForallToParallelOrSequentialBase<
           AttnForallToParallelOrSequentialPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     SmallVector<scf::ForallOp> outer;
-    module->walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
+    getOperation()->walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
       outer.push_back(forall);
       return WalkResult::skip(); // nested foralls go with their root
     });
-    if (outer.empty())
-      return;
-
     IRRewriter rewriter(&getContext());
-    MLIRContext *ctx = &getContext();
-    auto i32 = IntegerType::get(ctx, 32);
-    auto declared = module.lookupSymbol<func::FuncOp>(kMaxThreads);
-    if (!declared) {
-      rewriter.setInsertionPointToStart(module.getBody());
-      declared = func::FuncOp::create(rewriter, module.getLoc(), kMaxThreads,
-                                      rewriter.getFunctionType({}, {i32}));
-      declared.setPrivate();
-    } else if (declared.getFunctionType() !=
-               rewriter.getFunctionType({}, {i32})) {
-      declared.emitOpError("is not the OpenMP runtime's `i32 ")
-          << kMaxThreads << "()`";
-      return signalPassFailure();
-    }
-
-    SymbolTable symbols(module);
+    SymbolTableCollection tables;
     for (scf::ForallOp forall : outer) {
       if (forall->getNumResults() != 0) {
         forall.emitOpError("with results cannot become a parallel loop");
         return signalPassFailure();
       }
       auto parentFn = forall->getParentOfType<func::FuncOp>();
-      if (!parentFn) {
-        forall.emitOpError("outside a func.func cannot be outlined");
+      Operation *tableOp =
+          parentFn ? SymbolTable::getNearestSymbolTable(parentFn) : nullptr;
+      if (!tableOp) {
+        forall.emitOpError("outside a func.func in a symbol table cannot be "
+                           "outlined");
         return signalPassFailure();
       }
+      SymbolTable &symbols = tables.getSymbolTable(tableOp);
+      func::FuncOp maxThreads = declareMaxThreads(rewriter, symbols);
+      if (!maxThreads)
+        return signalPassFailure();
       if (failed(outlineBody(rewriter, forall, symbols,
                              ("__attn_grid_" + parentFn.getSymName()).str())))
         return signalPassFailure();
       Location loc = forall.getLoc();
       rewriter.setInsertionPoint(forall);
       Value threads =
-          func::CallOp::create(rewriter, loc, declared, ValueRange{})
+          func::CallOp::create(rewriter, loc, maxThreads, ValueRange{})
               .getResult(0);
-      Value one = arith::ConstantIntOp::create(rewriter, loc, i32, 1);
+      Value one =
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
       Value several = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::sgt, threads, one);
       auto branch = scf::IfOp::create(rewriter, loc, TypeRange{}, several,
@@ -154,12 +149,42 @@ struct AttnForallToParallelOrSequentialPass
       rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
       auto parallel = cast<scf::ForallOp>(rewriter.clone(*forall));
       rewriter.moveOpBefore(forall, branch.elseBlock()->getTerminator());
-      if (failed(scf::forallToParallelLoop(rewriter, parallel)) ||
-          failed(scf::forallToForLoop(rewriter, forall))) {
-        parallel.emitOpError("cannot be converted to a loop");
+      if (failed(scf::forallToParallelLoop(rewriter, parallel))) {
+        parallel.emitOpError("cannot be converted to a parallel loop");
+        return signalPassFailure();
+      }
+      if (failed(scf::forallToForLoop(rewriter, forall))) {
+        forall.emitOpError("cannot be converted to a loop nest");
         return signalPassFailure();
       }
     }
+  }
+
+  /// `i32 omp_get_max_threads()` in `symbols`: the declaration found there,
+  /// or a new one; null (after an error) where the name has another type.
+  static func::FuncOp declareMaxThreads(RewriterBase &rewriter,
+                                        SymbolTable &symbols) {
+    FunctionType type = rewriter.getFunctionType({}, {rewriter.getI32Type()});
+    if (auto found = symbols.lookup<func::FuncOp>(kMaxThreads)) {
+      if (found.getFunctionType() == type)
+        return found;
+      found.emitOpError("is not the OpenMP runtime's `i32 ")
+          << kMaxThreads << "()`";
+      return nullptr;
+    }
+    if (Operation *other = symbols.lookup(kMaxThreads)) {
+      other->emitOpError("takes the name of the OpenMP runtime's `")
+          << kMaxThreads << "`";
+      return nullptr;
+    }
+    OpBuilder::InsertionGuard guard(rewriter);
+    Region &body = symbols.getOp()->getRegion(0);
+    rewriter.setInsertionPointToStart(&body.front());
+    auto fn = func::FuncOp::create(rewriter, symbols.getOp()->getLoc(),
+                                   kMaxThreads, type);
+    fn.setPrivate();
+    symbols.insert(fn);
+    return fn;
   }
 };
 } // namespace

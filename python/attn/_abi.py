@@ -110,10 +110,14 @@ def empty_like(like, shape, dtype):
         if torch_dtype is None:
             torch_dtype = dtypes[dtype] = getattr(torch, _TORCH[dtype])
         # new_empty: like's device (and dtype where it is the one asked
-        # for) without torch.empty's keyword parsing, about half its cost.
-        if like.dtype is torch_dtype:
-            return like.new_empty(shape)
-        return like.new_empty(shape, dtype=torch_dtype)
+        # for) without torch.empty's keyword parsing, about half its cost;
+        # only on a plain tensor (a subclass or a sparse layout would pass
+        # on to the output).
+        if type(like) is torch.Tensor and like.layout is torch.strided:
+            if like.dtype is torch_dtype:
+                return like.new_empty(shape)
+            return like.new_empty(shape, dtype=torch_dtype)
+        return torch.empty(shape, dtype=torch_dtype, device=like.device)
     import numpy as np
     return np.empty(shape, dtype=_NUMPY[dtype])
 

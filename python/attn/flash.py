@@ -410,9 +410,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         # Decode steps (a few new queries against a long cache) run split-KV,
         # longer chunks fused: one kernel, chosen per call.
         kernel = _KERNELS[key] = _kernel(text, name, device, form="auto")
-    # q's dtype and device: new_empty (a third of torch.empty's cost).
-    out = (q.new_empty((bsz, nq, hq, dv)) if torch_in
-           else _empty(q, (bsz, nq, hq, dv), elt))
+    # q's dtype and device (_abi.empty_like: new_empty on a plain tensor).
+    out = _empty(q, (bsz, nq, hq, dv), elt)
     inputs.append(out)
     if not with_lse:
         kernel._invoke(inputs)

@@ -8,6 +8,7 @@
 // CHECK-LABEL: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func private @__attn_grid_grid(
 // CHECK-SAME: %[[I:.*]]: index, %[[J:.*]]: index, %[[D:.*]]: index, %[[X:.*]]: f32, %[[M:.*]]: memref<?x8xf32>)
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-NEXT: %[[S:.*]] = arith.addi %[[I]], %[[D]] : index
 // CHECK-NEXT: %[[T:.*]] = arith.addi %[[S]], %[[C3]] : index
@@ -65,6 +66,30 @@ func.func @two(%m: memref<4x4xf32>, %x: f32) {
   return
 }
 func.func private @__attn_grid_two()
+
+// -----
+
+// A grid in a nested module: its function and the declaration go into that
+// module's symbol table.
+
+// CHECK-LABEL: module @outer
+// CHECK-NOT: omp_get_max_threads
+// CHECK: module @inner
+// CHECK: func.func private @omp_get_max_threads() -> i32
+// CHECK: func.func private @__attn_grid_nested(
+// CHECK: func.func @nested(
+// CHECK: call @omp_get_max_threads()
+// CHECK: call @__attn_grid_nested(
+module @outer {
+  module @inner {
+    func.func @nested(%m: memref<4xf32>, %x: f32) {
+      scf.forall (%i) in (4) {
+        memref.store %x, %m[%i] : memref<4xf32>
+      }
+      return
+    }
+  }
+}
 
 // -----
 

@@ -274,10 +274,14 @@ def AttnForallToParallelOrSequential
     a sequential twin of the loop beside the parallel one and picks between
     them at run time by `omp_get_max_threads()` (the thread count the
     region would get; the runtime's `num_threads` option sets it for the
-    call): the twin runs where it is 1. The kernel body is emitted twice.
+    call): the twin runs where it is 1. The body is compiled once: it moves
+    into a private function (`__attn_grid_<function>`, internal linkage)
+    that takes the induction variables and the values it uses from above
+    (constants are cloned into it), and both loops call it.
 
-    Nested `scf.forall`s go with their outermost one. A forall with results
-    is an error.
+    Nested `scf.forall`s go with their outermost one (loop nests inside the
+    function). A forall with results, or one outside a `func.func`, is an
+    error.
 
     Example:
 
@@ -291,14 +295,19 @@ def AttnForallToParallelOrSequential
     %t = func.call @omp_get_max_threads() : () -> i32
     %several = arith.cmpi sgt, %t, %c1_i32 : i32
     scf.if %several {
-      scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+      scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+        func.call @__attn_grid_f(%i, ...) : (index, ...) -> ()
+      }
     } else {
-      scf.for %i = %c0 to %n step %c1 { ... }
+      scf.for %i = %c0 to %n step %c1 {
+        func.call @__attn_grid_f(%i, ...) : (index, ...) -> ()
+      }
     }
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
