@@ -366,7 +366,8 @@ int main(int argc, char **argv) {
   CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
             module, str("attn-to-llvm-cpu"), str("bf16-dot-products=maybe"))),
         "bf16-dot-products=maybe ran");
-  CHECK(strstr(lastError(ctx), "expected auto, true (1, on) or false (0, off)") != NULL,
+  CHECK(strstr(lastError(ctx),
+               "expected auto, true (1, on) or false (0, off)") != NULL,
         "message: %s", lastError(ctx));
   AttnModule lowered =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
