@@ -321,18 +321,8 @@ class Kernel:
         if fastcall is None or self.gpu:
             return ()
         runtime = self._owner._runtime
-        cached = _OPTIONS.get(0)
-        if cached is None:
-            opts = _abi.ExecOptions()
-            runtime.attn_exec_options_init(ctypes.byref(opts))
-            opts.num_threads = 0
-            cached = _OPTIONS[0] = (ctypes.byref(opts),
-                                    ctypes.addressof(opts))
-        address = _CALL_ADDRESS.get(runtime)
-        if address is None:
-            address = _CALL_ADDRESS[runtime] = ctypes.cast(
-                runtime.attn_kernel_call, ctypes.c_void_p).value
-        return (fastcall.call, address, self._info_address, cached[1])
+        return (fastcall.call, _call_address(runtime), self._info_address,
+                _shared_options(runtime, 0)[1])
 
 
 def current_stream(tensors):
@@ -379,6 +369,28 @@ def _fastcall():
     return _FASTCALL[0]
 
 
+def _shared_options(runtime, num_threads):
+    """(byref, address) of the default options with `num_threads`, made
+    once per thread count (read-only to the runtime)."""
+    cached = _OPTIONS.get(num_threads)
+    if cached is None:
+        opts = _abi.ExecOptions()
+        runtime.attn_exec_options_init(ctypes.byref(opts))
+        opts.num_threads = num_threads
+        cached = _OPTIONS[num_threads] = (ctypes.byref(opts),
+                                          ctypes.addressof(opts))
+    return cached
+
+
+def _call_address(runtime):
+    """attn_kernel_call's address in `runtime`, looked up once."""
+    address = _CALL_ADDRESS.get(runtime)
+    if address is None:
+        address = _CALL_ADDRESS[runtime] = ctypes.cast(
+            runtime.attn_kernel_call, ctypes.c_void_p).value
+    return address
+
+
 def uses_fastcall():
     """Whether torch tensors' calls take the compiled fast path."""
     return _fastcall() is not None
@@ -401,14 +413,8 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
         stream = current_stream(tensors)
     if workspace is None and not stream:
         # Read-only to the runtime: one per thread count.
-        cached = _OPTIONS.get(num_threads)
-        if cached is None:
-            opts = _abi.ExecOptions()
-            runtime.attn_exec_options_init(ctypes.byref(opts))
-            opts.num_threads = num_threads
-            cached = _OPTIONS[num_threads] = (ctypes.byref(opts),
-                                              ctypes.addressof(opts))
-        opts_ref, opts_address = cached
+        opts_ref, opts_address = (_OPTIONS.get(num_threads)
+                                  or _shared_options(runtime, num_threads))
     else:
         opts = _abi.ExecOptions()
         runtime.attn_exec_options_init(ctypes.byref(opts))
@@ -421,10 +427,7 @@ def call(runtime, info, tensors, num_threads=0, workspace=None,
         opts_ref, opts_address = ctypes.byref(opts), ctypes.addressof(opts)
     fastcall = _FASTCALL[0] if _FASTCALL[1] else _fastcall()
     if fastcall is not None and dispatch is None:
-        address = _CALL_ADDRESS.get(runtime)
-        if address is None:
-            address = _CALL_ADDRESS[runtime] = ctypes.cast(
-                runtime.attn_kernel_call, ctypes.c_void_p).value
+        address = _CALL_ADDRESS.get(runtime) or _call_address(runtime)
         if info_address is None:
             info_address = ctypes.cast(info, ctypes.c_void_p).value
         status = fastcall.call(address, info_address, tensors, opts_address,
