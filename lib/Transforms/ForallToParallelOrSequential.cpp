@@ -7,6 +7,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "attn/IR/AttnOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -106,6 +108,8 @@ LogicalResult outlineBody(RewriterBase &rewriter, scf::ForallOp forall,
 struct AttnForallToParallelOrSequentialPass
     : public attn::impl::AttnForallToParallelOrSequentialBase<
           AttnForallToParallelOrSequentialPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<scf::ForallOp> outer;
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
@@ -131,6 +135,16 @@ struct AttnForallToParallelOrSequentialPass
       func::FuncOp maxThreads = declareMaxThreads(rewriter, symbols);
       if (!maxThreads)
         return signalPassFailure();
+      // The grid's work (its own attn.grid_work; those of nested grids mean
+      // nothing once they are loop nests).
+      Value work;
+      SmallVector<attn::GridWorkOp> marks;
+      forall->walk([&](attn::GridWorkOp w) { marks.push_back(w); });
+      for (attn::GridWorkOp w : marks) {
+        if (w->getParentOp() == forall.getOperation())
+          work = w.getWork();
+        rewriter.eraseOp(w);
+      }
       if (failed(outlineBody(rewriter, forall, symbols,
                              ("__attn_grid_" + parentFn.getSymName()).str())))
         return signalPassFailure();
@@ -143,6 +157,13 @@ struct AttnForallToParallelOrSequentialPass
           arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
       Value several = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::sgt, threads, one);
+      if (work) {
+        Value least = arith::ConstantIndexOp::create(
+            rewriter, loc, static_cast<int64_t>(minParallelWork));
+        Value enough = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sge, work, least);
+        several = arith::AndIOp::create(rewriter, loc, several, enough);
+      }
       auto branch = scf::IfOp::create(rewriter, loc, TypeRange{}, several,
                                       /*withElseRegion=*/true);
       // The parallel copy in `then`, the original (serial) in `else`.

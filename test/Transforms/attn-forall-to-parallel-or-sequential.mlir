@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-forall-to-parallel-or-sequential -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --attn-forall-to-parallel-or-sequential=min-parallel-work=4096 -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=MIN
 
 // The grid's body moves into one private function (constants cloned into
 // it, everything else it uses passed); the loop becomes an scf.parallel
@@ -89,6 +90,41 @@ module @outer {
       return
     }
   }
+}
+
+// -----
+
+// With attn.grid_work, the parallel branch also needs the grid's work to be
+// at least min-parallel-work (2^19 by default); the markers, the grid's and
+// those of nested grids, are erased.
+
+// CHECK-LABEL: func.func private @__attn_grid_worked(
+// CHECK-NOT: attn.grid_work
+// CHECK: return
+// CHECK-LABEL: func.func @worked(
+// CHECK-SAME: %{{.*}}: memref<4x4xf32>, %{{.*}}: f32, %[[W:.*]]: index)
+// CHECK-NOT: attn.grid_work
+// CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[LEAST:.*]] = arith.constant 524288 : index
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi sge, %[[W]], %[[LEAST]] : index
+// CHECK: %[[BOTH:.*]] = arith.andi %[[SEVERAL]], %[[ENOUGH]] : i1
+// CHECK: scf.if %[[BOTH]] {
+// CHECK: scf.parallel
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: attn.grid_work
+// MIN-LABEL: func.func @worked(
+// MIN: arith.constant 4096 : index
+func.func @worked(%m: memref<4x4xf32>, %x: f32, %w: index) {
+  scf.forall (%i) in (4) {
+    attn.grid_work %w
+    scf.forall (%j) in (4) {
+      attn.grid_work %w
+      memref.store %x, %m[%i, %j] : memref<4x4xf32>
+    }
+  }
+  return
 }
 
 // -----

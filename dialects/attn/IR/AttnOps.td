@@ -558,4 +558,40 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// GridWorkOp
+//===----------------------------------------------------------------------===//
+
+def Attn_GridChoice : Resource<"::mlir::attn::GridChoiceResource">;
+
+def Attn_GridWorkOp : Attn_Op<"grid_work",
+    [MemoryEffects<[MemWrite<Attn_GridChoice>]>]> {
+  let summary = "how much work the enclosing grid does, for the thread choice";
+  let description = [{
+    Placed by the CPU lowerings in the body of the `scf.forall` that is a
+    kernel's grid of work: `work` is the whole grid's number of
+    multiply-adds in `Q K^T` and `P V` at run time, an upper bound (masks
+    ignored). `attn-forall-to-parallel-or-sequential` runs the grid on
+    several threads only where `work` is at least its `min-parallel-work`;
+    below that, starting and joining the threads costs more than they save
+    (a decode step over a few hundred cached keys, for example). A grid
+    without one runs in parallel whenever several threads are available.
+
+    It has no meaning elsewhere: canonicalization erases it outside an
+    `scf.forall` (after the grid became a loop nest). It stays otherwise:
+    its one effect, a write of the grid's thread choice (a resource of its
+    own, no memory), keeps it from being dead.
+
+    ```mlir
+    scf.forall (%b, %g, %t) in (%nb, %ng, %nt) shared_outs(%o = %init) {
+      attn.grid_work %work
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$work);
+  let assemblyFormat = "$work attr-dict";
+  let hasCanonicalizeMethod = 1;
+}
+
 #endif // ATTN_IR_ATTNOPS_TD

@@ -16,6 +16,19 @@
 
 #include "attn/IR/AttnEnums.h.inc"
 
+namespace mlir {
+namespace attn {
+/// What attn.grid_work "writes": the thread choice of its grid, no memory.
+/// Its effect keeps the op alive (an op without effects and results is
+/// dead) without making it an op of unknown effects, which bufferization
+/// refuses.
+struct GridChoiceResource
+    : public SideEffects::Resource::Base<GridChoiceResource> {
+  StringRef getName() final { return "attn.grid_choice"; }
+};
+} // namespace attn
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "attn/IR/AttnOps.h.inc"
 

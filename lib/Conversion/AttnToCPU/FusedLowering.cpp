@@ -274,12 +274,36 @@ FusedLowering::State FusedLowering::computeQueryTile(OpBuilder &b, Location loc,
   return walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
 }
 
+void FusedLowering::markGridWork(OpBuilder &b, Location loc,
+                                 scf::ForallOp grid) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(grid);
+  IndexMath m{b, loc};
+  // The keys of every batch entry: Nk each, or its kv_len (a serving cache
+  // is mostly empty).
+  Value keys = m.mul(batch, nk);
+  if (op.getKvLen()) {
+    auto sum = scf::ForOp::create(
+        b, loc, m.c(0), batch, m.c(1), ValueRange{m.c(0)},
+        [&](OpBuilder &lb, Location l, Value bIdx, ValueRange acc) {
+          Value len = kvLenOf(lb, l, bIdx);
+          scf::YieldOp::create(
+              lb, l, ValueRange{arith::AddIOp::create(lb, l, acc[0], len)});
+        });
+    keys = sum.getResult(0);
+  }
+  Value work = m.mul(m.mul(m.mul(hq, nq), keys), m.add(dqk, dv));
+  b.setInsertionPointToStart(grid.getBody());
+  GridWorkOp::create(b, loc, work);
+}
+
 SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
   // The grid: one work item per (batch, K/V head, query tile).
   SmallVector<OpFoldResult> ubs = {batch, hkv,
                                    rulesAt(b, loc)->numQueryTiles(nq)};
   auto forall =
       scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
+  markGridWork(b, loc, forall);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   IndexMath m{b, loc};

@@ -623,6 +623,12 @@ public:
   SmallVector<Value> castResults(OpBuilder &b, Location loc,
                                  ValueRange results);
 
+  /// States the grid's work for the thread choice (attn.grid_work at the
+  /// start of `grid`'s body): Hq Nq (Dqk + Dv) multiply-adds per key of
+  /// each batch entry (Nk, or its kv_len), an upper bound (masks ignored;
+  /// for a ragged batch, every query token against every key token).
+  void markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid);
+
   /// The fused form: forall (b, g, query tile) { walk readable key tiles }.
   SmallVector<Value> buildFused(OpBuilder &b, Location loc);
 

@@ -93,6 +93,7 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
   if (decode)
     ubs.push_back(numSplits);
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
+  packed.markGridWork(b, loc, forall);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());

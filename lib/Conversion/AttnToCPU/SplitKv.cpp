@@ -24,6 +24,7 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
   // The grid: (batch, K/V head, query tile, split).
   SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
+  markGridWork(b, loc, forall);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());

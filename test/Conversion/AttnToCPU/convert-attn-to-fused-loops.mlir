@@ -16,6 +16,8 @@
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK-DAG: %[[EIGHTH:.+]] = arith.constant dense<1.250000e-01> : vector<16xf32>
 // CHECK: %[[OUT:.+]] = scf.forall (%[[G:.+]], %[[QT:.+]]) in (2, 4)
+// The grid's work for the thread choice: Hq Nq Nk (Dqk + Dv) multiply-adds.
+// CHECK-NEXT:   attn.grid_work %c67108864
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c64
 // CHECK:   %[[QEND:.+]] = arith.addi %[[Q0]], %{{.+}}
 // CHECK:   %[[HI:.+]] = arith.minsi %[[QEND]], %c256

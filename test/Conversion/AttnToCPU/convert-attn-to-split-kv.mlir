@@ -7,8 +7,13 @@
 // merge them exactly.
 
 // CHECK-LABEL: func.func @decode
+// The grid's work counts the valid keys: Hq Nq (Dqk + Dv) per kv_len entry.
+// CHECK: %[[KEYS:.+]] = scf.for %[[BI:.+]] = %c0 to %c8 step %c1 iter_args(%[[SUM:.+]] = %c0) -> (index)
+// CHECK:   tensor.extract %{{.+}}[%[[BI]]] : tensor<8xi32>
+// CHECK: %[[WORK:.+]] = arith.muli %[[KEYS]], %c8192 : index
 // CHECK: %[[P:.+]]:3 = scf.forall (%[[B:.+]], %[[G:.+]], %[[S:.+]]) in (8, 8, 4)
 // CHECK-SAME: -> (tensor<8x8x4x4x1xf32>, tensor<8x8x4x4x1xf32>, tensor<8x8x4x4x1x128xf32>)
+// CHECK-NEXT:   attn.grid_work %[[WORK]]
 // CHECK:   tensor.extract %{{.+}}[%[[B]]] : tensor<8xi32>
 // CHECK:   arith.ceildivsi %{{.+}}, %c128
 // CHECK:   scf.for
