@@ -31,8 +31,12 @@
 // vector<2x2> [p][c]. So two adjacent C tiles of P are exactly the A
 // operand of P V: [C0[0], C0[1], C1[0], C1[1]].
 //
-// The tile copies are in TileCopy.cpp, S = Q K^T on sm_90a's wgmma in
-// Wgmma.cpp, the host side of the launches in KernelHost.cpp.
+// This file builds the block's prologue (its place in the grid, ragged
+// sequences, shared memory, staging, the rows' facts) and the key loop;
+// the loop's mma.sync steps (S = Q K^T, logits, online softmax, P V) are in
+// KeyTile.cpp, the epilogue in KernelEpilogue.cpp, the tile copies in
+// TileCopy.cpp, both GEMMs on sm_90a's wgmma in Wgmma.cpp, the host side of
+// the launches in KernelHost.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -171,6 +175,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value warp = divu(tid, ci(kLanes));
   Value lane = remu(tid, ci(kLanes));
   ModInputAccess modAccess = kernelModInputAccess();
+  BlockState blk;
 
   // Ragged batches: block x is the (sequence, row tile) pair it finds by
   // walking the sequences' row tiles in the offsets; the sequence's rows
@@ -233,12 +238,15 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // tensors whatever the sizes).
   Value lastQ = a.max(a.sub(totalQ, ci(1)), ci(0));
   Value lastK = a.max(a.sub(totalK, ci(1)), ci(0));
-  auto qRow = [&](Value i) {
-    return cuQBuf ? a.min(a.add(qBase, i), lastQ) : i;
-  };
-  auto kRow = [&](Value j) {
-    return cuKBuf ? a.min(a.add(kBase, j), lastK) : j;
-  };
+  blk.bb = bb;
+  blk.hk = hk;
+  blk.seq = seq;
+  blk.split = split;
+  blk.qBase = qBase;
+  blk.kBase = kBase;
+  blk.lastQ = lastQ;
+  blk.lastK = lastK;
+  blk.lane = lane;
 
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -277,7 +285,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                                 a.add(tilesAt, ci(layout.pOff)), ValueRange{});
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
-  LogitContext lctx;
+  LogitContext &lctx = blk.lctx;
   lctx.op = op;
   lctx.nq = nq;
   lctx.nk = nk;
@@ -294,6 +302,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   const bool foldScale = constScale && !sigmoid && scaleValue > 0 &&
                          !op.getSoftcapAttr() && !biasBuf && !alibiBuf &&
                          !op.getScoreModBlock();
+  blk.foldScale = foldScale;
+  blk.scaleValue = scaleValue;
   if (scaleBuf)
     lctx.scale = memref::LoadOp::create(b, loc, scaleBuf, ValueRange{});
   else
@@ -326,6 +336,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   SmallVector<Value> tokens;
   Value nqLast = a.max(a.sub(nq, ci(1)), ci(0));
   Value nkLast = a.max(a.sub(nk, ci(1)), ci(0));
+  blk.kvLen = kvLen;
+  blk.nqLast = nqLast;
+  blk.nkLast = nkLast;
   emitTileCopy(
       qs, {}, qLayout, tq, d, q,
       [&](Value r) {
@@ -333,7 +346,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
         Value i = divu(row, groups);
         Value h = a.add(a.mul(hk, groups), remu(row, groups));
         Value valid = a.slt(i, nq);
-        return std::make_pair(phys(bb, h, qRow(a.min(i, nqLast)), ci(0)),
+        return std::make_pair(phys(bb, h, qRow(blk, a.min(i, nqLast)), ci(0)),
                               valid);
       },
       tokens);
@@ -381,7 +394,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       Value valid = a.both(inRange, a.slt(key, kvLen));
       if (ptBuf)
         return pagedRow(seq, hk, a.min(key, nkLast), valid);
-      return std::make_pair(phys(bb, hk, kRow(a.min(key, nkLast)), ci(0)),
+      return std::make_pair(phys(bb, hk, kRow(blk, a.min(key, nkLast)), ci(0)),
                             valid);
     };
     emitTileCopy(ks, {buf}, qLayout, tk, d, k, rowOf, tokens, Value(),
@@ -396,40 +409,35 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     fenceForAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 
-  // Q's A fragments, once.
-  auto aType = VectorType::get({4, 2}, elem);
-  auto bType = VectorType::get({2, 2}, elem);
   auto cType = VectorType::get({2, 2}, f32);
   // The warp's rows: rowFrags fragments of 16 (fragment f: rows wrow +
   // 16 f ...).
   const int64_t nf = rowFrags;
   Value wrow = a.mul(warp, ci(16 * nf));
+  blk.wrow = wrow;
   // Q's A fragments ([f][kk]): held in registers across the key loop when
   // they fit next to S and O, else loaded from shared memory (where Q
   // stays) per key tile, which keeps large head dims with modifiers from
   // spilling.
-  auto loadQ = [&](int64_t f, int64_t kk) -> Value {
-    Value r = a.add(wrow, a.add(ci(16 * f), remu(lane, ci(16))));
-    Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(16)), ci(8)));
-    return nvgpu::LdMatrixOp::create(b, loc, aType, qs, ValueRange{r, c}, false,
-                                     4);
-  };
   SmallVector<Value> qFrag;
   if (!useWgmma && holdQInRegisters())
     for (int64_t f = 0; f < nf; ++f)
       for (int64_t kk = 0; kk < d / 16; ++kk)
-        qFrag.push_back(loadQ(f, kk));
+        qFrag.push_back(loadQFragment(blk, qs, f, kk));
 
   // The two rows a lane holds of each fragment (index f * 2 + r): query,
   // head, ALiBi slope.
   Value quad = divu(lane, ci(4));
   Value pair = a.mul(remu(lane, ci(4)), ci(2));
-  SmallVector<Value> rowI(2 * nf), rowH(2 * nf), rowSlope(2 * nf);
-  auto rowInWarpTile = [&](int64_t fr) {
-    return a.add(wrow, a.add(quad, ci(16 * (fr / 2) + 8 * (fr % 2))));
-  };
+  blk.quad = quad;
+  blk.pair = pair;
+  SmallVector<Value> &rowI = blk.rowI, &rowH = blk.rowH,
+                     &rowSlope = blk.rowSlope;
+  rowI.resize(2 * nf);
+  rowH.resize(2 * nf);
+  rowSlope.resize(2 * nf);
   for (int64_t fr = 0; fr < 2 * nf; ++fr) {
-    Value row = a.add(row0, rowInWarpTile(fr));
+    Value row = a.add(row0, rowInWarpTile(blk, fr));
     rowI[fr] = divu(row, groups);
     rowH[fr] = a.add(a.mul(hk, groups), remu(row, groups));
     if (alibiBuf) {
@@ -443,6 +451,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value ninf = cf(-std::numeric_limits<double>::infinity());
   Value zeroC = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
+  blk.zeroC = zeroC;
   const int64_t nRows = 2 * nf, nOut = dv / 8;
   const int64_t oBase = 2 * nRows, nState = oBase + nf * nOut;
   SmallVector<Value> init(nRows, ninf);
@@ -482,45 +491,14 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       b.setInsertionPointToStart(&visit.getThenRegion().front());
     }
 
-    // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]),
-    // in steps of 32 dims (the last may be 16): each K fragment feeds the
-    // nf fragments' mma.sync; Q's fragments not held in registers are
-    // loaded per step (only the step's are live).
-    int64_t nS = tk / 8, dSteps = d / 16;
+    // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]).
+    int64_t nS = tk / 8;
     SmallVector<Value> s(nf * nS, zeroC);
     if (useWgmma)
       emitWgmmaQK(s, smemAddr, a.add(ci(kOff), a.mul(cur, ci(kBufBytes))),
                   layout.qBlockBytes, layout.kBlockBytes);
-    for (int64_t kk = 0; kk < (useWgmma ? 0 : dSteps); kk += 2) {
-      int64_t steps = std::min<int64_t>(2, dSteps - kk);
-      SmallVector<Value> qStep;
-      for (int64_t f = 0; f < nf; ++f)
-        for (int64_t e = 0; e < steps; ++e)
-          qStep.push_back(qFrag.empty() ? loadQ(f, kk + e)
-                                        : qFrag[f * dSteps + kk + e]);
-      for (int64_t n = 0; n < nS; ++n) {
-        Value r = a.add(ci(n * 8), remu(lane, ci(8)));
-        SmallVector<Value, 2> kf;
-        if (steps == 2) {
-          // x4: the B fragments of two steps of 16 dims at once (lanes
-          // 8 q .. 8 q + 7 address matrix q: dims kk * 16 + 8 q).
-          Value c = a.add(ci(kk * 16), a.mul(divu(lane, ci(8)), ci(8)));
-          Value both = nvgpu::LdMatrixOp::create(
-              b, loc, aType, ks, ValueRange{cur, r, c}, false, 4);
-          kf = {halfOf(both, 0), halfOf(both, 1)};
-        } else {
-          Value c =
-              a.add(ci(kk * 16), a.mul(remu(divu(lane, ci(8)), ci(2)), ci(8)));
-          kf = {nvgpu::LdMatrixOp::create(b, loc, bType, ks,
-                                          ValueRange{cur, r, c}, false, 2)};
-        }
-        for (int64_t e = 0; e < steps; ++e)
-          for (int64_t f = 0; f < nf; ++f)
-            s[f * nS + n] = nvgpu::MmaSyncOp::create(
-                b, loc, qStep[f * steps + e], kf[e], s[f * nS + n],
-                ArrayRef<int64_t>{16, 8, 16});
-      }
-    }
+    else
+      emitMmaSyncQK(blk, s, qs, ks, cur, qFrag);
 
     // Logits: full tiles skip the masks.
     Value k0 = a.mul(t, ci(tk));
@@ -531,169 +509,18 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     // The mask_mod region: the tile is full only when it allows every pair.
     if (maskMod)
       full = a.both(full, a.negate(curCls.mayFalse));
-    SmallVector<Type> logitTypes(nf * nS * 4, f32);
-    auto ifFull = scf::IfOp::create(b, loc, logitTypes, full, true);
-    for (int branch = 0; branch < 2; ++branch) {
-      OpBuilder::InsertionGuard g3(b);
-      b.setInsertionPointToStart(branch == 0 ? &ifFull.getThenRegion().front()
-                                             : &ifFull.getElseRegion().front());
-      SmallVector<Value> xs;
-      for (int64_t f = 0; f < nf; ++f)
-        for (int64_t n = 0; n < nS; ++n)
-          for (int64_t r = 0; r < 2; ++r)
-            for (int64_t c = 0; c < 2; ++c) {
-              int64_t fr = 2 * f + r;
-              Value j = a.add(a.add(k0, ci(n * 8 + c)), pair);
-              LogitOperands in;
-              in.raw = vector::ExtractOp::create(b, loc, s[f * nS + n],
-                                                 ArrayRef<int64_t>{r, c});
-              in.b = seq;
-              in.h = rowH[fr];
-              in.i = rowI[fr];
-              in.j = j;
-              in.kvLen = kvLen;
-              in.slope = rowSlope[fr];
-              Value ic = a.min(rowI[fr], nqLast);
-              Value jc = a.min(j, nkLast);
-              Value hc = a.min(rowH[fr], a.sub(hq, ci(1)));
-              in.regionI = ic;
-              in.regionJ = jc;
-              // Masks and biases broadcast by numpy rules: a rank-r tensor
-              // is indexed by the last r of (b, h, i, j), a ragged batch's by
-              // packed rows (and, paged, key positions).
-              auto tensorIdx = [&](Value buf) {
-                Value logical[4] = {bb, hc, qRow(ic), kRow(jc)};
-                int64_t rank = cast<MemRefType>(buf.getType()).getRank();
-                SmallVector<Value> idx;
-                for (int64_t dpos = 0; dpos < rank; ++dpos)
-                  idx.push_back(bcast(buf, dpos, logical[4 - rank + dpos]));
-                return idx;
-              };
-              if (biasBuf)
-                in.bias =
-                    memref::LoadOp::create(b, loc, biasBuf, tensorIdx(biasBuf));
-              if (maskBuf)
-                in.maskBit =
-                    memref::LoadOp::create(b, loc, maskBuf, tensorIdx(maskBuf));
-              xs.push_back(branch == 0 ? buildUnmaskedLogit(b, loc, lctx, in)
-                                       : buildLogit(b, loc, lctx, in));
-            }
-      scf::YieldOp::create(b, loc, xs);
-    }
-    auto x = [&](int64_t f, int64_t n, int64_t r, int64_t c) {
-      return ifFull.getResult((f * nS + n) * 4 + r * 2 + c);
-    };
+    SmallVector<Value> logits = emitTileLogits(blk, s, k0, full);
 
-    // Online softmax per row (sigmoid: a_ij = sigmoid(s_ij), no row max, no
-    // row sum, no rescaling).
-    // (log2(e), times the scale when it is folded here.)
-    Value l2e = cf(foldScale ? kLog2E * scaleValue : kLog2E);
     SmallVector<Value> newState(state.begin(), state.end());
-    SmallVector<Value> alpha(nRows), mScaled(nRows);
-    for (int64_t fr = 0; fr < nRows && !sigmoid; ++fr) {
-      int64_t f = fr / 2, r = fr % 2;
-      Value mx = x(f, 0, r, 0);
-      for (int64_t n = 0; n < nS; ++n)
-        for (int64_t c = 0; c < 2; ++c)
-          if (n || c)
-            mx = arith::MaximumFOp::create(b, loc, mx, x(f, n, r, c));
-      mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 1));
-      mx = arith::MaximumFOp::create(b, loc, mx, shuffleXor(mx, 2));
-      Value mOld = state[fr];
-      Value mNew = arith::MaximumFOp::create(b, loc, mOld, mx);
-      Value mSafe = buildSafeMax(b, loc, mNew);
-      mScaled[fr] = arith::MulFOp::create(b, loc, mSafe, l2e);
-      alpha[fr] = math::Exp2Op::create(
-          b, loc,
-          arith::SubFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, mOld, l2e), mScaled[fr]));
-      newState[fr] = mNew;
-    }
-    SmallVector<Value> p(nf * nS);
-    SmallVector<Value> sum(nRows, cf(0.0));
-    for (int64_t f = 0; f < nf; ++f)
-      for (int64_t n = 0; n < nS; ++n) {
-        Value pv = zeroC;
-        for (int64_t r = 0; r < 2; ++r)
-          for (int64_t c = 0; c < 2; ++c) {
-            int64_t fr = 2 * f + r;
-            Value pe;
-            if (sigmoid) {
-              // 1 / (1 + 2^(-x log2 e)): 0 for a masked key (x = -inf).
-              Value e = math::Exp2Op::create(
-                  b, loc,
-                  arith::MulFOp::create(
-                      b, loc, arith::NegFOp::create(b, loc, x(f, n, r, c)),
-                      l2e));
-              pe = arith::DivFOp::create(
-                  b, loc, cf(1.0), arith::AddFOp::create(b, loc, cf(1.0), e));
-            } else {
-              Value e = math::FmaOp::create(
-                  b, loc, x(f, n, r, c), l2e,
-                  arith::NegFOp::create(b, loc, mScaled[fr]));
-              pe = math::Exp2Op::create(b, loc, e);
-              sum[fr] = arith::AddFOp::create(b, loc, sum[fr], pe);
-            }
-            pv = vector::InsertOp::create(b, loc, pe, pv,
-                                          ArrayRef<int64_t>{r, c});
-          }
-        p[f * nS + n] = pv;
-      }
     SmallVector<Value> o(state.begin() + oBase, state.end());
-    if (!sigmoid) {
-      for (int64_t fr = 0; fr < nRows; ++fr)
-        newState[nRows + fr] =
-            math::FmaOp::create(b, loc, state[nRows + fr], alpha[fr], sum[fr]);
-      // O *= alpha (per row), then O += P V.
-      for (int64_t f = 0; f < nf; ++f) {
-        Value a0 = alpha[2 * f], a1 = alpha[2 * f + 1];
-        Value alphaVec = vector::FromElementsOp::create(
-            b, loc, cType, ValueRange{a0, a0, a1, a1});
-        for (int64_t nd = 0; nd < nOut; ++nd)
-          o[f * nOut + nd] =
-              arith::MulFOp::create(b, loc, o[f * nOut + nd], alphaVec);
-      }
-    }
-    auto aHalf = VectorType::get({2, 2}, elem);
+    SmallVector<Value> p = emitOnlineSoftmax(blk, state, logits, newState, o);
     if (useWgmmaPV)
       emitWgmmaPV(o, p, ps, a.add(smemAddr, ci(layout.pOff)),
                   a.add(smemAddr, a.add(ci(layout.vOff),
                                         a.mul(cur, ci(layout.vBufBytes)))),
                   layout.pBlockBytes, layout.vBlockBytes);
-    for (int64_t kc = 0; kc < (useWgmmaPV ? 0 : tk / 16); ++kc) {
-      // P's A operands of the nf fragments for keys [16 kc, 16 kc + 16).
-      SmallVector<Value> pa(nf);
-      for (int64_t f = 0; f < nf; ++f) {
-        Value lo = arith::TruncFOp::create(b, loc, aHalf, p[f * nS + 2 * kc]);
-        Value hi =
-            arith::TruncFOp::create(b, loc, aHalf, p[f * nS + 2 * kc + 1]);
-        pa[f] = vector::ShuffleOp::create(b, loc, lo, hi,
-                                          ArrayRef<int64_t>{0, 1, 2, 3});
-      }
-      Value r = a.add(ci(kc * 16), remu(lane, ci(16)));
-      for (int64_t nd = 0; nd < nOut; ++nd) {
-        SmallVector<Value, 2> vf;
-        if (nd + 1 < nOut) {
-          // x4 transposed: the B fragments of two 8-column blocks of V
-          // (lanes 16..31 address the second).
-          Value c = a.add(ci(nd * 8), a.mul(divu(lane, ci(16)), ci(8)));
-          Value both = nvgpu::LdMatrixOp::create(
-              b, loc, aType, vs, ValueRange{cur, r, c}, true, 4);
-          vf = {halfOf(both, 0), halfOf(both, 1)};
-        } else {
-          vf = {nvgpu::LdMatrixOp::create(
-              b, loc, bType, vs, ValueRange{cur, r, ci(nd * 8)}, true, 2)};
-        }
-        for (Value vFrag : vf) {
-          for (int64_t f = 0; f < nf; ++f)
-            o[f * nOut + nd] =
-                nvgpu::MmaSyncOp::create(b, loc, pa[f], vFrag, o[f * nOut + nd],
-                                         ArrayRef<int64_t>{16, 8, 16});
-          ++nd;
-        }
-        --nd;
-      }
-    }
+    else
+      emitMmaSyncPV(blk, o, p, vs, cur);
     for (int64_t i = 0; i < nf * nOut; ++i)
       newState[oBase + i] = o[i];
     if (visit) {
@@ -711,92 +538,5 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     scf::YieldOp::create(b, loc, newState);
   }
 
-  // The row max in the units of the logits (foldScale keeps it raw).
-  auto rowMax = [&](int64_t fr) -> Value {
-    Value m = loop.getResult(fr);
-    return foldScale ? arith::MulFOp::create(b, loc, m, cf(scaleValue)) : m;
-  };
-  // Epilogue: l over the quad, out = O / l, lse = m + log l; split-KV
-  // stores the partial state (acc = O unnormalized, m, l) instead.
-  Type outElem = cast<MemRefType>(out.getType()).getElementType();
-  if (splitMode) {
-    Value mBase = a.mul(wsRows(), ci(dv));
-    Value lBase = a.add(mBase, wsRows());
-    for (int64_t fr = 0; fr < nRows; ++fr) {
-      int64_t f = fr / 2, r = fr % 2;
-      Value l = loop.getResult(nRows + fr);
-      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
-      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
-      Value rowInTile = rowInWarpTile(fr);
-      Value wr = wsRow(bb, hk, split, rowInTile);
-      SmallVector<Value> vals;
-      for (int64_t nd = 0; nd < nOut; ++nd)
-        for (int64_t c = 0; c < 2; ++c)
-          vals.push_back(vector::ExtractOp::create(
-              b, loc, loop.getResult(oBase + f * nOut + nd),
-              ArrayRef<int64_t>{r, c}));
-      auto store =
-          scf::IfOp::create(b, loc, a.slt(rowInTile, a.mul(nq, groups)), false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&store.getThenRegion().front());
-      for (int64_t nd = 0; nd < nOut; ++nd)
-        for (int64_t c = 0; c < 2; ++c)
-          memref::StoreOp::create(
-              b, loc, vals[nd * 2 + c], ws,
-              ValueRange{
-                  a.add(a.mul(wr, ci(dv)), a.add(ci(nd * 8 + c), pair))});
-      auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      memref::StoreOp::create(b, loc, rowMax(fr), ws,
-                              ValueRange{a.add(mBase, wr)});
-      memref::StoreOp::create(b, loc, l, ws, ValueRange{a.add(lBase, wr)});
-    }
-    return;
-  }
-  for (int64_t fr = 0; fr < nRows; ++fr) {
-    int64_t f = fr / 2, r = fr % 2;
-    Value m = rowMax(fr);
-    Value l = loop.getResult(nRows + fr);
-    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
-    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
-    // Attention sinks: the row's sink logit joins the denominator.
-    Value accScale;
-    if (sinkBuf) {
-      Value h = a.min(rowH[fr], a.sub(hq, ci(1)));
-      Value sink = memref::LoadOp::create(b, loc, sinkBuf, ValueRange{h});
-      SinkMerge merged = buildSinkMerge(b, loc, m, l, sink);
-      m = merged.m;
-      l = merged.l;
-      accScale = merged.accScale;
-    }
-    SmallVector<Value> vals;
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      for (int64_t c = 0; c < 2; ++c) {
-        Value acc = vector::ExtractOp::create(
-            b, loc, loop.getResult(oBase + f * nOut + nd),
-            ArrayRef<int64_t>{r, c});
-        if (accScale)
-          acc = arith::MulFOp::create(b, loc, acc, accScale);
-        Value val = sigmoid ? acc : buildNormalizedOutput(b, loc, acc, l);
-        if (outElem != f32)
-          val = arith::TruncFOp::create(b, loc, outElem, val);
-        vals.push_back(val);
-      }
-    Value lseVal = lse ? buildLogSumExp(b, loc, m, l) : Value();
-    auto store = scf::IfOp::create(b, loc, a.slt(rowI[fr], nq), false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&store.getThenRegion().front());
-    for (int64_t nd = 0; nd < nOut; ++nd)
-      for (int64_t c = 0; c < 2; ++c) {
-        Value col = a.add(ci(nd * 8 + c), pair);
-        memref::StoreOp::create(b, loc, vals[nd * 2 + c], out,
-                                phys(bb, rowH[fr], qRow(rowI[fr]), col));
-      }
-    if (lse) {
-      auto first = scf::IfOp::create(b, loc, a.eq(pair, ci(0)), false);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      memref::StoreOp::create(b, loc, lseVal, lse,
-                              ValueRange{bb, rowH[fr], qRow(rowI[fr])});
-    }
-  }
+  emitEpilogue(blk, loop.getResults());
 }

@@ -234,6 +234,72 @@ private:
   }
 
   void emitKernel(gpu::LaunchOp launch);
+
+  /// What a block of the attention kernel holds while emitKernel builds it,
+  /// for the steps of one key tile (KeyTile.cpp) and the epilogue
+  /// (KernelEpilogue.cpp).
+  struct BlockState {
+    /// Batch entry, K/V head, the regions' batch index (the entry, or the
+    /// ragged sequence), the split-KV chunk (null in the row-tiled kernel).
+    Value bb, hk, seq, split;
+    /// Ragged batches: where the sequence's rows and keys start in the
+    /// packed tensors, and the tensors' last rows.
+    Value qBase, kBase, lastQ, lastK;
+    /// The lane; the warp's first row; the lane's row (quad) and column
+    /// pair (pair, pair + 1) in each 16 x 8 accumulator tile.
+    Value lane, wrow, quad, pair;
+    /// The clamped kv_len (or Nk); the last query row and key.
+    Value kvLen, nqLast, nkLast;
+    /// Per row fr = 2 f + r the lane holds: query, head, ALiBi slope.
+    SmallVector<Value> rowI, rowH, rowSlope;
+    /// vector<2x2xf32> zeros: an empty accumulator tile.
+    Value zeroC;
+    LogitContext lctx;
+    /// The scale folded into the exponential's FMA: logits and the row max
+    /// stay raw (emitKernel says when).
+    bool foldScale = false;
+    double scaleValue = 1.0;
+  };
+  /// Packed rows of the sequence's query row `i` and key `j` (in bounds of
+  /// the tensors whatever the sizes); `i` and `j` unless ragged.
+  Value qRow(const BlockState &blk, Value i) {
+    return cuQBuf ? a.min(a.add(blk.qBase, i), blk.lastQ) : i;
+  }
+  Value kRow(const BlockState &blk, Value j) {
+    return cuKBuf ? a.min(a.add(blk.kBase, j), blk.lastK) : j;
+  }
+  /// The block's row of the lane's row `fr` (fragment fr / 2, half fr % 2).
+  Value rowInWarpTile(const BlockState &blk, int64_t fr) {
+    return a.add(blk.wrow, a.add(blk.quad, ci(16 * (fr / 2) + 8 * (fr % 2))));
+  }
+  /// Q's A fragment [f][kk] (rows wrow + 16 f, dims 16 kk) from the staged
+  /// tile `qs` (ldmatrix x4).
+  Value loadQFragment(const BlockState &blk, Value qs, int64_t f, int64_t kk);
+  /// S = Q K^T of K buffer `cur` of `ks` on mma.sync: the rowFrags x tk / 8
+  /// accumulator tiles `s` ([f][n]), in steps of 32 dims (the last may be
+  /// 16); Q's fragments from `qFrag` ([f][kk]) where held, else loaded per
+  /// step (only the step's are live).
+  void emitMmaSyncQK(const BlockState &blk, MutableArrayRef<Value> s, Value qs,
+                     Value ks, Value cur, ArrayRef<Value> qFrag);
+  /// The logits of the key tile at `k0` from its S tiles: an scf.if on
+  /// `full` whose results ([f][n][r][c]) skip the masks where it holds.
+  SmallVector<Value> emitTileLogits(const BlockState &blk, ArrayRef<Value> s,
+                                    Value k0, Value full);
+  /// The online softmax of one key tile's `logits` against the loop state
+  /// `state` (m [2 rowFrags], l [2 rowFrags], O tiles): sets m and l in
+  /// `newState`, rescales the O tiles `o` by exp(m_old - m_new) and returns
+  /// P's tiles ([f][n], f32). Sigmoid: P = sigmoid(logits), no rescaling.
+  SmallVector<Value> emitOnlineSoftmax(const BlockState &blk, ValueRange state,
+                                       ValueRange logits,
+                                       MutableArrayRef<Value> newState,
+                                       MutableArrayRef<Value> o);
+  /// O += P V on mma.sync: P's tiles `p` as A operands in registers, V
+  /// buffer `cur` of `vs` by ldmatrix.trans, into the O tiles `o`.
+  void emitMmaSyncPV(const BlockState &blk, MutableArrayRef<Value> o,
+                     ArrayRef<Value> p, Value vs, Value cur);
+  /// After the key loop (its results `results`): out = O / l and lse =
+  /// m + log l (with sinks), or the split-KV partial state.
+  void emitEpilogue(const BlockState &blk, ValueRange results);
   /// Whether Q's fragments stay in registers for the whole key loop: per
   /// lane S takes tk/2, O dv/2 and Q d/4 registers; large head dims with
   /// modifier tensors, f32 staging or split-KV bookkeeping spill when all
