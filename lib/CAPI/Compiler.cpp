@@ -202,8 +202,8 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
 
 /// Why the option string of attn-to-llvm-cpu is invalid ("" if it is not).
 std::string checkCpuPipelineOptions(llvm::StringRef options) {
-  static const llvm::StringSet<> ints = {"tile-q", "tile-k", "splits",
-                                         "max-decode-queries"};
+  static const llvm::StringSet<> ints = {
+      "tile-q", "tile-k", "splits", "max-decode-queries", "min-parallel-work"};
   static const llvm::StringSet<> bools = {"instrument-tiles", "parallel",
                                           "approximate-math", "out-params"};
   static const llvm::StringSet<> strings = {"target-cpu", "target-features",

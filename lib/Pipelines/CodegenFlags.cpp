@@ -34,6 +34,12 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
                cl::desc("Run on OpenMP threads (OMP_NUM_THREADS; compiled "
                         "kernels then need libomp)"),
                cl::init(true), cl::cat(category)),
+      minParallelWork(
+          "min-parallel-work",
+          cl::desc("With --parallel: the multiply-adds a call needs before "
+                   "it runs on OpenMP threads; smaller calls run on the "
+                   "calling thread (0: every call)"),
+          cl::init(CpuCodegenOptions().minParallelWork), cl::cat(category)),
       approximateMath("approximate-math",
                       cl::desc("Polynomial f32 exp/log/tanh instead of libm"),
                       cl::init(true), cl::cat(category)),
@@ -78,6 +84,10 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
                      ": expected 0 or more");
   options.maxDecodeQueries = maxDecodeQueries;
   options.parallel = parallel;
+  if (minParallelWork < 0)
+    return flagError("--min-parallel-work=" + llvm::Twine(minParallelWork) +
+                     ": expected 0 or more");
+  options.minParallelWork = minParallelWork;
   options.approximateMath = approximateMath;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;

@@ -68,6 +68,7 @@ void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
   opts.splits = codegen.splits;
   opts.maxDecodeQueries = codegen.maxDecodeQueries;
   opts.parallel = codegen.parallel;
+  opts.minParallelWork = codegen.minParallelWork;
   opts.approximateMath = codegen.approximateMath;
   opts.instrumentTiles = codegen.instrumentTiles;
   opts.outParams = codegen.outParams;
@@ -189,10 +190,13 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
 
   // Loops. The scf.forall over (batch, head group, query tile) becomes an
   // OpenMP parallel loop, or a sequential loop nest.
-  if (opts.parallel)
-    pm.addPass(createAttnForallToParallelOrSequential());
-  else
+  if (opts.parallel) {
+    AttnForallToParallelOrSequentialOptions grid;
+    grid.minParallelWork = opts.minParallelWork;
+    pm.addPass(createAttnForallToParallelOrSequential(grid));
+  } else {
     pm.addPass(createForallToForLoopPass());
+  }
   // bf16 tile products of the fused form on AMX tiles (the generics left
   // unmarked or on the fallback path become loops below).
   pm.addPass(createAttnLowerAmxTileMatmuls());

@@ -1,4 +1,7 @@
-// RUN: attn-opt %s --attn-to-llvm-cpu | FileCheck %s
+// RUN: attn-opt %s --attn-to-llvm-cpu="min-parallel-work=0" | FileCheck %s
+// RUN: attn-opt %s --attn-to-llvm-cpu | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --attn-to-llvm-cpu="min-parallel-work=8192" | FileCheck %s --check-prefix=AT
+// RUN: attn-opt %s --attn-to-llvm-cpu="min-parallel-work=8193" | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --attn-to-llvm-cpu="form=naive parallel=false" | FileCheck %s --check-prefix=NAIVE
 // RUN: attn-opt %s --attn-to-llvm-cpu="form=decode" | FileCheck %s --check-prefix=DECODE
 // RUN: not attn-opt %s --attn-to-llvm-cpu="form=blocked" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -50,6 +53,16 @@ func.func @f(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
 // CHECK-SAME: %arg33: !llvm.ptr, %arg34: !llvm.ptr,
 // CHECK-SAME: %arg43: i64) attributes {attn.lowering = [{form = "fused", {{.*}}}], target_cpu = "{{.+}}", target_features = #llvm.target_features<{{.+}}>} {
 // CHECK: omp.parallel
+// With the default min-parallel-work (2^19 multiply-adds), @g's static grid
+// is too small for threads: the parallel branch folds away.
+// Its grid does 1 x 4 x 8 x 8 x (16 + 16) = 8192: at min-parallel-work=8192
+// it still runs on threads, at 8193 no longer.
+// SMALL-LABEL: llvm.func @g(
+// SMALL-NOT: omp.parallel
+// SMALL: llvm.return
+// AT-LABEL: llvm.func @g(
+// AT: llvm.call @omp_get_max_threads()
+// AT: omp.parallel
 // DECODE-LABEL: llvm.func @g(
 // DECODE-SAME: %arg43: i64) attributes {attn.lowering = [{form = "decode", {{.*}}}], target_cpu
 func.func @g(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,

@@ -1800,6 +1800,9 @@ std::string execute(const std::string &text, const std::string &form,
 
   auto t1 = Clock::now();
   JitOptions options;
+  // The sweep's shapes are small: on OpenMP threads whatever their work, so
+  // that the parallel code stays covered.
+  options.minParallelWork = 0;
   SweepForm f = parseForm(form);
   options.targetCpu = f.cpu;
   options.bf16DotProducts = f.bf16Dot ? Bf16DotProducts::On

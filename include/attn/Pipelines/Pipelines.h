@@ -92,6 +92,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run the (batch, head group, query tile) iterations on "
                      "OpenMP threads (needs libomp at run time)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> minParallelWork{
+      *this, "min-parallel-work",
+      llvm::cl::desc("With parallel: the multiply-adds a call's grid needs "
+                     "for OpenMP threads; smaller calls run on the calling "
+                     "thread (0: every call with several threads)"),
+      llvm::cl::init(int64_t(1) << 19)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial f32 exp/log/tanh (vectorizable) instead of "
@@ -123,6 +129,10 @@ struct CpuCodegenOptions {
   int64_t maxDecodeQueries = 16;
   /// Run the parallel iterations on OpenMP threads.
   bool parallel = true;
+  /// ... for calls whose grid does at least this many multiply-adds
+  /// (attn.grid_work); smaller ones run on the calling thread, as starting
+  /// threads would cost more than they save.
+  int64_t minParallelWork = int64_t(1) << 19;
   /// Polynomial exp/log/tanh instead of libm calls.
   bool approximateMath = true;
   /// Fused and decode forms: call attn_tile_visit per computed key tile.

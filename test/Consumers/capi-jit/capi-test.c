@@ -369,6 +369,12 @@ int main(int argc, char **argv) {
   CHECK(strstr(lastError(ctx),
                "expected auto, true (1, on) or false (0, off)") != NULL,
         "message: %s", lastError(ctx));
+  CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
+            module, str("attn-to-llvm-cpu"), str("min-parallel-work=lots"))),
+        "min-parallel-work=lots ran");
+  CHECK(strstr(lastError(ctx), "min-parallel-work=lots: expected an integer") !=
+            NULL,
+        "message: %s", lastError(ctx));
   AttnModule lowered =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
   CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
@@ -379,7 +385,7 @@ int main(int argc, char **argv) {
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
   CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
             autoForm, str("attn-to-llvm-cpu"),
-            str("form=auto max-decode-queries=4 parallel=false"))),
+            str("form=auto max-decode-queries=4 min-parallel-work=4096"))),
         "pipeline form=auto: %s", lastError(ctx));
   attnModuleDestroy(autoForm);
   printed.data = NULL;
