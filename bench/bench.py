@@ -677,28 +677,10 @@ class Bench:
 
 def lowering_text(report):
     """What the lowering chose, from an attn-run report: per attention op
-    (or version) its form, tiles, key splits, register tile and bf16
-    products, e.g. "fused 256x128 reg 8x32/512 bf16 vdpbf16ps"."""
-    parts = []
-    for c in report.get("lowering", []):
-        text = c.get("form", "?")
-        if c.get("tile_q") or c.get("tile_k"):
-            text += f" {c.get('tile_q')}x{c.get('tile_k')}"
-        if c.get("splits", 0) > 0:
-            text += f" splits {c['splits']}"
-        elif c.get("splits", 0) < 0:
-            text += " splits at run time"
-        if c.get("register_rows"):
-            text += (f" reg {c['register_rows']}x{c.get('register_cols')}"
-                     f"/{c.get('vector_bits')}")
-        if c.get("bf16_products"):
-            text += f" bf16 {c['bf16_products']}"
-        if c.get("max_queries") is not None:
-            text += f" Nq<={c['max_queries']}"
-        elif c.get("min_queries"):
-            text += f" Nq>={c['min_queries']}"
-        parts.append(text)
-    return "; ".join(parts)
+    (or version) the line attn-run prints after "lowering:" (its form,
+    tiles, key splits, register tile, bf16 products), joined by "; "."""
+    return "; ".join(c.get("text", c.get("form", "?"))
+                     for c in report.get("lowering", []))
 
 
 MACHINE_COLS = ["cpu_model", "host_isa", "openblas_core", "target_cpu",

@@ -71,6 +71,11 @@ void LoweringChoice::writeJSON(llvm::json::OStream &j) const {
   for (const Field &f : kFields)
     if (f.present(*this))
       j.attribute(f.name, this->*(f.member));
+  // The line attn-run prints, for readers that show the choice (bench).
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  print(os);
+  j.attribute("text", text);
 }
 
 void mlir::attn::recordLoweringChoice(Operation *op,
