@@ -783,6 +783,13 @@ LogicalResult ProjectedAttentionOp::verify() {
 // GridWorkOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult GridWorkOp::verify() {
+  auto grid = dyn_cast<scf::ForallOp>((*this)->getParentOp());
+  if (grid && grid->isAncestor(getWork().getParentRegion()->getParentOp()))
+    return emitOpError("work must be defined above its scf.forall");
+  return success();
+}
+
 LogicalResult GridWorkOp::canonicalize(GridWorkOp op,
                                        PatternRewriter &rewriter) {
   // Only the grid (an scf.forall) has a thread choice to make.

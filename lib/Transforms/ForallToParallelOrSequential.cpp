@@ -157,9 +157,10 @@ struct AttnForallToParallelOrSequentialPass
           arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
       Value several = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::sgt, threads, one);
-      if (work) {
-        Value least = arith::ConstantIndexOp::create(
-            rewriter, loc, static_cast<int64_t>(minParallelWork));
+      // (A threshold of 0 or less lets every call with threads through.)
+      if (work && minParallelWork > 0) {
+        Value least =
+            arith::ConstantIndexOp::create(rewriter, loc, minParallelWork);
         Value enough = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::sge, work, least);
         several = arith::AndIOp::create(rewriter, loc, several, enough);

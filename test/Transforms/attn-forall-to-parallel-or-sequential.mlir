@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-forall-to-parallel-or-sequential -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s --attn-forall-to-parallel-or-sequential=min-parallel-work=4096 -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=MIN
+// RUN: attn-opt %s --attn-forall-to-parallel-or-sequential=min-parallel-work=0 -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=ZERO
 
 // The grid's body moves into one private function (constants cloned into
 // it, everything else it uses passed); the loop becomes an scf.parallel
@@ -95,14 +96,15 @@ module @outer {
 // -----
 
 // With attn.grid_work, the parallel branch also needs the grid's work to be
-// at least min-parallel-work (2^19 by default); the markers, the grid's and
-// those of nested grids, are erased.
+// at least min-parallel-work (2^19 by default; 0: no such condition); the
+// grid's own marker counts, and every marker, the grid's and those of
+// nested grids, is erased.
 
 // CHECK-LABEL: func.func private @__attn_grid_worked(
 // CHECK-NOT: attn.grid_work
 // CHECK: return
 // CHECK-LABEL: func.func @worked(
-// CHECK-SAME: %{{.*}}: memref<4x4xf32>, %{{.*}}: f32, %[[W:.*]]: index)
+// CHECK-SAME: %{{.*}}: memref<4x4xf32>, %{{.*}}: f32, %[[W:.*]]: index, %{{.*}}: index)
 // CHECK-NOT: attn.grid_work
 // CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
@@ -116,11 +118,14 @@ module @outer {
 // CHECK-NOT: attn.grid_work
 // MIN-LABEL: func.func @worked(
 // MIN: arith.constant 4096 : index
-func.func @worked(%m: memref<4x4xf32>, %x: f32, %w: index) {
+// ZERO-LABEL: func.func @worked(
+// ZERO-NOT: arith.cmpi sge
+// ZERO: scf.if
+func.func @worked(%m: memref<4x4xf32>, %x: f32, %w0: index, %w1: index) {
   scf.forall (%i) in (4) {
-    attn.grid_work %w
+    attn.grid_work %w0
     scf.forall (%j) in (4) {
-      attn.grid_work %w
+      attn.grid_work %w1
       memref.store %x, %m[%i, %j] : memref<4x4xf32>
     }
   }

@@ -577,10 +577,11 @@ def Attn_GridWorkOp : Attn_Op<"grid_work",
     (a decode step over a few hundred cached keys, for example). A grid
     without one runs in parallel whenever several threads are available.
 
-    It has no meaning elsewhere: canonicalization erases it outside an
-    `scf.forall` (after the grid became a loop nest). It stays otherwise:
-    its one effect, a write of the grid's thread choice (a resource of its
-    own, no memory), keeps it from being dead.
+    In an `scf.forall`, `work` must be defined above it (the choice is made
+    before the grid runs). It has no meaning elsewhere: canonicalization
+    erases it outside an `scf.forall` (after the grid became a loop nest).
+    It stays otherwise: its one effect, a write of the grid's thread choice
+    (a resource of its own, no memory), keeps it from being dead.
 
     ```mlir
     scf.forall (%b, %g, %t) in (%nb, %ng, %nt) shared_outs(%o = %init) {
@@ -592,6 +593,7 @@ def Attn_GridWorkOp : Attn_Op<"grid_work",
   let arguments = (ins Index:$work);
   let assemblyFormat = "$work attr-dict";
   let hasCanonicalizeMethod = 1;
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_IR_ATTNOPS_TD

@@ -281,8 +281,9 @@ def AttnForallToParallelOrSequential
 
     Starting and joining threads costs too (about 6 us for two threads on
     a Zen 4 host, against 5.7 us for a whole 64-key decode step on one): a
-    grid whose body starts with `attn.grid_work %w` runs in parallel only
-    where `%w` (its multiply-adds) is at least `min-parallel-work` as well.
+    grid whose body holds `attn.grid_work %w` runs in parallel only where
+    `%w` (its multiply-adds) is at least `min-parallel-work` as well (0 or
+    less: no such condition).
     The default, 2^19, is about where two threads began to win for a
     decode step there (between 512 and 2048 cached keys; about 13 us of
     one thread's f32 work in the fused form). The marker is erased.
@@ -322,7 +323,7 @@ def AttnForallToParallelOrSequential
     Option<"minParallelWork", "min-parallel-work", "int64_t",
            /*default=*/"int64_t(1) << 19",
            "Multiply-adds (attn.grid_work) below which a grid runs on one "
-           "thread">
+           "thread (0 or less: none)">
   ];
 }
 

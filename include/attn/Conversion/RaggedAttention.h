@@ -41,6 +41,10 @@ void emitRaggedChecks(OpBuilder &b, Location loc, AttentionOp op);
 /// Sequence `s`'s packed query rows [q0, q0 + nq) of a ragged `op`.
 std::pair<Value, Value> sequenceRows(OpBuilder &b, Location loc, AttentionOp op,
                                      Value s);
+/// Sequence `s`'s packed keys [k0, k0 + nk) of a ragged `op` that is not
+/// paged (from cu_seqlens_k).
+std::pair<Value, Value> sequenceKeys(OpBuilder &b, Location loc, AttentionOp op,
+                                     Value s);
 
 /// The dense attn.attention of sequence `s` of a ragged `op` (rows
 /// [q0, q0 + nq)): its slices of q, k, v, scales, masks and bias, its row of

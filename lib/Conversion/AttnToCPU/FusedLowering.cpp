@@ -274,10 +274,7 @@ FusedLowering::State FusedLowering::computeQueryTile(OpBuilder &b, Location loc,
   return walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
 }
 
-void FusedLowering::markGridWork(OpBuilder &b, Location loc,
-                                 scf::ForallOp grid) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(grid);
+Value FusedLowering::densePairs(OpBuilder &b, Location loc) {
   IndexMath m{b, loc};
   // The keys of every batch entry: Nk each, or its kv_len (a serving cache
   // is mostly empty).
@@ -292,7 +289,15 @@ void FusedLowering::markGridWork(OpBuilder &b, Location loc,
         });
     keys = sum.getResult(0);
   }
-  Value work = m.mul(m.mul(m.mul(hq, nq), keys), m.add(dqk, dv));
+  return m.mul(nq, keys);
+}
+
+void FusedLowering::markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid,
+                                 Value pairs) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(grid);
+  IndexMath m{b, loc};
+  Value work = m.mul(pairs, m.mul(hq, m.add(dqk, dv)));
   b.setInsertionPointToStart(grid.getBody());
   GridWorkOp::create(b, loc, work);
 }
@@ -301,9 +306,10 @@ SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
   // The grid: one work item per (batch, K/V head, query tile).
   SmallVector<OpFoldResult> ubs = {batch, hkv,
                                    rulesAt(b, loc)->numQueryTiles(nq)};
+  Value pairs = densePairs(b, loc);
   auto forall =
       scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
-  markGridWork(b, loc, forall);
+  markGridWork(b, loc, forall, pairs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   IndexMath m{b, loc};

@@ -624,10 +624,13 @@ public:
                                  ValueRange results);
 
   /// States the grid's work for the thread choice (attn.grid_work at the
-  /// start of `grid`'s body): Hq Nq (Dqk + Dv) multiply-adds per key of
-  /// each batch entry (Nk, or its kv_len), an upper bound (masks ignored;
-  /// for a ragged batch, every query token against every key token).
-  void markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid);
+  /// start of `grid`'s body): Hq (Dqk + Dv) multiply-adds per (query, key)
+  /// pair of one head, `pairs` of them (defined before `grid`).
+  void markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid,
+                    Value pairs);
+  /// The (query, key) pairs of one head over the batch: Nq times each
+  /// entry's keys (Nk, or its kv_len), an upper bound (masks ignored).
+  Value densePairs(OpBuilder &b, Location loc);
 
   /// The fused form: forall (b, g, query tile) { walk readable key tiles }.
   SmallVector<Value> buildFused(OpBuilder &b, Location loc);

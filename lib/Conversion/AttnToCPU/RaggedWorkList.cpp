@@ -53,6 +53,30 @@ static Value longestSequence(OpBuilder &b, Location loc, AttentionOp op,
   return loop.getResult(0);
 }
 
+/// The (query, key) pairs of one head over the `seqs` sequences of a ragged
+/// `op`: each sequence's rows times its keys (its span of cu_seqlens_k, or
+/// `pagedKeys` when paged, cut to its kv_len), for the grid's work.
+static Value raggedPairs(OpBuilder &b, Location loc, AttentionOp op, Value seqs,
+                         Value pagedKeys) {
+  IndexMath im{b, loc};
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), seqs, im.c(1), ValueRange{im.c(0)},
+      [&](OpBuilder &lb, Location ll, Value s, ValueRange acc) {
+        IndexMath m{lb, ll};
+        Value rows = sequenceRows(lb, ll, op, s).second;
+        Value keys =
+            op.isPaged() ? pagedKeys : sequenceKeys(lb, ll, op, s).second;
+        if (Value kvLen = op.getKvLen()) {
+          Value len = tensor::ExtractOp::create(lb, ll, kvLen, s);
+          len = arith::IndexCastOp::create(lb, ll, lb.getIndexType(), len);
+          keys = m.min(keys, m.max(len, m.c(0)));
+        }
+        scf::YieldOp::create(lb, ll,
+                             ValueRange{m.add(acc[0], m.mul(rows, keys))});
+      });
+  return loop.getResult(0);
+}
+
 SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
     PatternRewriter &rewriter, AttentionOp op, const ScheduleSpec &schedule,
     const VectorShape &shape, bool instrument, std::string &bf16Products) {
@@ -92,8 +116,9 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
   SmallVector<OpFoldResult> ubs = {seqs, packed.hkv, tiles};
   if (decode)
     ubs.push_back(numSplits);
+  Value pairs = raggedPairs(b, loc, op, seqs, packed.nk);
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
-  packed.markGridWork(b, loc, forall);
+  packed.markGridWork(b, loc, forall, pairs);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());

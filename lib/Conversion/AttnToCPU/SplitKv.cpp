@@ -23,8 +23,9 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
                               tensor::EmptyOp::create(b, loc, accShape, f32)};
   // The grid: (batch, K/V head, query tile, split).
   SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
+  Value pairs = densePairs(b, loc);
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
-  markGridWork(b, loc, forall);
+  markGridWork(b, loc, forall, pairs);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());

@@ -287,8 +287,10 @@ private:
                                     Value k0, Value full);
   /// The online softmax of one key tile's `logits` against the loop state
   /// `state` (m [2 rowFrags], l [2 rowFrags], O tiles): sets m and l in
-  /// `newState`, rescales the O tiles `o` by exp(m_old - m_new) and returns
-  /// P's tiles ([f][n], f32). Sigmoid: P = sigmoid(logits), no rescaling.
+  /// `newState`, rescales the O tiles `o` by each row's alpha (exp of the
+  /// old max minus the new, in the logits' units) and returns P's tiles
+  /// ([f][n], f32). Sigmoid: P = sigmoid(logits); m, l and O are left as
+  /// given.
   SmallVector<Value> emitOnlineSoftmax(const BlockState &blk, ValueRange state,
                                        ValueRange logits,
                                        MutableArrayRef<Value> newState,

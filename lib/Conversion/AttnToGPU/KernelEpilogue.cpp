@@ -27,8 +27,6 @@ void KernelEmitter::emitEpilogue(const BlockState &blk, ValueRange results) {
     return blk.foldScale ? arith::MulFOp::create(b, loc, m, cf(blk.scaleValue))
                          : m;
   };
-  // Epilogue: l over the quad, out = O / l, lse = m + log l; split-KV
-  // stores the partial state (acc = O unnormalized, m, l) instead.
   Type outElem = cast<MemRefType>(out.getType()).getElementType();
   if (splitMode) {
     Value mBase = a.mul(wsRows(), ci(dv));

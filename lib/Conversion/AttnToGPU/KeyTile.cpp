@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The steps of the attention kernel's key loop on mma.sync (KernelBuilder.cpp
-// builds the loop, stages the tiles and runs the wgmma variants of the two
-// GEMMs, Wgmma.cpp): S = Q K^T, the logits (full tiles skip the masks), the
-// online softmax, O += P V. Fragment layouts as KernelBuilder.cpp's header
-// states them.
+// The steps of the attention kernel's key loop on mma.sync: S = Q K^T, the
+// logits (full tiles skip the masks), the online softmax, O += P V.
+// KernelBuilder.cpp builds the loop and stages the tiles; the wgmma variants
+// of the two GEMMs are in Wgmma.cpp. Fragment layouts as KernelBuilder.cpp's
+// header states them.
 //
 //===----------------------------------------------------------------------===//
 

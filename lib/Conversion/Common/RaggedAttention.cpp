@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -170,6 +171,15 @@ std::pair<Value, Value> mlir::attn::sequenceRows(OpBuilder &b, Location loc,
   return {q0, arith::SubIOp::create(b, loc, offsetAt(b, loc, cuQ, next), q0)};
 }
 
+std::pair<Value, Value> mlir::attn::sequenceKeys(OpBuilder &b, Location loc,
+                                                 AttentionOp op, Value s) {
+  Value cuK = op.getCuSeqlensK();
+  Value next = arith::AddIOp::create(b, loc, s,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value k0 = offsetAt(b, loc, cuK, s);
+  return {k0, arith::SubIOp::create(b, loc, offsetAt(b, loc, cuK, next), k0)};
+}
+
 AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
                                         AttentionOp op, Value s, Value q0,
                                         Value nq) {
@@ -177,7 +187,6 @@ AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
   int64_t nDim = op.getPhysicalDim(2);
   bool paged = op.isPaged();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  Value cuK = op.getCuSeqlensK();
   Value zero = arith::ConstantIndexOp::create(lb, ll, 0);
   Value one = arith::ConstantIndexOp::create(lb, ll, 1);
   // Rows [r0, r0 + n) of `t` along N.
@@ -190,9 +199,7 @@ AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
   };
   Value qs = rows(q, q0, nq), ks = k, vs = v, k0 = zero, nk;
   if (!paged) {
-    Value next = arith::AddIOp::create(lb, ll, s, one);
-    k0 = offsetAt(lb, ll, cuK, s);
-    nk = arith::SubIOp::create(lb, ll, offsetAt(lb, ll, cuK, next), k0);
+    std::tie(k0, nk) = sequenceKeys(lb, ll, op, s);
     ks = rows(k, k0, nk);
     vs = rows(v, k0, nk);
   }

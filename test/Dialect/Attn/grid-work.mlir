@@ -1,5 +1,5 @@
-// RUN: attn-opt %s -split-input-file | attn-opt | FileCheck %s
-// RUN: attn-opt %s -split-input-file -canonicalize | FileCheck %s --check-prefix=CANON
+// RUN: attn-opt %s -split-input-file -verify-diagnostics | attn-opt -split-input-file | FileCheck %s
+// RUN: attn-opt %s -split-input-file -verify-diagnostics -canonicalize | FileCheck %s --check-prefix=CANON
 
 // attn.grid_work round-trips; canonicalization keeps it in the body of an
 // scf.forall (nothing uses it and it has no result, yet it is not dead) and
@@ -32,6 +32,18 @@ func.func @in_loop(%m: memref<4xf32>, %x: f32, %w: index) {
   %c4 = arith.constant 4 : index
   scf.for %i = %c0 to %c4 step %c1 {
     attn.grid_work %w
+    memref.store %x, %m[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// The thread choice is made before the grid runs: its work comes from above.
+func.func @work_inside(%m: memref<4xf32>, %x: f32) {
+  scf.forall (%i) in (4) {
+    // expected-error @below {{'attn.grid_work' op work must be defined above its scf.forall}}
+    attn.grid_work %i
     memref.store %x, %m[%i] : memref<4xf32>
   }
   return
