@@ -12,7 +12,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -777,26 +776,6 @@ LogicalResult ProjectedAttentionOp::verify() {
   if (failed(verifyModRegions(*this)))
     return failure();
   return verifyModifiers(*this, ProblemSizes{batch, hq, nq, nk});
-}
-
-//===----------------------------------------------------------------------===//
-// GridWorkOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult GridWorkOp::verify() {
-  auto grid = dyn_cast<scf::ForallOp>((*this)->getParentOp());
-  if (grid && grid->isAncestor(getWork().getParentRegion()->getParentOp()))
-    return emitOpError("work must be defined above its scf.forall");
-  return success();
-}
-
-LogicalResult GridWorkOp::canonicalize(GridWorkOp op,
-                                       PatternRewriter &rewriter) {
-  // Only the grid (an scf.forall) has a thread choice to make.
-  if (isa<scf::ForallOp>(op->getParentOp()))
-    return failure();
-  rewriter.eraseOp(op);
-  return success();
 }
 
 #define GET_OP_CLASSES
