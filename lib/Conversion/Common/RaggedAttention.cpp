@@ -162,22 +162,24 @@ void mlir::attn::emitRaggedChecks(OpBuilder &b, Location loc, AttentionOp op) {
   emitRuntimeShapeChecks(b, loc, op);
 }
 
-std::pair<Value, Value> mlir::attn::sequenceRows(OpBuilder &b, Location loc,
-                                                 AttentionOp op, Value s) {
-  Value cuQ = op.getCuSeqlensQ();
+/// Entries [cu[s], cu[s + 1]) of offsets `cu`: the start and the length.
+static std::pair<Value, Value> offsetSpan(OpBuilder &b, Location loc, Value cu,
+                                          Value s) {
   Value next = arith::AddIOp::create(b, loc, s,
                                      arith::ConstantIndexOp::create(b, loc, 1));
-  Value q0 = offsetAt(b, loc, cuQ, s);
-  return {q0, arith::SubIOp::create(b, loc, offsetAt(b, loc, cuQ, next), q0)};
+  Value start = offsetAt(b, loc, cu, s);
+  return {start,
+          arith::SubIOp::create(b, loc, offsetAt(b, loc, cu, next), start)};
+}
+
+std::pair<Value, Value> mlir::attn::sequenceRows(OpBuilder &b, Location loc,
+                                                 AttentionOp op, Value s) {
+  return offsetSpan(b, loc, op.getCuSeqlensQ(), s);
 }
 
 std::pair<Value, Value> mlir::attn::sequenceKeys(OpBuilder &b, Location loc,
                                                  AttentionOp op, Value s) {
-  Value cuK = op.getCuSeqlensK();
-  Value next = arith::AddIOp::create(b, loc, s,
-                                     arith::ConstantIndexOp::create(b, loc, 1));
-  Value k0 = offsetAt(b, loc, cuK, s);
-  return {k0, arith::SubIOp::create(b, loc, offsetAt(b, loc, cuK, next), k0)};
+  return offsetSpan(b, loc, op.getCuSeqlensK(), s);
 }
 
 AttentionOp mlir::attn::buildSequenceOp(PatternRewriter &rewriter, Location ll,
