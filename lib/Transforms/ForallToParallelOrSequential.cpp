@@ -32,6 +32,8 @@ using namespace mlir;
 
 namespace {
 constexpr llvm::StringLiteral kMaxThreads = "omp_get_max_threads";
+constexpr llvm::StringLiteral kActiveLevel = "omp_get_active_level";
+constexpr llvm::StringLiteral kMaxActiveLevels = "omp_get_max_active_levels";
 
 /// Moves the body of `forall` (without results, its terminator empty) into
 /// a new private function of `module` that takes the induction variables and
@@ -132,8 +134,12 @@ struct AttnForallToParallelOrSequentialPass
         return signalPassFailure();
       }
       SymbolTable &symbols = tables.getSymbolTable(tableOp);
-      func::FuncOp maxThreads = declareMaxThreads(rewriter, symbols);
-      if (!maxThreads)
+      func::FuncOp maxThreads = declareOmpQuery(rewriter, symbols, kMaxThreads);
+      func::FuncOp activeLevel =
+          declareOmpQuery(rewriter, symbols, kActiveLevel);
+      func::FuncOp maxActiveLevels =
+          declareOmpQuery(rewriter, symbols, kMaxActiveLevels);
+      if (!maxThreads || !activeLevel || !maxActiveLevels)
         return signalPassFailure();
       // The grid's work (its own attn.grid_work; those of nested grids mean
       // nothing once they are loop nests).
@@ -157,6 +163,19 @@ struct AttnForallToParallelOrSequentialPass
           arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
       Value several = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::sgt, threads, one);
+      // Inside an OpenMP region that may not nest another active one (the
+      // caller's own parallel loop, at OpenMP's default of one active
+      // level), a parallel region would run serialized on this thread: the
+      // loop nest does the same without entering the runtime.
+      Value level =
+          func::CallOp::create(rewriter, loc, activeLevel, ValueRange{})
+              .getResult(0);
+      Value maxLevels =
+          func::CallOp::create(rewriter, loc, maxActiveLevels, ValueRange{})
+              .getResult(0);
+      Value nestable = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, level, maxLevels);
+      several = arith::AndIOp::create(rewriter, loc, several, nestable);
       // (A threshold of 0 or less lets every call with threads through.)
       if (work && minParallelWork > 0) {
         Value least =
@@ -182,28 +201,28 @@ struct AttnForallToParallelOrSequentialPass
     }
   }
 
-  /// `i32 omp_get_max_threads()` in `symbols`: the declaration found there,
-  /// or a new one; null (after an error) where the name has another type.
-  static func::FuncOp declareMaxThreads(RewriterBase &rewriter,
-                                        SymbolTable &symbols) {
+  /// The OpenMP runtime's `i32 name()` (omp_get_max_threads and kin) in
+  /// `symbols`: the declaration found there, or a new one; null (after an
+  /// error) where the name has another type.
+  static func::FuncOp declareOmpQuery(RewriterBase &rewriter,
+                                      SymbolTable &symbols, StringRef name) {
     FunctionType type = rewriter.getFunctionType({}, {rewriter.getI32Type()});
-    if (auto found = symbols.lookup<func::FuncOp>(kMaxThreads)) {
+    if (auto found = symbols.lookup<func::FuncOp>(name)) {
       if (found.getFunctionType() == type)
         return found;
-      found.emitOpError("is not the OpenMP runtime's `i32 ")
-          << kMaxThreads << "()`";
+      found.emitOpError("is not the OpenMP runtime's `i32 ") << name << "()`";
       return nullptr;
     }
-    if (Operation *other = symbols.lookup(kMaxThreads)) {
+    if (Operation *other = symbols.lookup(name)) {
       other->emitOpError("takes the name of the OpenMP runtime's `")
-          << kMaxThreads << "`";
+          << name << "`";
       return nullptr;
     }
     OpBuilder::InsertionGuard guard(rewriter);
     Region &body = symbols.getOp()->getRegion(0);
     rewriter.setInsertionPointToStart(&body.front());
-    auto fn = func::FuncOp::create(rewriter, symbols.getOp()->getLoc(),
-                                   kMaxThreads, type);
+    auto fn =
+        func::FuncOp::create(rewriter, symbols.getOp()->getLoc(), name, type);
     fn.setPrivate();
     symbols.insert(fn);
     return fn;

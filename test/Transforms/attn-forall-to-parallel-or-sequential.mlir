@@ -4,9 +4,13 @@
 
 // The grid's body moves into one private function (constants cloned into
 // it, everything else it uses passed); the loop becomes an scf.parallel
-// where omp_get_max_threads() > 1 and an scf.for nest otherwise, both
+// where omp_get_max_threads() > 1 and a new parallel region would be active
+// (omp_get_active_level() < omp_get_max_active_levels(): not inside a
+// caller's region at one active level), and an scf.for nest otherwise, both
 // calling that function.
 
+// CHECK-DAG: func.func private @omp_get_max_active_levels() -> i32
+// CHECK-DAG: func.func private @omp_get_active_level() -> i32
 // CHECK-LABEL: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func private @__attn_grid_grid(
 // CHECK-SAME: %[[I:.*]]: index, %[[J:.*]]: index, %[[D:.*]]: index, %[[X:.*]]: f32, %[[M:.*]]: memref<?x8xf32>)
@@ -20,7 +24,11 @@
 // CHECK-SAME: %[[ARG:.*]]: memref<?x8xf32>, %[[N:.*]]: index, %[[V:.*]]: f32)
 // CHECK: %[[DIM:.*]] = memref.dim
 // CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
-// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[MANY:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[LEVEL:.*]] = call @omp_get_active_level() : () -> i32
+// CHECK: %[[MAXLEVELS:.*]] = call @omp_get_max_active_levels() : () -> i32
+// CHECK: %[[NESTABLE:.*]] = arith.cmpi slt, %[[LEVEL]], %[[MAXLEVELS]] : i32
+// CHECK: %[[SEVERAL:.*]] = arith.andi %[[MANY]], %[[NESTABLE]] : i1
 // CHECK: scf.if %[[SEVERAL]] {
 // CHECK: scf.parallel (%[[PI:.*]], %[[PJ:.*]]) =
 // CHECK-NEXT: func.call @__attn_grid_grid(%[[PI]], %[[PJ]], %[[DIM]], %[[V]], %[[ARG]])
@@ -107,7 +115,9 @@ module @outer {
 // CHECK-SAME: %{{.*}}: memref<4x4xf32>, %{{.*}}: f32, %[[W:.*]]: index, %{{.*}}: index)
 // CHECK-NOT: attn.grid_work
 // CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
-// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[MANY:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[NESTABLE:.*]] = arith.cmpi slt
+// CHECK: %[[SEVERAL:.*]] = arith.andi %[[MANY]], %[[NESTABLE]] : i1
 // CHECK: %[[LEAST:.*]] = arith.constant 524288 : index
 // CHECK: %[[ENOUGH:.*]] = arith.cmpi sge, %[[W]], %[[LEAST]] : index
 // CHECK: %[[BOTH:.*]] = arith.andi %[[SEVERAL]], %[[ENOUGH]] : i1
@@ -159,6 +169,17 @@ func.func @with_results(%t: tensor<4xf32>) -> tensor<4xf32> {
 // expected-error @below {{'func.func' op is not the OpenMP runtime's `i32 omp_get_max_threads()`}}
 func.func private @omp_get_max_threads() -> i64
 func.func @wrong_declaration(%m: memref<4xf32>, %x: f32) {
+  scf.forall (%i) in (4) {
+    memref.store %x, %m[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// expected-error @below {{'func.func' op is not the OpenMP runtime's `i32 omp_get_active_level()`}}
+func.func private @omp_get_active_level(i32) -> i32
+func.func @wrong_level_declaration(%m: memref<4xf32>, %x: f32) {
   scf.forall (%i) in (4) {
     memref.store %x, %m[%i] : memref<4xf32>
   }

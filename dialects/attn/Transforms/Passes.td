@@ -288,6 +288,12 @@ def AttnForallToParallelOrSequential
     decode step there (between 512 and 2048 cached keys; about 13 us of
     one thread's f32 work in the fused form). The marker is erased.
 
+    A call made inside an OpenMP parallel region that may not nest another
+    active one (`omp_get_active_level() >= omp_get_max_active_levels()`:
+    a caller's own parallel loop under OpenMP's default of one active
+    level) takes the twin as well: the runtime would run the region
+    serialized on the calling thread anyway, after entering and leaving it.
+
     Nested `scf.forall`s go with their outermost one (loop nests inside the
     function). A forall with results, or one outside a `func.func`, is an
     error.
@@ -302,7 +308,11 @@ def AttnForallToParallelOrSequential
 
     ```mlir
     %t = func.call @omp_get_max_threads() : () -> i32
-    %several = arith.cmpi sgt, %t, %c1_i32 : i32
+    %several0 = arith.cmpi sgt, %t, %c1_i32 : i32
+    %level = func.call @omp_get_active_level() : () -> i32
+    %max = func.call @omp_get_max_active_levels() : () -> i32
+    %nestable = arith.cmpi slt, %level, %max : i32
+    %several = arith.andi %several0, %nestable : i1
     // (and, with attn.grid_work %w: %several && %w >= min-parallel-work)
     scf.if %several {
       scf.parallel (%i) = (%c0) to (%n) step (%c1) {
