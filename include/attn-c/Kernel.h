@@ -118,7 +118,8 @@ typedef struct attn_kernel_info_t {
      in place, dynamically shaped attention results included (their sizes
      follow from the inputs: dim_names).
      ATTN_KERNEL_GPU: the kernel runs on an NVIDIA GPU; target_cpu names the
-     chip ("sm_90a"). */
+     chip ("sm_90a").
+     ATTN_KERNEL_STRIDED_INPUTS: inputs may be strided views (below). */
   uint32_t flags;
   const char *name;   /* the spec's function name */
   const char *symbol; /* the public symbol (prefix + name) */
@@ -141,6 +142,15 @@ typedef struct attn_kernel_info_t {
    environment variable ATTN_GPU_SYNC=1 every call synchronizes its stream
    and reports them itself. */
 #define ATTN_KERNEL_GPU 2u
+/* The kernel reads its inputs of a dynamic size (a -1 in their
+   attn_tensor_info_t shape) as strided views: the runtime passes such an
+   input in place when the stride of its innermost dimension is 1 (or that
+   dimension has one element) and no stride is negative, and gathers other
+   strided tensors into a dense copy in the workspace. Fully static inputs
+   (whose strides the code folds as constants) and every input of a kernel
+   without the flag are gathered when strided. Outputs are written in place
+   when contiguous, through the workspace otherwise. */
+#define ATTN_KERNEL_STRIDED_INPUTS 4u
 
 /* Runtime (libattn_runtime). */
 

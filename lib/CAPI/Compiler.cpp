@@ -205,7 +205,8 @@ std::string checkCpuPipelineOptions(llvm::StringRef options) {
   static const llvm::StringSet<> ints = {
       "tile-q", "tile-k", "splits", "max-decode-queries", "min-parallel-work"};
   static const llvm::StringSet<> bools = {"instrument-tiles", "parallel",
-                                          "approximate-math", "out-params"};
+                                          "approximate-math", "out-params",
+                                          "strided-inputs"};
   static const llvm::StringSet<> strings = {"target-cpu", "target-features",
                                             "target-triple"};
   llvm::SmallVector<llvm::StringRef> words;

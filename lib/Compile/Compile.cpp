@@ -12,6 +12,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/CpuTarget.h"
 #include "attn/Transforms/Destinations.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -283,6 +284,8 @@ public:
 
   llvm::Error build(llvm::ArrayRef<KernelSignature> kernels);
   const llvm::StringSet<> &publics() const { return publicNames; }
+  /// The kernels whose inputs may be strided views (attn.strided_arguments).
+  llvm::StringSet<> stridedKernels;
 
 private:
   llvm::Constant *cstr(llvm::StringRef s);
@@ -412,8 +415,11 @@ AbiBuilder::kernelInfo(const KernelSignature &sig) {
       kernelInfoTy,
       {llvm::ConstantInt::get(i32, 1),
        llvm::ConstantInt::get(
-           i32, (sig.returnsOutputs ? ATTN_KERNEL_RETURNS_OUTPUTS : 0u) |
-                    (options.isGpu() ? ATTN_KERNEL_GPU : 0u)),
+           i32,
+           (sig.returnsOutputs ? ATTN_KERNEL_RETURNS_OUTPUTS : 0u) |
+               (options.isGpu() ? ATTN_KERNEL_GPU : 0u) |
+               (stridedKernels.contains(sig.name) ? ATTN_KERNEL_STRIDED_INPUTS
+                                                  : 0u)),
        cstr(sig.name), cstr(options.prefix + sig.name),
        llvm::ConstantInt::get(i32, sig.numInputs),
        llvm::ConstantInt::get(i32, sig.numOutputs),
@@ -523,6 +529,9 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildKernelModule(
                  options.emulate   ? llvm::StringRef("gpu-emulate")
                  : options.isGpu() ? llvm::StringRef(options.gpu.chip)
                                    : machine.getTargetCPU());
+  for (auto fn : lowered.getOps<LLVM::LLVMFuncOp>())
+    if (fn->hasAttr(kStridedArgumentsAttr))
+      abi.stridedKernels.insert(fn.getName());
   if (llvm::Error err = abi.build(kernels))
     return std::move(err);
   // Only the ABI's symbols stay visible; everything else (the kernels'

@@ -40,6 +40,12 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
                    "it runs on OpenMP threads; smaller calls run on the "
                    "calling thread (0: every call)"),
           cl::init(CpuCodegenOptions().minParallelWork), cl::cat(category)),
+      stridedInputs("strided-inputs",
+                    cl::desc("Read strided inputs (innermost stride 1) in "
+                             "place instead of gathering them into a dense "
+                             "copy per call"),
+                    cl::init(CpuCodegenOptions().stridedInputs),
+                    cl::cat(category)),
       approximateMath("approximate-math",
                       cl::desc("Polynomial f32 exp/log/tanh instead of libm"),
                       cl::init(true), cl::cat(category)),
@@ -88,6 +94,7 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
     return flagError("--min-parallel-work=" + llvm::Twine(minParallelWork) +
                      ": expected 0 or more");
   options.minParallelWork = minParallelWork;
+  options.stridedInputs = stridedInputs;
   options.approximateMath = approximateMath;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;

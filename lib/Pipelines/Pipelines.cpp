@@ -69,6 +69,7 @@ void mlir::attn::setPipelineOptions(CpuPipelineOptions &opts,
   opts.maxDecodeQueries = codegen.maxDecodeQueries;
   opts.parallel = codegen.parallel;
   opts.minParallelWork = codegen.minParallelWork;
+  opts.stridedInputs = codegen.stridedInputs;
   opts.approximateMath = codegen.approximateMath;
   opts.instrumentTiles = codegen.instrumentTiles;
   opts.outParams = codegen.outParams;
@@ -150,13 +151,14 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   if (opts.outParams)
     pm.addPass(createAttnWriteDestinations());
 
-  // Tensors -> buffers, with identity layouts at function boundaries so the
-  // C interface sees plain strided memrefs.
-  bufferization::OneShotBufferizePassOptions bufOpts;
-  bufOpts.bufferizeFunctionBoundaries = true;
-  bufOpts.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
+  // Tensors -> buffers. Arguments are strided views (read and written where
+  // the caller holds them) with a unit innermost stride, unless the module
+  // reshapes an argument; results keep the layouts bufferization infers
+  // (identity for the buffers the function allocates).
+  AttnStridedArgumentsOptions strided;
+  strided.strided = opts.stridedInputs;
+  pm.addPass(createAttnStridedArguments(strided));
+  pm.addPass(createCanonicalizerPass());
   if (opts.outParams)
     pm.addPass(createAttnResultsToOutParams());
   // Scratch tiles allocated once per query tile, not per key tile.

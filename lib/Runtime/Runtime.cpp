@@ -197,6 +197,24 @@ bool isContiguous(const DLTensor *t) {
   return true;
 }
 
+/// Whether the kernel reads `t` (its tensor `i`) where it is: contiguous, or
+/// an input of a dynamic size of a kernel that takes strided views, whose
+/// innermost stride is 1 and whose strides are not negative.
+bool readsInPlace(const attn_kernel_info_t *k, int32_t i, const DLTensor *t) {
+  if (isContiguous(t))
+    return true;
+  const attn_tensor_info_t &info = k->tensors[i];
+  if (!(k->flags & ATTN_KERNEL_STRIDED_INPUTS) || info.is_output ||
+      std::find(info.shape, info.shape + info.ndim, -1) ==
+          info.shape + info.ndim)
+    return false;
+  for (int32_t d = 0; d < t->ndim; ++d)
+    if (t->shape[d] != 1 && t->strides[d] < 0)
+      return false;
+  return t->ndim == 0 || t->shape[t->ndim - 1] == 1 ||
+         t->strides[t->ndim - 1] == 1;
+}
+
 int64_t alignUp(int64_t n) { return (n + 63) / 64 * 64; }
 
 bool isGpu(const attn_kernel_info_t *k) { return k->flags & ATTN_KERNEL_GPU; }
@@ -501,11 +519,12 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
     return fail(ATTN_STATUS_DEVICE_ERROR, "kernel %s runs on the GPU (%s): %s",
                 k->name, k->target_cpu, attn_gpu_unavailable_reason());
   bool returnsOutputs = k->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
-  // Workspace: one dense copy per strided tensor.
+  // Workspace: one dense copy per strided tensor the kernel does not read
+  // in place.
   int64_t needed = 0;
   for (int32_t i = 0; i < n; ++i) {
     bool returned = returnsOutputs && k->tensors[i].is_output;
-    if (!returned && !isContiguous(tensors[i]))
+    if (!returned && !readsInPlace(k, i, tensors[i]))
       needed +=
           alignUp(numElements(tensors[i]) * elementBytes(k->tensors[i].dtype));
   }
@@ -556,7 +575,8 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
       continue;
     int64_t bytes = elementBytes(info.dtype);
     char *base = tensorBase(t);
-    if (!isContiguous(t)) {
+    bool inPlace = readsInPlace(k, i, t);
+    if (!inPlace) {
       dense[i] = next;
       next += alignUp(numElements(t) * bytes);
       if (!info.is_output)
@@ -571,7 +591,10 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
     std::copy(t->shape, t->shape + t->ndim, sizes);
     int64_t stride = 1;
     for (int32_t dd = t->ndim - 1; dd >= 0; --dd) {
-      strides[dd] = stride;
+      // A strided view's own strides (in elements), except where a
+      // dimension has one element (its index is always 0) or is last (1).
+      bool own = inPlace && t->strides && t->shape[dd] != 1;
+      strides[dd] = own ? t->strides[dd] : stride;
       stride *= t->shape[dd];
     }
     desc += 3 + 2 * t->ndim;
@@ -698,7 +721,7 @@ ATTN_RT_EXPORT attn_status_t attn_kernel_workspace_size(
   bool returnsOutputs = kernel->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
   for (int32_t i = 0; i < num_tensors; ++i)
     if (!(returnsOutputs && kernel->tensors[i].is_output) &&
-        !isContiguous(tensors[i]))
+        !readsInPlace(kernel, i, tensors[i]))
       *bytes += alignUp(numElements(tensors[i]) *
                         elementBytes(kernel->tensors[i].dtype));
   return ATTN_STATUS_OK;

@@ -256,24 +256,36 @@ LogicalResult checkNotRead(Value buffer, scf::IfOp guard) {
 LogicalResult lowerClone(OpBuilder &b, Value ctx,
                          bufferization::CloneOp clone) {
   auto type = dyn_cast<MemRefType>(clone.getType());
-  if (!type || !type.getLayout().isIdentity())
-    return clone.emitOpError("clones a buffer with a layout; "
-                             "attn-check-allocations lowers identity "
-                             "layouts only");
+  // A clone of a strided view (a function returning its strided argument)
+  // is a dense copy, cast to the clone's layout.
+  auto dense =
+      type ? MemRefType::get(type.getShape(), type.getElementType(),
+                             MemRefLayoutAttrInterface(), type.getMemorySpace())
+           : MemRefType();
+  if (!type || (!type.getLayout().isIdentity() &&
+                !memref::CastOp::areCastCompatible(dense, type)))
+    return clone.emitOpError("clones a buffer with a layout that a dense "
+                             "copy cannot be cast to; attn-check-allocations "
+                             "cannot lower it");
   Location loc = clone.getLoc();
   b.setInsertionPoint(clone);
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       sizes.push_back(memref::DimOp::create(b, loc, clone.getInput(), d));
-  auto alloc = memref::AllocOp::create(b, loc, type, sizes);
+  auto alloc = memref::AllocOp::create(b, loc, dense, sizes);
   Value ok;
   Operation *checks = buildChecks(b, ctx, {alloc}, ok);
   b.setInsertionPointAfter(checks);
   auto ifOp = scf::IfOp::create(b, loc, ok);
   b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
   memref::CopyOp::create(b, loc, clone.getInput(), alloc);
-  clone.replaceAllUsesWith(alloc.getResult());
+  Value result = alloc.getResult();
+  if (dense != type) {
+    b.setInsertionPointAfter(ifOp);
+    result = memref::CastOp::create(b, loc, type, result);
+  }
+  clone.replaceAllUsesWith(result);
   clone.erase();
   return checkNotRead(alloc, ifOp);
 }

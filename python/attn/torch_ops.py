@@ -50,7 +50,11 @@ def register(kernel, qualname):
 
     def impl(*inputs):
         outs = outputs(inputs)
-        kernel(*[x.contiguous() for x in inputs], out=outs)
+        # CPU kernels take strided views (read in place, or gathered by the
+        # runtime where their innermost stride is not 1); GPU kernels take
+        # contiguous tensors.
+        kernel(*[x if x.device.type == "cpu" else x.contiguous()
+                 for x in inputs], out=outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def fake(*inputs):

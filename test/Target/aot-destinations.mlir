@@ -10,12 +10,15 @@
 // RUN: attn-opt %s --attn-to-llvm-cpu="form=decode" -o %t.decode.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.decode.mlir -o %t.decode.ll
 // RUN: llc -O2 -relocation-model=pic -filetype=obj %t.decode.ll -o %t.decode.o
-// RUN: %host_cc -I%attn_src_root/include %S/Inputs/aot-destination-driver.c %t.decode.o -L%attn_lib_dir -lattn_runtime -L%mlir_lib_dir -lomp -Wl,-rpath,%attn_lib_dir -Wl,-rpath,%mlir_lib_dir -lm -o %t.decode.exe
+// RUN: %host_cc -I%attn_src_root/include %S/Inputs/aot-destination-driver.c %t.decode.o -L%attn_lib_dir -lattn_runtime -L%mlir_lib_dir -lomp -lmlir_c_runner_utils -Wl,-rpath,%attn_lib_dir -Wl,-rpath,%mlir_lib_dir -lm -o %t.decode.exe
 // RUN: %t.decode.exe | FileCheck %s
 //
 // Ahead-of-time use of a spec with dynamic sizes: the result is a destination
 // the caller allocates (attn-results-to-destinations), written in place, its
-// sizes checked by the kernel against the inputs' before any work.
+// sizes checked by the kernel against the inputs' before any work. (The
+// decode form copies its merged result into the strided destination with
+// MLIR's memrefCopy, from libmlir_c_runner_utils here; attn-compile's
+// kernels call libattn_runtime's copy instead.)
 
 // CHECK: call: ATTN_STATUS_OK
 // CHECK: aot: max abs err {{.*}}: ok

@@ -109,3 +109,21 @@ func.func @clone(%m: memref<?x4xf32>) -> memref<?x4xf32> {
   %c = bufferization.clone %m : memref<?x4xf32> to memref<?x4xf32>
   return %c : memref<?x4xf32>
 }
+
+// A clone of a strided view (a function that returns its strided argument):
+// a dense copy, cast to the clone's layout.
+// CLONE-LABEL: func.func @clone_strided
+// CLONE:       %[[D:.*]] = memref.dim %[[M:.*]], %c0
+// CLONE:       %[[A:.*]] = memref.alloc(%[[D]]) : memref<?x4xf32>
+// CLONE:       func.call @attn_rt_check_failed({{.*}}, %c27_i32
+// CLONE:       scf.if
+// CLONE-NEXT:    memref.copy %[[M]], %[[A]] : memref<?x4xf32, strided<[?, 1], offset: ?>> to memref<?x4xf32>
+// CLONE-NEXT:  }
+// CLONE-NEXT:  %[[C:.*]] = memref.cast %[[A]] : memref<?x4xf32> to memref<?x4xf32, strided<[?, 1], offset: ?>>
+// CLONE-NEXT:  return %[[C]]
+// CLONE-NOT:   bufferization.clone
+func.func @clone_strided(%m: memref<?x4xf32, strided<[?, 1], offset: ?>>)
+    -> memref<?x4xf32, strided<[?, 1], offset: ?>> {
+  %c = bufferization.clone %m : memref<?x4xf32, strided<[?, 1], offset: ?>> to memref<?x4xf32, strided<[?, 1], offset: ?>>
+  return %c : memref<?x4xf32, strided<[?, 1], offset: ?>>
+}

@@ -580,6 +580,65 @@ def AttnResultsToOutParams
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnStridedArguments
+    : Pass<"attn-bufferize-strided-arguments", "::mlir::ModuleOp"> {
+  let summary = "Bufferize with kernel arguments as strided views";
+  let description = [{
+    One-Shot Bufferize of the whole module (function boundaries included),
+    choosing the layout of the public functions' arguments so that a kernel
+    reads its inputs where the caller holds them: a transposed view of
+    `[B, N, H, D]` as `[B, H, N, D]`, or the first `n` rows of a longer
+    cache. Arguments of a dynamic size get fully dynamic strides except the
+    innermost, which becomes a static 1: the kernels' row reads and writes
+    then stay plain vector loads and stores (a dynamic innermost stride
+    would make them gathers). Fully static arguments take the identity
+    layout: their strides stay constants the code folds (run-time strides
+    cost registers in the inner loops: the AVX2 row-wise loops of a static
+    kernel spilled once per iteration with them), where a dynamic size makes
+    them run-time values anyway. The uses see the fully dynamic type through
+    a `memref.cast`, which the canonicalizer folds into them. Results keep
+    the layouts bufferization infers (identity for buffers the function
+    allocates). Such functions are marked `attn.strided_arguments`, and the
+    kernel ABI says so to the runtime (`ATTN_KERNEL_STRIDED_INPUTS`), which
+    then passes an input of a dynamic size in place when its innermost
+    stride is 1 and no stride is negative, and gathers other strided
+    tensors into a dense copy.
+
+    A module that collapses or reshapes an argument (`tensor.collapse_shape`
+    or `tensor.reshape` of an argument or a slice of one) keeps identity
+    layouts at every boundary instead: bufferization would copy a strided
+    source whose strides it cannot prove mergeable, on every call. So does
+    a module that calls one of its public functions (a test's `main`): the
+    callers' buffers have layouts of their own.
+
+    Example:
+
+    ```mlir
+    func.func @f(%q: tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+
+    bufferizes to
+
+    ```mlir
+    func.func @f(%q: memref<?x8xf32, strided<[?, 1], offset: ?>>)
+        -> memref<?x8xf32> attributes {attn.strided_arguments} {
+      %0 = memref.cast %q : memref<?x8xf32, strided<[?, 1], offset: ?>>
+          to memref<?x8xf32, strided<[?, ?], offset: ?>>
+      ...
+    ```
+  }];
+  let options = [
+    Option<"strided", "strided", "bool", /*default=*/"true",
+           "Strided arguments where the module allows them (false: identity "
+           "layouts at every boundary, strided tensors gathered by the "
+           "runtime)">
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def AttnSetCpuTarget : Pass<"attn-set-cpu-target", "::mlir::ModuleOp"> {
   let summary = "Stamp the target CPU and features on the generated functions";
   let description = [{

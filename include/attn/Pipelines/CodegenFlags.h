@@ -32,7 +32,7 @@ namespace mlir {
 namespace attn {
 
 /// --form, --tile-q, --tile-k, --splits, --max-decode-queries, --parallel,
-/// --min-parallel-work, --approximate-math,
+/// --min-parallel-work, --strided-inputs, --approximate-math,
 /// --target-cpu, --target-features, --bf16-dot-products, -O.
 class CpuCodegenFlags {
 public:
@@ -51,7 +51,7 @@ private:
   llvm::cl::opt<int64_t> tileQ, tileK, splits, maxDecodeQueries;
   llvm::cl::opt<bool> parallel;
   llvm::cl::opt<int64_t> minParallelWork;
-  llvm::cl::opt<bool> approximateMath;
+  llvm::cl::opt<bool> stridedInputs, approximateMath;
   llvm::cl::opt<std::string> targetCpu, targetFeatures, targetTriple;
   llvm::cl::opt<Bf16DotProducts> bf16DotProducts;
   llvm::cl::opt<unsigned> optLevel;

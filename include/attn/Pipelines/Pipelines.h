@@ -98,6 +98,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "for OpenMP threads; smaller calls run on the calling "
                      "thread (0: every call with several threads)"),
       llvm::cl::init(int64_t(1) << 19)};
+  PassOptions::Option<bool> stridedInputs{
+      *this, "strided-inputs",
+      llvm::cl::desc("Kernel arguments as strided views (unit innermost "
+                     "stride): strided inputs read in place instead of "
+                     "gathered by the runtime"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial f32 exp/log/tanh (vectorizable) instead of "
@@ -133,6 +139,9 @@ struct CpuCodegenOptions {
   /// (attn.grid_work); smaller ones run on the calling thread, as starting
   /// threads would cost more than they save.
   int64_t minParallelWork = int64_t(1) << 19;
+  /// Arguments as strided views: the runtime passes strided inputs with a
+  /// unit innermost stride in place instead of gathering them.
+  bool stridedInputs = true;
   /// Polynomial exp/log/tanh instead of libm calls.
   bool approximateMath = true;
   /// Fused and decode forms: call attn_tile_visit per computed key tile.

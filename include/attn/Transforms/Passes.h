@@ -30,6 +30,12 @@ namespace attn {
 /// reshapes and attn.attention.
 void populateExpandProjectionsPatterns(RewritePatternSet &patterns);
 
+/// Set by attn-strided-arguments on the public functions whose memref
+/// arguments it made strided views (unit innermost stride); the kernel ABI
+/// then lets the runtime pass strided tensors in place.
+inline constexpr llvm::StringLiteral kStridedArgumentsAttr =
+    "attn.strided_arguments";
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 

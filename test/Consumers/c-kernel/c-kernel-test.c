@@ -215,8 +215,11 @@ static void testStrided(void) {
   CHECK(test_prefill_workspace_size(&q, &k, &v, &o, &l, &bytes) ==
             ATTN_STATUS_OK,
         "workspace query: %s", attn_last_error());
-  CHECK(bytes >= 2 * sizeof(qt), "workspace %zu bytes, expected >= %zu", bytes,
-        2 * sizeof(qt));
+  /* A kernel of static sizes gathers its strided q (its strides are
+     constants in the code) and scatters its strided out. */
+  CHECK(bytes == 2 * ((sizeof(qt) + 63) / 64 * 64),
+        "workspace %zu bytes, expected %zu (q and out)", bytes,
+        2 * ((sizeof(qt) + 63) / 64 * 64));
   /* Runtime-allocated workspace. */
   CHECK(test_prefill(&q, &k, &v, &o, &l, NULL) == ATTN_STATUS_OK, "strided: %s",
         attn_last_error());
@@ -241,6 +244,25 @@ static void testStrided(void) {
   CHECK(strstr(attn_last_error(), "workspace") != NULL, "message: %s",
         attn_last_error());
   free(opts.workspace);
+
+  /* q with an innermost stride of 2 (every other float of a buffer twice
+     its size), computed the same. */
+  float *q2 = calloc(2 * PB * PHQ * PN * PD, sizeof(float));
+  for (int64_t i = 0; i < PB * PHQ * PN * PD; ++i)
+    q2[2 * i] = pq[i];
+  int64_t q2Strides[4] = {2 * PHQ * PN * PD, 2 * PN * PD, 2 * PD, 2};
+  DLTensor qs = tensor(q2, 4, qShape, q2Strides, kDLFloat, 32);
+  CHECK(test_prefill_workspace_size(&qs, &k, &v, &o, &l, &bytes) ==
+            ATTN_STATUS_OK,
+        "workspace query: %s", attn_last_error());
+  CHECK(bytes == 2 * ((sizeof(outT) + 63) / 64 * 64),
+        "workspace %zu bytes, expected q and out", bytes);
+  memset(outT, 0, sizeof(outT));
+  CHECK(test_prefill(&qs, &k, &v, &o, &l, NULL) == ATTN_STATUS_OK,
+        "q of innermost stride 2: %s", attn_last_error());
+  e = maxErr(pRefOut, ov, PB, PHQ, PN, PD);
+  CHECK(e < tol, "q of innermost stride 2: out max error %g", e);
+  free(q2);
 }
 
 /* --- decode: q [2,4,1,8], k/v cache [2,2,16,8], kv_len [2], bottom-right */
@@ -300,6 +322,49 @@ static void testDynamic(void) {
   double e = maxErr(ref, dense(out, H, NQ, D), 1, H, NQ, D);
   CHECK(e < tol, "dynamic: out max error %g", e);
 
+  /* Inputs of dynamic sizes are read in place when their innermost stride
+     is 1: q stored [B, N, H, D] (a transposed view) and k as the first NK
+     rows of a cache of 2 NK rows need no workspace. */
+  CHECK(test_dynamic_info()->flags & ATTN_KERNEL_STRIDED_INPUTS,
+        "the dynamic kernel does not take strided inputs");
+  static float qt[NQ * H * D], kCache[H * 2 * NK * D];
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t n = 0; n < NQ; ++n)
+      for (int64_t d = 0; d < D; ++d)
+        qt[(n * H + h) * D + d] = q[(h * NQ + n) * D + d];
+  for (int64_t h = 0; h < H; ++h)
+    memcpy(kCache + h * 2 * NK * D, k + h * NK * D, NK * D * sizeof(float));
+  int64_t qtStrides[4] = {NQ * H * D, D, H * D, 1},
+          kCacheStrides[4] = {H * 2 * NK * D, 2 * NK * D, D, 1};
+  DLTensor tqt = tensor(qt, 4, qs, qtStrides, kDLFloat, 32);
+  DLTensor tkc = tensor(kCache, 4, ks, kCacheStrides, kDLFloat, 32);
+  size_t bytes = 1;
+  CHECK(test_dynamic_workspace_size(&tqt, &tkc, &tv, &to, &bytes) ==
+                ATTN_STATUS_OK &&
+            bytes == 0,
+        "strided views of dynamic sizes: workspace %zu bytes, expected 0 (%s)",
+        bytes, attn_last_error());
+  memset(out, 0, sizeof(out));
+  CHECK(test_dynamic(&tqt, &tkc, &tv, &to, NULL) == ATTN_STATUS_OK,
+        "dynamic, strided views: %s", attn_last_error());
+  e = maxErr(ref, dense(out, H, NQ, D), 1, H, NQ, D);
+  CHECK(e < tol, "dynamic, strided views: out max error %g", e);
+  /* An innermost stride of 2 is gathered: q's dense copy. */
+  static float q2[2 * H * NQ * D];
+  for (int64_t i = 0; i < H * NQ * D; ++i)
+    q2[2 * i] = q[i];
+  int64_t q2Strides[4] = {2 * H * NQ * D, 2 * NQ * D, 2 * D, 2};
+  DLTensor tq2 = tensor(q2, 4, qs, q2Strides, kDLFloat, 32);
+  CHECK(test_dynamic_workspace_size(&tq2, &tkc, &tv, &to, &bytes) ==
+                ATTN_STATUS_OK &&
+            bytes == (sizeof(q) + 63) / 64 * 64,
+        "q of innermost stride 2: workspace %zu bytes", bytes);
+  memset(out, 0, sizeof(out));
+  CHECK(test_dynamic(&tq2, &tkc, &tv, &to, NULL) == ATTN_STATUS_OK,
+        "dynamic, q of innermost stride 2: %s", attn_last_error());
+  e = maxErr(ref, dense(out, H, NQ, D), 1, H, NQ, D);
+  CHECK(e < tol, "dynamic, q of innermost stride 2: out max error %g", e);
+
   /* k and v disagree on Nk. */
   DLTensor tv2 = tensor(v, 4, vs, NULL, kDLFloat, 32);
   CHECK(test_dynamic(&tq, &tk, &tv2, &to, NULL) == ATTN_STATUS_SHAPE_MISMATCH,
@@ -307,11 +372,12 @@ static void testDynamic(void) {
   CHECK(strstr(attn_last_error(), "Nk") != NULL, "message: %s",
         attn_last_error());
 #ifndef __SANITIZE_ADDRESS__
-  /* A broadcast view (stride 0) of 2^42 query rows: its dense copy (2^48
-     bytes, beyond any address space) cannot be allocated. (AddressSanitizer
+  /* A broadcast view (stride 0, innermost too, so that the kernel cannot
+     read it in place) of 2^42 query rows: its dense copy (2^48 bytes,
+     beyond any address space) cannot be allocated. (AddressSanitizer
      aborts on such a request instead of failing it.) */
   int64_t hugeShape[4] = {1, H, (int64_t)1 << 42, D},
-          zeroStrides[4] = {0, 0, 0, 1};
+          zeroStrides[4] = {0, 0, 0, 0};
   DLTensor huge = tensor(q, 4, hugeShape, zeroStrides, kDLFloat, 32);
   DLTensor hugeOut = tensor(out, 4, hugeShape, NULL, kDLFloat, 32);
   CHECK(test_dynamic(&huge, &tk, &tv, &hugeOut, NULL) ==

@@ -375,6 +375,12 @@ int main(int argc, char **argv) {
   CHECK(strstr(lastError(ctx), "min-parallel-work=lots: expected an integer") !=
             NULL,
         "message: %s", lastError(ctx));
+  CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
+            module, str("attn-to-llvm-cpu"), str("strided-inputs=maybe"))),
+        "strided-inputs=maybe ran");
+  CHECK(strstr(lastError(ctx), "strided-inputs=maybe: expected true or false") !=
+            NULL,
+        "message: %s", lastError(ctx));
   AttnModule lowered =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
   CHECK(attnLogicalResultIsSuccess(attnModuleRunPipeline(
