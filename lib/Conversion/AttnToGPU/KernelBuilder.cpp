@@ -157,6 +157,75 @@ KernelEmitter::SharedLayout KernelEmitter::sharedLayout() {
   return l;
 }
 
+void KernelEmitter::placeRaggedBlock(gpu::LaunchOp launch,
+                                     ModInputAccess &modAccess, Value totalQ,
+                                     Value totalK, Value &rt, Value &firstOfSeq,
+                                     BlockState &blk) {
+  emitRaggedOffsetChecks(modAccess,
+                         a.both(a.eq(launch.getBlockIds().x, ci(0)),
+                                a.eq(launch.getBlockIds().y, ci(0))));
+  Value x = launch.getBlockIds().x;
+  auto walk = scf::ForOp::create(b, loc, ci(0), numSeqs, ci(1),
+                                 ValueRange{ci(0), ci(0), ci(0), a.cb(false)});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(walk.getBody());
+    Value sIdx = walk.getInductionVar();
+    ValueRange it = walk.getRegionIterArgs();
+    Value q0 = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
+    Value q1 = clampedOffset(cuQBuf, a.add(sIdx, ci(1)), q0, totalQ);
+    Value tiles = a.ceilDiv(a.mul(a.sub(q1, q0), groups), ci(tq));
+    Value end = a.add(it[0], tiles);
+    Value here = a.both(a.negate(it[3]), a.slt(x, end));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{end, a.select(here, sIdx, it[1]),
+                                    a.select(here, a.sub(x, it[0]), it[2]),
+                                    a.either(it[3], here)});
+  }
+  Value sIdx = walk.getResult(1);
+  rt = walk.getResult(2);
+  blk.seq = sIdx;
+  firstOfSeq = a.both(a.eq(rt, ci(0)), a.eq(launch.getBlockIds().y, ci(0)));
+  blk.qBase = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
+  nq = a.sub(clampedOffset(cuQBuf, a.add(sIdx, ci(1)), blk.qBase, totalQ),
+             blk.qBase);
+  // Paged: every sequence's keys are its own [0, max_pages * S), read
+  // through its page table row.
+  if (cuKBuf) {
+    blk.kBase = clampedOffset(cuKBuf, sIdx, ci(0), totalK);
+    nk = a.sub(clampedOffset(cuKBuf, a.add(sIdx, ci(1)), blk.kBase, totalK),
+               blk.kBase);
+  }
+  auto active = scf::IfOp::create(b, loc, walk.getResult(3),
+                                  /*withElse=*/false);
+  b.setInsertionPointToStart(&active.getThenRegion().front());
+}
+
+void KernelEmitter::emitRowFacts(BlockState &blk, Value row0) {
+  const int64_t nf = rowFrags;
+  Value lane = blk.lane, hk = blk.hk;
+  // The two rows a lane holds of each fragment (index f * 2 + r): query,
+  // head, ALiBi slope.
+  Value quad = divu(lane, ci(4));
+  Value pair = a.mul(remu(lane, ci(4)), ci(2));
+  blk.quad = quad;
+  blk.pair = pair;
+  SmallVector<Value> &rowI = blk.rowI, &rowH = blk.rowH,
+                     &rowSlope = blk.rowSlope;
+  rowI.resize(2 * nf);
+  rowH.resize(2 * nf);
+  rowSlope.resize(2 * nf);
+  for (int64_t fr = 0; fr < 2 * nf; ++fr) {
+    Value row = a.add(row0, rowInWarpTile(blk, fr));
+    rowI[fr] = divu(row, groups);
+    rowH[fr] = a.add(a.mul(hk, groups), remu(row, groups));
+    if (alibiBuf) {
+      Value h = a.min(rowH[fr], a.sub(hq, ci(1)));
+      rowSlope[fr] = memref::LoadOp::create(b, loc, alibiBuf, ValueRange{h});
+    }
+  }
+}
+
 void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
   // The row tile, or (split-KV: one row tile) the chunk of key tiles.
@@ -177,13 +246,14 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   ModInputAccess modAccess = kernelModInputAccess();
   BlockState blk;
 
-  // Ragged batches: block x is the (sequence, row tile) pair it finds by
-  // walking the sequences' row tiles in the offsets; the sequence's rows
-  // and keys start at qBase and kBase, and nq and nk are its own lengths
-  // for the rest of the kernel. A block past the last tile does nothing.
-  // `seq` indexes the per-sequence operands (kv_len, page table rows) and
-  // is the regions' batch index: the batch entry, or the ragged sequence.
-  Value qBase = ci(0), kBase = ci(0), seq = bb;
+  // Ragged batches: placeRaggedBlock finds the block's sequence and row
+  // tile; nq and nk are the sequence's own lengths for the rest of the
+  // kernel, and a block past the last tile does nothing. `seq` indexes the
+  // per-sequence operands (kv_len, page table rows) and is the regions'
+  // batch index: the batch entry, or the ragged sequence.
+  Value seq = bb;
+  blk.qBase = ci(0);
+  blk.kBase = ci(0);
   // The first block of a sequence (its page table checks).
   Value firstOfSeq =
       a.both(a.eq(launch.getBlockIds().x, ci(0)), a.eq(hk, ci(0)));
@@ -194,56 +264,18 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
     nk = savedNk;
   });
   OpBuilder::InsertionGuard raggedGuard(b);
-  if (cuQBuf) {
-    emitRaggedOffsetChecks(modAccess,
-                           a.both(a.eq(launch.getBlockIds().x, ci(0)),
-                                  a.eq(launch.getBlockIds().y, ci(0))));
-    Value x = launch.getBlockIds().x;
-    auto walk =
-        scf::ForOp::create(b, loc, ci(0), numSeqs, ci(1),
-                           ValueRange{ci(0), ci(0), ci(0), a.cb(false)});
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(walk.getBody());
-      Value sIdx = walk.getInductionVar();
-      ValueRange it = walk.getRegionIterArgs();
-      Value q0 = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
-      Value q1 = clampedOffset(cuQBuf, a.add(sIdx, ci(1)), q0, totalQ);
-      Value tiles = a.ceilDiv(a.mul(a.sub(q1, q0), groups), ci(tq));
-      Value end = a.add(it[0], tiles);
-      Value here = a.both(a.negate(it[3]), a.slt(x, end));
-      scf::YieldOp::create(b, loc,
-                           ValueRange{end, a.select(here, sIdx, it[1]),
-                                      a.select(here, a.sub(x, it[0]), it[2]),
-                                      a.either(it[3], here)});
-    }
-    Value sIdx = walk.getResult(1);
-    rt = walk.getResult(2);
-    seq = sIdx;
-    firstOfSeq = a.both(a.eq(rt, ci(0)), a.eq(hk, ci(0)));
-    qBase = clampedOffset(cuQBuf, sIdx, ci(0), totalQ);
-    nq = a.sub(clampedOffset(cuQBuf, a.add(sIdx, ci(1)), qBase, totalQ), qBase);
-    // Paged: every sequence's keys are its own [0, max_pages * S), read
-    // through its page table row.
-    if (cuKBuf) {
-      kBase = clampedOffset(cuKBuf, sIdx, ci(0), totalK);
-      nk = a.sub(clampedOffset(cuKBuf, a.add(sIdx, ci(1)), kBase, totalK),
-                 kBase);
-    }
-    auto active = scf::IfOp::create(b, loc, walk.getResult(3),
-                                    /*withElse=*/false);
-    b.setInsertionPointToStart(&active.getThenRegion().front());
-  }
+  if (cuQBuf)
+    placeRaggedBlock(launch, modAccess, totalQ, totalK, rt, firstOfSeq, blk);
+  else
+    blk.seq = seq;
   // Packed rows of the sequence's query row i and key j (in bounds of the
   // tensors whatever the sizes).
   Value lastQ = a.max(a.sub(totalQ, ci(1)), ci(0));
   Value lastK = a.max(a.sub(totalK, ci(1)), ci(0));
+  seq = blk.seq;
   blk.bb = bb;
   blk.hk = hk;
-  blk.seq = seq;
   blk.split = split;
-  blk.qBase = qBase;
-  blk.kBase = kBase;
   blk.lastQ = lastQ;
   blk.lastK = lastK;
   blk.lane = lane;
@@ -425,26 +457,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       for (int64_t kk = 0; kk < d / 16; ++kk)
         qFrag.push_back(loadQFragment(blk, qs, f, kk));
 
-  // The two rows a lane holds of each fragment (index f * 2 + r): query,
-  // head, ALiBi slope.
-  Value quad = divu(lane, ci(4));
-  Value pair = a.mul(remu(lane, ci(4)), ci(2));
-  blk.quad = quad;
-  blk.pair = pair;
-  SmallVector<Value> &rowI = blk.rowI, &rowH = blk.rowH,
-                     &rowSlope = blk.rowSlope;
-  rowI.resize(2 * nf);
-  rowH.resize(2 * nf);
-  rowSlope.resize(2 * nf);
-  for (int64_t fr = 0; fr < 2 * nf; ++fr) {
-    Value row = a.add(row0, rowInWarpTile(blk, fr));
-    rowI[fr] = divu(row, groups);
-    rowH[fr] = a.add(a.mul(hk, groups), remu(row, groups));
-    if (alibiBuf) {
-      Value h = a.min(rowH[fr], a.sub(hq, ci(1)));
-      rowSlope[fr] = memref::LoadOp::create(b, loc, alibiBuf, ValueRange{h});
-    }
-  }
+  emitRowFacts(blk, row0);
 
   // The key loop: state m[2 nf], l[2 nf] (per-lane partial sums), O
   // fragments [f][nd].

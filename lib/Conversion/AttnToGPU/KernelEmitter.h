@@ -260,6 +260,20 @@ private:
     bool foldScale = false;
     double scaleValue = 1.0;
   };
+  /// Ragged batches: block x is the (sequence, row tile) pair found by
+  /// walking the sequences' row tiles in the offsets (after their checks).
+  /// Sets the row tile `rt`, `firstOfSeq` (the sequence's first block: its
+  /// page table checks), blk.seq, blk.qBase and blk.kBase (where the
+  /// sequence's rows and keys start) and nq and nk to the sequence's own
+  /// lengths (the caller restores them), and leaves the builder inside an
+  /// scf.if of the blocks that have a tile (the caller's guard restores it).
+  void placeRaggedBlock(gpu::LaunchOp launch, ModInputAccess &modAccess,
+                        Value totalQ, Value totalK, Value &rt,
+                        Value &firstOfSeq, BlockState &blk);
+  /// The lane's place in its accumulator tiles (blk.quad, blk.pair) and the
+  /// two rows it holds of each fragment (blk.rowI, rowH, rowSlope), for the
+  /// row tile starting at block row `row0`.
+  void emitRowFacts(BlockState &blk, Value row0);
   /// Packed rows of the sequence's query row `i` and key `j` (in bounds of
   /// the tensors whatever the sizes); `i` and `j` unless ragged.
   Value qRow(const BlockState &blk, Value i) {
