@@ -145,11 +145,12 @@ typedef struct attn_kernel_info_t {
 /* The kernel reads its inputs of a dynamic size (a -1 in their
    attn_tensor_info_t shape) as strided views: the runtime passes such an
    input in place when the stride of its innermost dimension is 1 (or that
-   dimension has one element) and no stride is negative, and gathers other
-   strided tensors into a dense copy in the workspace. Fully static inputs
-   (whose strides the code folds as constants) and every input of a kernel
-   without the flag are gathered when strided. Outputs are written in place
-   when contiguous, through the workspace otherwise. */
+   dimension has one element), and gathers other strided tensors into a
+   dense copy in the workspace (negative strides are refused). Fully static
+   inputs (whose strides the code folds as constants) and every input of a
+   kernel without the flag (one that writes an input, such as a KV cache
+   append, or reshapes one) are gathered when strided. Outputs are written
+   in place when contiguous, through the workspace otherwise. */
 #define ATTN_KERNEL_STRIDED_INPUTS 4u
 
 /* Runtime (libattn_runtime). */

@@ -151,9 +151,10 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
   if (opts.outParams)
     pm.addPass(createAttnWriteDestinations());
 
-  // Tensors -> buffers. Arguments are strided views (read and written where
-  // the caller holds them) with a unit innermost stride, unless the module
-  // reshapes an argument; results keep the layouts bufferization infers
+  // Tensors -> buffers. Arguments of a dynamic size are strided views (read
+  // where the caller holds them) with a unit innermost stride, unless the
+  // module reshapes an argument or calls a public function; static ones
+  // keep the identity layout; results keep the layouts bufferization infers
   // (identity for the buffers the function allocates).
   AttnStridedArgumentsOptions strided;
   strided.strided = opts.stridedInputs;

@@ -199,7 +199,7 @@ bool isContiguous(const DLTensor *t) {
 
 /// Whether the kernel reads `t` (its tensor `i`) where it is: contiguous, or
 /// an input of a dynamic size of a kernel that takes strided views, whose
-/// innermost stride is 1 and whose strides are not negative.
+/// innermost stride is 1 (checkAll refused negative strides already).
 bool readsInPlace(const attn_kernel_info_t *k, int32_t i, const DLTensor *t) {
   if (isContiguous(t))
     return true;
@@ -208,9 +208,6 @@ bool readsInPlace(const attn_kernel_info_t *k, int32_t i, const DLTensor *t) {
       std::find(info.shape, info.shape + info.ndim, -1) ==
           info.shape + info.ndim)
     return false;
-  for (int32_t d = 0; d < t->ndim; ++d)
-    if (t->shape[d] != 1 && t->strides[d] < 0)
-      return false;
   return t->ndim == 0 || t->shape[t->ndim - 1] == 1 ||
          t->strides[t->ndim - 1] == 1;
 }

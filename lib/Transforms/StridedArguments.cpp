@@ -16,13 +16,19 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "attn/Transforms/Destinations.h"
+
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir {
 namespace attn {
@@ -99,6 +105,73 @@ static bool callsPublicFunction(ModuleOp module) {
   return r.wasInterrupted();
 }
 
+/// Whether `v` may be (a view of) one of `fn`'s inputs: its entry block's
+/// arguments other than destinations (attn.destination, the caller's
+/// outputs). Views and scf.for's loop-carried buffers are followed to their
+/// source; a buffer from any other region's block argument counts.
+static bool mayViewInput(func::FuncOp fn, Value v) {
+  while (true) {
+    if (Operation *def = v.getDefiningOp()) {
+      auto view = dyn_cast<ViewLikeOpInterface>(def);
+      if (!view)
+        return false;
+      v = view.getViewSource();
+      continue;
+    }
+    auto carried = cast<BlockArgument>(v);
+    auto loop = dyn_cast<scf::ForOp>(carried.getOwner()->getParentOp());
+    OpOperand *init = loop ? loop.getTiedLoopInit(carried) : nullptr;
+    if (!init)
+      break;
+    v = init->get();
+  }
+  auto arg = cast<BlockArgument>(v);
+  if (!isa<BaseMemRefType>(arg.getType()))
+    return false;
+  if (arg.getOwner() != &fn.getBody().front())
+    return true;
+  return !fn.getArgAttr(arg.getArgNumber(), attn::kDestinationAttr);
+}
+
+/// Whether `fn` may write one of its inputs (attn.kv_cache_append updates
+/// its cache in place): such an input must not be the caller's strided
+/// view, which another batch entry's row may share (a stride of 0), so the
+/// function gets no attn.strided_arguments and the runtime gathers its
+/// strided inputs. Ops of unknown effects that take an input count as
+/// writes.
+static bool mayWriteInput(func::FuncOp fn) {
+  WalkResult r = fn.walk([&](Operation *op) {
+    // A prefetch declares a write (so that nothing moves across it) but
+    // stores nothing.
+    if (isa<memref::PrefetchOp>(op))
+      return WalkResult::advance();
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface) {
+      if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      for (Value v : op->getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && mayViewInput(fn, v))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()))
+        continue;
+      Value target = e.getValue();
+      if (target ? mayViewInput(fn, target)
+                 : llvm::any_of(op->getOperands(), [&](Value v) {
+                     return isa<BaseMemRefType>(v.getType()) &&
+                            mayViewInput(fn, v);
+                   }))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
 namespace {
 struct AttnStridedArgumentsPass
     : public attn::impl::AttnStridedArgumentsBase<AttnStridedArgumentsPass> {
@@ -112,6 +185,13 @@ struct AttnStridedArgumentsPass
     bufOpts.functionBoundaryTypeConversion =
         strided ? bufferization::LayoutMapOption::InferLayoutMap
                 : bufferization::LayoutMapOption::IdentityLayoutMap;
+    // The arguments bufferization gives a layout: the public functions'
+    // tensors (a memref argument keeps the type it was given).
+    llvm::DenseMap<Operation *, SmallVector<bool>> wasTensor;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && fn.isPublic())
+        for (Type t : fn.getArgumentTypes())
+          wasTensor[fn].push_back(isa<RankedTensorType>(t));
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
     if (failed(runPipeline(pm, module)))
@@ -121,11 +201,14 @@ struct AttnStridedArgumentsPass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal() || !fn.isPublic())
         continue;
+      bool writesInput = mayWriteInput(fn);
       Block &entry = fn.getBody().front();
       OpBuilder b = OpBuilder::atBlockBegin(&entry);
       SmallVector<Type> inputs(fn.getArgumentTypes());
       for (BlockArgument arg : entry.getArguments()) {
-        MemRefType unit = argumentType(arg.getType());
+        MemRefType unit = wasTensor[fn][arg.getArgNumber()]
+                              ? argumentType(arg.getType())
+                              : MemRefType();
         if (!unit)
           continue;
         // The old type stays for the uses (a cast the canonicalizer folds
@@ -135,7 +218,7 @@ struct AttnStridedArgumentsPass
         auto cast = memref::CastOp::create(b, arg.getLoc(), old, arg);
         arg.replaceAllUsesExcept(cast.getResult(), cast);
         inputs[arg.getArgNumber()] = unit;
-        if (!unit.getLayout().isIdentity())
+        if (!unit.getLayout().isIdentity() && !writesInput)
           fn->setAttr(attn::kStridedArgumentsAttr,
                       UnitAttr::get(&getContext()));
       }

@@ -66,14 +66,14 @@ func.func @sliced(%q: tensor<?x1x8xf32>) -> tensor<2x8xf32> {
 // -----
 
 // Private functions (their callers pass what they have) keep the fully
-// dynamic layout bufferization gives them.
+// dynamic layout bufferization gives them. A call that passes an input
+// counts as a write of it (the callee is not analysed): no attribute.
 
 // CHECK-LABEL: func.func private @helper(
 // CHECK-SAME: memref<?xf32, strided<[?], offset: ?>>
 // CHECK-NOT: attn.strided_arguments
 // CHECK-LABEL: func.func @caller(
-// CHECK-SAME: memref<?xf32, strided<[1], offset: ?>>
-// CHECK-SAME: attributes {attn.strided_arguments}
+// CHECK-SAME: memref<?xf32, strided<[1], offset: ?>>) -> f32 {
 func.func private @helper(%x: tensor<?xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %v = tensor.extract %x[%c0] : tensor<?xf32>
@@ -99,6 +99,40 @@ func.func @kernel(%x: tensor<?xf32>) -> f32 {
 func.func @main(%x: tensor<?xf32>) -> f32 {
   %v = func.call @kernel(%x) : (tensor<?xf32>) -> f32
   return %v : f32
+}
+
+// -----
+
+// A function that writes an input in place (as attn.kv_cache_append updates
+// its cache) keeps the strided types but gets no attribute: the runtime
+// gathers its strided inputs, so that it never writes through the caller's
+// view (two batch entries may share a row of a broadcast).
+
+// CHECK-LABEL: func.func @update(
+// CHECK-SAME: %[[C:.*]]: memref<?x8xf32, strided<[?, 1], offset: ?>>, %{{.*}}: f32)
+// CHECK-NOT: attn.strided_arguments
+// CHECK: %[[V:.*]] = memref.cast %[[C]]
+// CHECK: memref.store {{.*}}, %[[V]]
+func.func @update(%c: tensor<?x8xf32>, %x: f32) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %r = tensor.insert %x into %c[%c0, %c0] : tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// An argument that is a memref already keeps its type.
+
+// CHECK-LABEL: func.func @memref_arg(
+// CHECK-SAME: %{{.*}}: memref<4x4xf32, strided<[8, 1]>>,
+// CHECK-SAME: %{{.*}}: memref<?xf32, strided<[1], offset: ?>>)
+// CHECK-SAME: attributes {attn.strided_arguments}
+func.func @memref_arg(%m: memref<4x4xf32, strided<[8, 1]>>, %t: tensor<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %m[%c0, %c0] : memref<4x4xf32, strided<[8, 1]>>
+  %b = tensor.extract %t[%c0] : tensor<?xf32>
+  %s = arith.addf %a, %b : f32
+  return %s : f32
 }
 
 // -----

@@ -601,8 +601,11 @@ def AttnStridedArguments
     allocates). Such functions are marked `attn.strided_arguments`, and the
     kernel ABI says so to the runtime (`ATTN_KERNEL_STRIDED_INPUTS`), which
     then passes an input of a dynamic size in place when its innermost
-    stride is 1 and no stride is negative, and gathers other strided
-    tensors into a dense copy.
+    stride is 1, and gathers other strided tensors into a dense copy. A
+    function that may write one of its inputs (`attn.kv_cache_append`
+    updates its cache in place; a call that passes an input counts) keeps
+    the types but gets no attribute: a write through the caller's view
+    could hit memory that two batch entries share (a stride of 0).
 
     A module that collapses or reshapes an argument (`tensor.collapse_shape`
     or `tensor.reshape` of an argument or a slice of one) keeps identity

@@ -30,7 +30,7 @@ namespace attn {
 /// reshapes and attn.attention.
 void populateExpandProjectionsPatterns(RewritePatternSet &patterns);
 
-/// Set by attn-strided-arguments on the public functions whose memref
+/// Set by attn-bufferize-strided-arguments on the public functions whose memref
 /// arguments it made strided views (unit innermost stride); the kernel ABI
 /// then lets the runtime pass strided tensors in place.
 inline constexpr llvm::StringLiteral kStridedArgumentsAttr =
