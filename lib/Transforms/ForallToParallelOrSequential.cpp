@@ -1,5 +1,4 @@
-//===- ForallToParallelOrSequential.cpp - parallel loops with a serial twin
-//===//
+//===- ForallToParallelOrSequential.cpp - Parallel loops, serial twins ---===//
 //
 // Part of the attn project.
 //

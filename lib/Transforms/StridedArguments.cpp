@@ -1,5 +1,4 @@
-//===- StridedArguments.cpp - kernel arguments as strided views
-//------------===//
+//===- StridedArguments.cpp - Kernel arguments as strided views -----------===//
 //
 // Part of the attn project.
 //
