@@ -214,6 +214,21 @@ bool readsInPlace(const attn_kernel_info_t *k, int32_t i, const DLTensor *t) {
 
 int64_t alignUp(int64_t n) { return (n + 63) / 64 * 64; }
 
+/// The workspace a call needs: one dense copy of each tensor the kernel
+/// neither reads in place nor returns.
+int64_t workspaceBytes(const attn_kernel_info_t *k, DLTensor *const *tensors,
+                       int32_t n) {
+  bool returnsOutputs = k->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
+  int64_t needed = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    bool returned = returnsOutputs && k->tensors[i].is_output;
+    if (!returned && !readsInPlace(k, i, tensors[i]))
+      needed +=
+          alignUp(numElements(tensors[i]) * elementBytes(k->tensors[i].dtype));
+  }
+  return needed;
+}
+
 bool isGpu(const attn_kernel_info_t *k) { return k->flags & ATTN_KERNEL_GPU; }
 
 /// Where a kernel's tensors must be: the host, or one CUDA device (the first
@@ -516,15 +531,7 @@ attn_status_t callChecked(const attn_kernel_info_t *k, DLTensor *const *tensors,
     return fail(ATTN_STATUS_DEVICE_ERROR, "kernel %s runs on the GPU (%s): %s",
                 k->name, k->target_cpu, attn_gpu_unavailable_reason());
   bool returnsOutputs = k->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
-  // Workspace: one dense copy per strided tensor the kernel does not read
-  // in place.
-  int64_t needed = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    bool returned = returnsOutputs && k->tensors[i].is_output;
-    if (!returned && !readsInPlace(k, i, tensors[i]))
-      needed +=
-          alignUp(numElements(tensors[i]) * elementBytes(k->tensors[i].dtype));
-  }
+  int64_t needed = workspaceBytes(k, tensors, n);
   char *workspace = nullptr;
   void *owned = nullptr;
   if (needed > 0) {
@@ -715,12 +722,7 @@ ATTN_RT_EXPORT attn_status_t attn_kernel_workspace_size(
   *bytes = 0;
   if (attn_status_t s = checkAll(kernel, tensors, num_tensors, false))
     return s;
-  bool returnsOutputs = kernel->flags & ATTN_KERNEL_RETURNS_OUTPUTS;
-  for (int32_t i = 0; i < num_tensors; ++i)
-    if (!(returnsOutputs && kernel->tensors[i].is_output) &&
-        !readsInPlace(kernel, i, tensors[i]))
-      *bytes += alignUp(numElements(tensors[i]) *
-                        elementBytes(kernel->tensors[i].dtype));
+  *bytes = static_cast<size_t>(workspaceBytes(kernel, tensors, num_tensors));
   return ATTN_STATUS_OK;
 }
 

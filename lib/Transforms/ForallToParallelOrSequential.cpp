@@ -155,9 +155,11 @@ struct AttnForallToParallelOrSequentialPass
         return signalPassFailure();
       Location loc = forall.getLoc();
       rewriter.setInsertionPoint(forall);
-      Value threads =
-          func::CallOp::create(rewriter, loc, maxThreads, ValueRange{})
-              .getResult(0);
+      auto query = [&](func::FuncOp fn) {
+        return func::CallOp::create(rewriter, loc, fn, ValueRange{})
+            .getResult(0);
+      };
+      Value threads = query(maxThreads);
       Value one =
           arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
       Value several = arith::CmpIOp::create(
@@ -166,12 +168,9 @@ struct AttnForallToParallelOrSequentialPass
       // caller's own parallel loop, at OpenMP's default of one active
       // level), a parallel region would run serialized on this thread: the
       // loop nest does the same without entering the runtime.
-      Value level =
-          func::CallOp::create(rewriter, loc, activeLevel, ValueRange{})
-              .getResult(0);
-      Value maxLevels =
-          func::CallOp::create(rewriter, loc, maxActiveLevels, ValueRange{})
-              .getResult(0);
+      // (Two statements: the calls' order in the IR is fixed.)
+      Value level = query(activeLevel);
+      Value maxLevels = query(maxActiveLevels);
       Value nestable = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::slt, level, maxLevels);
       several = arith::AndIOp::create(rewriter, loc, several, nestable);

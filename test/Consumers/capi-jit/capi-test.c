@@ -378,8 +378,8 @@ int main(int argc, char **argv) {
   CHECK(attnLogicalResultIsFailure(attnModuleRunPipeline(
             module, str("attn-to-llvm-cpu"), str("strided-inputs=maybe"))),
         "strided-inputs=maybe ran");
-  CHECK(strstr(lastError(ctx), "strided-inputs=maybe: expected true or false") !=
-            NULL,
+  CHECK(strstr(lastError(ctx),
+               "strided-inputs=maybe: expected true or false") != NULL,
         "message: %s", lastError(ctx));
   AttnModule lowered =
       attnModuleCreateParse(ctx, str(smallSpec), str("small.mlir"));
