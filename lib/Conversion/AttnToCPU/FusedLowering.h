@@ -259,13 +259,33 @@ public:
     Value kvLen = {};
   };
 
-  /// Paged K/V read row by row (decode): asks the cache for the K and V rows
-  /// of key k0 + j + S (the same row of the next page, which the hardware
-  /// prefetchers cannot guess: pages lie anywhere in the pool), capped at
-  /// the sequence's last key, while key j is computed. Only a hint
-  /// (memref.prefetch); does nothing for contiguous K/V.
+  /// K/V read row by row (decode), while key j is computed; only hints
+  /// (memref.prefetch), capped at the sequence's last key:
+  ///  - paged K/V: the K and V rows of key k0 + j + S (the same row of the
+  ///    next page, which the hardware prefetchers cannot guess: pages lie
+  ///    anywhere in the pool), into L1;
+  ///  - contiguous K/V: the K row kPrefetchBytes ahead, into L2 (`v` is
+  ///    prefetched by rowwisePV, which reads it). One core's stream of K
+  ///    rows otherwise leaves the memory bus idle between the hardware
+  ///    prefetcher's requests: 17% less time for a 1-thread decode step,
+  ///    none gained by prefetching into L1 (Benchmarks.md).
   void prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                      const TileRows *v, Value j);
+
+  /// How far ahead the row-wise kernels prefetch contiguous K/V rows, and
+  /// how many 64-byte lines of a row they hint at most (rows of 1 KiB: an
+  /// f32 row of D = 256).
+  static constexpr int64_t kPrefetchBytes = 8192;
+  static constexpr int64_t kPrefetchLines = 16;
+
+  /// Hints `lines` 64-byte lines of the row of key k0 + j + `ahead`
+  /// (capped at kvLen - 1) of `rows`, from column `col0`, into the cache
+  /// level `locality` (memref.prefetch's hint: 3 for L1, 1 for L2).
+  void prefetchRow(OpBuilder &b, Location loc, const TileRows &rows, Value j,
+                   Value ahead, Value col0, int64_t lines, unsigned locality);
+
+  /// Rows of `rows` in kPrefetchBytes (at least one).
+  int64_t prefetchDistance(const TileRows &rows);
 
   /// Where key `key` of batch entry `bIdx` lies in a K/V tensor: (batch
   /// entry, row), or (pool page, row in the page) for paged K/V.

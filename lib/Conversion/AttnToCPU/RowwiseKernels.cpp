@@ -122,37 +122,64 @@ SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
   return sums;
 }
 
+int64_t FusedLowering::prefetchDistance(const TileRows &rows) {
+  auto type = cast<RankedTensorType>(rows.pool.getType());
+  int64_t d = staticSize(rows.d);
+  // A dynamic D: rows of 128 elements.
+  int64_t bits =
+      (ShapedType::isDynamic(d) ? 128 : d) * type.getElementTypeBitWidth();
+  return std::max<int64_t>(1, kPrefetchBytes * 8 / std::max<int64_t>(bits, 1));
+}
+
+void FusedLowering::prefetchRow(OpBuilder &b, Location loc,
+                                const TileRows &rows, Value j, Value ahead,
+                                Value col0, int64_t lines, unsigned locality) {
+  IndexMath m{b, loc};
+  Value key = m.min(m.add(m.add(rows.k0, j), ahead), m.sub(rows.kvLen, m.c(1)));
+  auto [page, row] = cacheRow(b, loc, rows.bIdx, key);
+  auto type = cast<RankedTensorType>(rows.pool.getType());
+  int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+  auto layoutAttr = StridedLayoutAttr::get(
+      b.getContext(), ShapedType::kDynamic,
+      SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+  auto bufType =
+      MemRefType::get(type.getShape(), type.getElementType(), layoutAttr);
+  Value buf = bufferization::ToBufferOp::create(b, loc, bufType, rows.pool,
+                                                /*readOnly=*/true);
+  for (int64_t c = 0; c < lines; ++c) {
+    RowRef ref{buf, page, row, rows.gIdx};
+    memref::PrefetchOp::create(
+        b, loc, buf, rowIndex(ref, Value(), m.add(col0, m.c(c * perLine))),
+        /*isWrite=*/false, locality,
+        /*isDataCache=*/true);
+  }
+}
+
 void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                                   const TileRows *v, Value j) {
-  if (!pageSize || !k.kvLen)
+  if (!k.kvLen)
     return;
   IndexMath m{b, loc};
-  Value key = m.min(m.add(m.add(k.k0, j), pageSize), m.sub(k.kvLen, m.c(1)));
-  auto [page, row] = cacheRow(b, loc, k.bIdx, key);
-  for (const TileRows *rows : {&k, v}) {
-    if (!rows)
-      continue;
-    auto type = cast<RankedTensorType>(rows->pool.getType());
-    // One hint per 64-byte line of the row (the first line only when D is
-    // dynamic).
-    int64_t d = staticSize(rows->d);
+  // One hint per 64-byte line of the row, at most kPrefetchLines (the first
+  // line only when D is dynamic).
+  auto lines = [&](const TileRows &rows) {
+    auto type = cast<RankedTensorType>(rows.pool.getType());
+    int64_t d = staticSize(rows.d);
     int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
-    int64_t lines = ShapedType::isDynamic(d) ? 1 : llvm::divideCeil(d, perLine);
-    auto layoutAttr = StridedLayoutAttr::get(
-        b.getContext(), ShapedType::kDynamic,
-        SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
-    auto bufType =
-        MemRefType::get(type.getShape(), type.getElementType(), layoutAttr);
-    Value buf = bufferization::ToBufferOp::create(b, loc, bufType, rows->pool,
-                                                  /*readOnly=*/true);
-    for (int64_t c = 0; c < lines; ++c) {
-      RowRef ref{buf, page, row, rows->gIdx};
-      memref::PrefetchOp::create(b, loc, buf,
-                                 rowIndex(ref, Value(), m.c(c * perLine)),
-                                 /*isWrite=*/false, /*localityHint=*/3,
-                                 /*isDataCache=*/true);
-    }
+    return ShapedType::isDynamic(d)
+               ? int64_t(1)
+               : std::min<int64_t>(kPrefetchLines,
+                                   llvm::divideCeil(d, perLine));
+  };
+  if (!pageSize) {
+    prefetchRow(b, loc, k, j, m.c(prefetchDistance(k)), m.c(0), lines(k),
+                /*locality=*/1);
+    return;
   }
+  for (const TileRows *rows : {&k, v})
+    if (rows)
+      prefetchRow(b, loc, *rows, j, pageSize, m.c(0), lines(*rows),
+                  /*locality=*/3);
 }
 
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
@@ -271,6 +298,31 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
     width /= 2;
   bool eInBounds = !ShapedType::isDynamic(e) && e % (width * lanes) == 0;
   SmallVector<bool> ib = {eInBounds};
+  int64_t vAhead = paged && paged->kvLen ? prefetchDistance(*paged) : 0;
+  // Passes that read less than 256 bytes of each V row (AVX2's two
+  // registers of f32, one 64-byte line) go over the keys in chunks of about
+  // 4 KiB of V rows, so that each pass after the first finds the chunk's
+  // rows in L1: a pass over the whole tile would fetch one line of each
+  // 512-byte row from memory, then the next line in the next pass (a
+  // 1-thread decode step took 2x as long). Wider passes (AVX-512's four
+  // registers) read the tile once per pass: the second pass finds it in L2,
+  // and chunks only added accumulator loads and stores (7% slower).
+  Type vElt =
+      cast<RankedTensorType>(vTile ? vTile.getType() : paged->pool.getType())
+          .getElementType();
+  int64_t eltBits = std::max<int64_t>(vElt.getIntOrFloatBitWidth(), 8);
+  int64_t rowBits = (ShapedType::isDynamic(e) ? 128 : e) * eltBits;
+  bool severalPasses = ShapedType::isDynamic(e) || e > width * lanes;
+  int64_t chunk = 0;
+  if (severalPasses && width * lanes * eltBits < 256 * 8)
+    chunk = std::max<int64_t>(4, 4096 * 8 / rowBits);
+  // The first line only when the chunk may pass the row's end.
+  int64_t vLines = 1;
+  if (paged && paged->kvLen && eInBounds) {
+    auto type = cast<RankedTensorType>(paged->pool.getType());
+    vLines = llvm::divideCeil(width * lanes * type.getElementTypeBitWidth(),
+                              int64_t(512));
+  }
   // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
   auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
                        int64_t block, Value init) -> Value {
@@ -280,78 +332,102 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
         [&](OpBuilder &b1, Location l1, Value n0, ValueRange it1) {
           SmallVector<Value> rs, is;
           std::tie(rs, is) = blockRows(b1, l1, n0, block, qs);
-          auto eLoop = scf::ForOp::create(
-              b1, l1, zero, dv, im.c(width * lanes), it1,
-              [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
-                IndexMath m3{b3, l3};
-                Value pad =
-                    arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
-                SmallVector<Value> accs, cols;
-                for (int64_t c = 0; c < width; ++c)
-                  cols.push_back(m3.add(e0, m3.c(c * lanes)));
-                for (int64_t rb = 0; rb < block; ++rb)
+          // The passes over Dv for keys [jLo, jHi).
+          auto passes = [&](OpBuilder &b2, Location l2, Value jLo, Value jHi,
+                            Value init2) -> Value {
+            auto eLoop = scf::ForOp::create(
+                b2, l2, zero, dv, im.c(width * lanes), ValueRange{init2},
+                [&](OpBuilder &b3, Location l3, Value e0, ValueRange it3) {
+                  IndexMath m3{b3, l3};
+                  Value pad = arith::ConstantOp::create(
+                      b3, l3, b3.getF32FloatAttr(0.0));
+                  SmallVector<Value> accs, cols;
                   for (int64_t c = 0; c < width; ++c)
-                    accs.push_back(vector::TransferReadOp::create(
-                        b3, l3, vecTy, it3[0],
-                        ValueRange{rs[rb], is[rb], cols[c]}, pad, ib));
-                auto kLoop = scf::ForOp::create(
-                    b3, l3, zero, ks, one, accs,
-                    [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
-                      Value z = arith::ConstantIndexOp::create(b4, l4, 0);
-                      RowRef vRow = rowRef(b4, l4, vTile, paged, j);
-                      // A quantized row's scale goes on the weights; a
-                      // weight of 0 stays 0 whatever the scale.
-                      Value vScale = paged && paged->scale
-                                         ? rowScale(b4, l4, *paged, j)
-                                         : Value();
-                      SmallVector<Value> vv;
-                      for (int64_t c = 0; c < width; ++c)
-                        vv.push_back(readRow(b4, l4, vRow.src,
-                                             rowIndex(vRow, z, cols[c]), lanes,
-                                             eInBounds));
-                      SmallVector<Value> next;
-                      for (int64_t rb = 0; rb < block; ++rb) {
-                        Value w = tensor::ExtractOp::create(
-                            b4, l4, p, ValueRange{rs[rb], is[rb], j});
-                        Value isZero;
-                        if (guard)
-                          isZero = arith::CmpFOp::create(
-                              b4, l4, arith::CmpFPredicate::OEQ,
-                              vector::BroadcastOp::create(b4, l4, vecTy, w),
-                              splatConstant(b4, l4, vecTy, 0.0));
-                        if (vScale) {
-                          Value zw = arith::CmpFOp::create(
-                              b4, l4, arith::CmpFPredicate::OEQ, w,
-                              arith::ConstantOp::create(
-                                  b4, l4, b4.getF32FloatAttr(0.0)));
-                          w = arith::SelectOp::create(
-                              b4, l4, zw, w,
-                              arith::MulFOp::create(b4, l4, w, vScale));
-                        }
-                        Value splat =
-                            vector::BroadcastOp::create(b4, l4, vecTy, w);
-                        for (int64_t c = 0; c < width; ++c) {
-                          Value prev = a4[rb * width + c];
-                          Value f =
-                              vector::FMAOp::create(b4, l4, splat, vv[c], prev);
+                    cols.push_back(m3.add(e0, m3.c(c * lanes)));
+                  for (int64_t rb = 0; rb < block; ++rb)
+                    for (int64_t c = 0; c < width; ++c)
+                      accs.push_back(vector::TransferReadOp::create(
+                          b3, l3, vecTy, it3[0],
+                          ValueRange{rs[rb], is[rb], cols[c]}, pad, ib));
+                  auto kLoop = scf::ForOp::create(
+                      b3, l3, jLo, jHi, one, accs,
+                      [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
+                        Value z = arith::ConstantIndexOp::create(b4, l4, 0);
+                        // Contiguous V: this pass's columns of the row
+                        // kPrefetchBytes ahead, into L2 (prefetchAhead).
+                        if (paged && paged->kvLen && !pageSize)
+                          prefetchRow(b4, l4, *paged, j,
+                                      IndexMath{b4, l4}.c(vAhead), e0, vLines,
+                                      /*locality=*/1);
+                        RowRef vRow = rowRef(b4, l4, vTile, paged, j);
+                        // A quantized row's scale goes on the weights; a
+                        // weight of 0 stays 0 whatever the scale.
+                        Value vScale = paged && paged->scale
+                                           ? rowScale(b4, l4, *paged, j)
+                                           : Value();
+                        SmallVector<Value> vv;
+                        for (int64_t c = 0; c < width; ++c)
+                          vv.push_back(readRow(b4, l4, vRow.src,
+                                               rowIndex(vRow, z, cols[c]),
+                                               lanes, eInBounds));
+                        SmallVector<Value> next;
+                        for (int64_t rb = 0; rb < block; ++rb) {
+                          Value w = tensor::ExtractOp::create(
+                              b4, l4, p, ValueRange{rs[rb], is[rb], j});
+                          Value isZero;
                           if (guard)
-                            f = arith::SelectOp::create(b4, l4, isZero, prev,
-                                                        f);
-                          next.push_back(f);
+                            isZero = arith::CmpFOp::create(
+                                b4, l4, arith::CmpFPredicate::OEQ,
+                                vector::BroadcastOp::create(b4, l4, vecTy, w),
+                                splatConstant(b4, l4, vecTy, 0.0));
+                          if (vScale) {
+                            Value zw = arith::CmpFOp::create(
+                                b4, l4, arith::CmpFPredicate::OEQ, w,
+                                arith::ConstantOp::create(
+                                    b4, l4, b4.getF32FloatAttr(0.0)));
+                            w = arith::SelectOp::create(
+                                b4, l4, zw, w,
+                                arith::MulFOp::create(b4, l4, w, vScale));
+                          }
+                          Value splat =
+                              vector::BroadcastOp::create(b4, l4, vecTy, w);
+                          for (int64_t c = 0; c < width; ++c) {
+                            Value prev = a4[rb * width + c];
+                            Value f = vector::FMAOp::create(b4, l4, splat,
+                                                            vv[c], prev);
+                            if (guard)
+                              f = arith::SelectOp::create(b4, l4, isZero, prev,
+                                                          f);
+                            next.push_back(f);
+                          }
                         }
-                      }
-                      scf::YieldOp::create(b4, l4, next);
-                    });
-                Value out = it3[0];
-                for (int64_t rb = 0; rb < block; ++rb)
-                  for (int64_t c = 0; c < width; ++c)
-                    out = vector::TransferWriteOp::create(
-                              b3, l3, kLoop.getResult(rb * width + c), out,
-                              ValueRange{rs[rb], is[rb], cols[c]}, ib)
-                              .getResult();
-                scf::YieldOp::create(b3, l3, out);
-              });
-          scf::YieldOp::create(b1, l1, eLoop.getResults());
+                        scf::YieldOp::create(b4, l4, next);
+                      });
+                  Value out = it3[0];
+                  for (int64_t rb = 0; rb < block; ++rb)
+                    for (int64_t c = 0; c < width; ++c)
+                      out = vector::TransferWriteOp::create(
+                                b3, l3, kLoop.getResult(rb * width + c), out,
+                                ValueRange{rs[rb], is[rb], cols[c]}, ib)
+                                .getResult();
+                  scf::YieldOp::create(b3, l3, out);
+                });
+            return eLoop.getResult(0);
+          };
+          Value out;
+          if (chunk) {
+            auto cLoop = scf::ForOp::create(
+                b1, l1, zero, ks, im.c(chunk), it1,
+                [&](OpBuilder &b2, Location l2, Value c0, ValueRange it2) {
+                  IndexMath m2{b2, l2};
+                  Value jHi = m2.min(m2.add(c0, m2.c(chunk)), ks);
+                  scf::YieldOp::create(b2, l2, passes(b2, l2, c0, jHi, it2[0]));
+                });
+            out = cLoop.getResult(0);
+          } else {
+            out = passes(b1, l1, zero, ks, it1[0]);
+          }
+          scf::YieldOp::create(b1, l1, out);
         });
     return nLoop.getResult(0);
   };

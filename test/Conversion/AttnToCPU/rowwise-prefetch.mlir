@@ -1,0 +1,47 @@
+// RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=skylake-avx512" --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=haswell" --canonicalize --cse | FileCheck %s --check-prefix=AVX2
+
+// Decode over a contiguous f32 cache (rows of 512 bytes): the row-wise
+// kernels hint the rows 8 KiB ahead (16 keys, capped at the last key, 255)
+// into L2 (locality 1): Q K^T all eight lines of the K row, each P V pass its
+// own columns of the V row (docs/Forms.md).
+
+// CHECK-LABEL: func.func @decode
+// Q K^T, key j.
+// CHECK: scf.for %[[J:.+]] = %c0 to %{{.+}} step %c1
+// CHECK-NEXT: %[[KEY:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK-NEXT: %[[AHEAD:.+]] = arith.addi %[[KEY]], %c16 : index
+// CHECK-NEXT: %[[ROW:.+]] = arith.minsi %[[AHEAD]], %c255 : index
+// CHECK-NEXT: %[[KB:.+]] = bufferization.to_buffer %arg1 read_only
+// CHECK-NEXT: memref.prefetch %[[KB]][%c0, %{{.+}}, %[[ROW]], %c0], read, locality<1>, data
+// CHECK-COUNT-6: memref.prefetch %[[KB]]
+// CHECK-NEXT: memref.prefetch %[[KB]][%c0, %{{.+}}, %[[ROW]], %c112], read, locality<1>, data
+// CHECK-NOT: memref.prefetch
+// P V with AVX-512: two passes of 64 columns, each over the whole tile (no key
+// chunks), four lines of the V row per key.
+// CHECK: scf.for %[[E:.+]] = %c0 to %c128 step %c64
+// CHECK: scf.for %[[JV:.+]] = %c0 to %{{.+}} step %c1
+// CHECK: %[[VROW:.+]] = arith.minsi %{{.+}}, %c255 : index
+// CHECK-NEXT: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
+// CHECK-NEXT: memref.prefetch %[[VB]][%c0, %{{.+}}, %[[VROW]], %[[E]]], read, locality<1>, data
+// CHECK-COUNT-3: memref.prefetch %[[VB]]
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.fma
+
+// With AVX2's passes of 16 columns (one 64-byte line), P V goes over the keys
+// in chunks of 8 rows (4 KiB), each chunk's eight passes one after the other.
+// AVX2-LABEL: func.func @decode
+// AVX2: scf.for %[[C0:arg[0-9]+]] = %c0 to %[[KS:[0-9]+]] step %c8 iter_args(%{{.+}}) -> (tensor<?x?x?xf32>)
+// AVX2-NEXT: %[[NEXT:.+]] = arith.addi %[[C0]], %c8 : index
+// AVX2-NEXT: %[[HI:.+]] = arith.minsi %[[NEXT]], %[[KS]] : index
+// AVX2-NEXT: scf.for %[[E:.+]] = %c0 to %c128 step %c16
+// AVX2: scf.for %{{.+}} = %[[C0]] to %[[HI]] step %c1
+// AVX2: %[[VROW:.+]] = arith.minsi %{{.+}}, %c255 : index
+// AVX2-NEXT: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
+// AVX2-NEXT: memref.prefetch %[[VB]][%c0, %{{.+}}, %[[VROW]], %[[E]]], read, locality<1>, data
+// AVX2-NOT: memref.prefetch
+// AVX2: vector.fma
+func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x8x1x128xf32> {
+  %o = attn.attention q(%q : tensor<1x8x1x128xf32>) k(%k : tensor<1x2x256x128xf32>) v(%v : tensor<1x2x256x128xf32>) causal(bottom_right) -> tensor<1x8x1x128xf32>
+  return %o : tensor<1x8x1x128xf32>
+}
