@@ -41,7 +41,8 @@ mkdir -p "$rt" "$work"
 # libattn_runtime (and the GPU runtime it calls through, which loads the
 # CUDA driver with dlopen and so builds anywhere) for AArch64, once.
 if [[ ! -f "$rt/done" ]]; then
-  for f in Runtime/Runtime.cpp Runtime/StridedCopy.cpp GPURuntime/Driver.cpp \
+  for f in Runtime/Runtime.cpp Runtime/StridedCopy.cpp \
+           Runtime/FloatConversions.cpp GPURuntime/Driver.cpp \
            GPURuntime/GpuApi.cpp GPURuntime/MgpuWrappers.cpp; do
     "$cxx" -O1 -fPIC -std=c++17 -I"$src/include" -c "$src/lib/$f" \
       -o "$rt/$(basename "$f" .cpp).o"
