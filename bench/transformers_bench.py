@@ -9,7 +9,10 @@ sdpa at sequence 1024, one thread, with and without a padding mask).
         [--threads 1] [--rounds 5]
 
 Prints the CPU, the medians and spreads, and the ratio; the logits of the
-two implementations are compared first.
+two implementations are compared first. --bound also times the forward with
+an attention that computes nothing (it returns zeros: "none"), interleaved
+with the others: sdpa's time over that one is the most any attention kernel
+could gain on this model.
 """
 import argparse
 import os
@@ -44,6 +47,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--intermediate", type=int, default=688)
+    ap.add_argument("--bound", action="store_true",
+                    help="also time an attention that computes nothing")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -52,11 +57,24 @@ def main():
                 num_hidden_layers=2, num_attention_heads=8,
                 num_key_value_heads=2, max_position_embeddings=4096)
     attn_hf.register()
+    impls = ["sdpa", "attn"]
+    if args.bound:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface
+
+        def nothing(module, query, key, value, attention_mask, **kwargs):
+            b, h, n, _ = query.shape
+            return query.new_zeros(b, n, h, value.shape[3]), None
+
+        AttentionInterface.register("none", nothing)
+        AttentionMaskInterface.register("none", attn_hf.attn_mask)
+        impls.append("none")
     models = {}
-    for impl in ("sdpa", "attn"):
+    for impl in impls:
         models[impl] = LlamaForCausalLM(
             LlamaConfig(**base, attn_implementation=impl)).eval()
-    models["attn"].load_state_dict(models["sdpa"].state_dict())
+    for impl in impls[1:]:
+        models[impl].load_state_dict(models["sdpa"].state_dict())
     ids = torch.randint(0, 1024, (args.batch, args.seq))
     pad = torch.ones_like(ids)
     pad[0, :args.seq // 8] = 0  # left padding of the first row
@@ -68,7 +86,7 @@ def main():
     for label, mask in (("no mask", None), ("left-padding mask", pad)):
         with torch.no_grad():
             outs = {k: m(ids, attention_mask=mask).logits
-                    for k, m in models.items()}
+                    for k, m in models.items() if k != "none"}
         keep = (mask if mask is not None else torch.ones_like(ids)).bool()
         err = (outs["attn"] - outs["sdpa"]).abs()[keep].max().item()
         times = {k: [] for k in models}
@@ -84,6 +102,13 @@ def main():
               f"{max(times['sdpa']):.1f}), attn {med['attn']:.1f} ms "
               f"({min(times['attn']):.1f}-{max(times['attn']):.1f}): "
               f"{med['sdpa'] / med['attn']:.2f}x; logits max diff {err:.1e}")
+        if "none" in med:
+            print(f"  attention that computes nothing: {med['none']:.1f} ms "
+                  f"({min(times['none']):.1f}-{max(times['none']):.1f}): "
+                  f"sdpa's attention is {med['sdpa'] - med['none']:.1f} ms "
+                  f"of its forward, ours {med['attn'] - med['none']:.1f}; "
+                  f"no attention kernel could make the forward more than "
+                  f"{med['sdpa'] / med['none']:.2f}x faster than sdpa's")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,11 @@
 // find MLIR's in libmlir_float16_utils instead.)
 //
 // The result is a bf16 in the register where the target's calling
-// convention returns half-precision values (x86-64: xmm0; AArch64: h0),
-// which is where LLVM expects a bfloat result: a 16-bit floating type of
-// the host compiler carries the bits there.
+// convention returns half-precision values (x86-64: xmm0; AArch64: h0, the
+// low half of s0), which is where LLVM expects a bfloat result. It travels
+// in the low 16 bits of a float, as in MLIR's own definition: compilers
+// without a 16-bit floating type (clang 14 on x86-64, which the fuzz build
+// uses) return a float in the same register.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,22 +28,16 @@
 #define ATTN_RT_EXPORT __attribute__((visibility("default")))
 
 #if defined(__x86_64__) || defined(__aarch64__)
-#if defined(__x86_64__)
-using Half16 = _Float16;
-#else
-using Half16 = __fp16;
-#endif
-
-extern "C" ATTN_RT_EXPORT Half16 __truncsfbf2(float x) {
+extern "C" ATTN_RT_EXPORT float __truncsfbf2(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof(bits));
-  uint16_t r;
+  uint32_t r;
   if ((bits & 0x7fffffffu) > 0x7f800000u)
-    r = static_cast<uint16_t>((bits >> 16) | 0x40u); // quiet NaN
+    r = (bits >> 16) | 0x40u; // a quiet NaN
   else
-    r = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-  Half16 h;
-  std::memcpy(&h, &r, sizeof(h));
-  return h;
+    r = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  float out;
+  std::memcpy(&out, &r, sizeof(out));
+  return out;
 }
 #endif

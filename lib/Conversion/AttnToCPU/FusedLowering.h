@@ -251,7 +251,7 @@ public:
   /// then hold raw i8 / fp8 values, which readRow decodes (unscaled) and the
   /// row-wise kernels multiply by rowScale once per key: on the finished dot
   /// product (Q K^T) and on the weight (P V).
-  /// `kvLen`: the sequence's kv_len (paged rows: the bound of prefetchAhead).
+  /// `kvLen`: the sequence's kv_len (the bound of the prefetch hints).
   struct TileRows {
     Value tile;
     Value pool, bIdx, gIdx, k0, ks, d, readable;
@@ -260,15 +260,17 @@ public:
   };
 
   /// K/V read row by row (decode), while key j is computed; only hints
-  /// (memref.prefetch), capped at the sequence's last key:
+  /// (memref.prefetch) into L2 (locality 1: `prefetcht2` on x86), capped at
+  /// the sequence's last key:
   ///  - paged K/V: the K and V rows of key k0 + j + S (the same row of the
   ///    next page, which the hardware prefetchers cannot guess: pages lie
-  ///    anywhere in the pool), into L1;
-  ///  - contiguous K/V: the K row kPrefetchBytes ahead, into L2 (`v` is
-  ///    prefetched by rowwisePV, which reads it). One core's stream of K
-  ///    rows otherwise leaves the memory bus idle between the hardware
-  ///    prefetcher's requests: 17% less time for a 1-thread decode step,
-  ///    none gained by prefetching into L1 (Benchmarks.md).
+  ///    anywhere in the pool);
+  ///  - contiguous K/V: the K row kPrefetchBytes ahead (`v` is prefetched by
+  ///    rowwisePV, which reads it).
+  /// One core's stream of rows otherwise leaves the memory idle between the
+  /// hardware prefetcher's requests: 21% less time for a 1-thread f32 decode
+  /// step, 40% for a paged one; hints into L1 gained nothing for contiguous
+  /// rows (Benchmarks.md).
   void prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                      const TileRows *v, Value j);
 
@@ -416,7 +418,9 @@ public:
   /// kPVRows (then one by one for the rest); per block, up to four one-register
   /// accumulators of Dv per row stay in registers across the key loop, and
   /// each V row chunk is read once for the whole block (decode's R x 1 rows
-  /// read the V tile once per Dv chunk instead of once per row). `guard`: a
+  /// read the V tile once per Dv chunk instead of once per row). Passes that
+  /// read less than 256 bytes of a row go over the keys in chunks of about
+  /// 4 KiB of V rows, all passes of a chunk in turn. `guard`: a
   /// weight of exactly 0 (a masked key) adds nothing, even against NaN or inf
   /// in v.
   static constexpr int64_t kPVRows = 4;

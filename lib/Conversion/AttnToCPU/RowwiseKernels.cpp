@@ -8,8 +8,9 @@
 // and of tails: Q K^T one key row at a time against blocks of query rows,
 // P V with each V row chunk shared by a block of rows. K/V rows are read
 // where they are: in the tile, in their page of the pool, or raw in a
-// quantized cache (decoded in registers, scaled once per key). Paged rows
-// of the next page are prefetched.
+// quantized cache (decoded in registers, scaled once per key). Rows ahead
+// are prefetched into L2: paged rows of the next page, contiguous rows 8 KiB
+// ahead. Narrow P V passes go over the keys in chunks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,7 +180,7 @@ void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
   for (const TileRows *rows : {&k, v})
     if (rows)
       prefetchRow(b, loc, *rows, j, pageSize, m.c(0), lines(*rows),
-                  /*locality=*/3);
+                  /*locality=*/1);
 }
 
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
@@ -316,7 +317,7 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
   int64_t chunk = 0;
   if (severalPasses && width * lanes * eltBits < 256 * 8)
     chunk = std::max<int64_t>(4, 4096 * 8 / rowBits);
-  // The first line only when the chunk may pass the row's end.
+  // The first line only when a pass's columns may run past the row's end.
   int64_t vLines = 1;
   if (paged && paged->kvLen && eInBounds) {
     auto type = cast<RankedTensorType>(paged->pool.getType());
