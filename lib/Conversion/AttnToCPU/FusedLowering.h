@@ -281,10 +281,10 @@ public:
   static constexpr int64_t kPrefetchLines = 16;
 
   /// Hints `lines` 64-byte lines of the row of key k0 + j + `ahead`
-  /// (capped at kvLen - 1) of `rows`, from column `col0`, into the cache
-  /// level `locality` (memref.prefetch's hint: 3 for L1, 1 for L2).
+  /// (capped at kvLen - 1) of `rows`, from column `col0`, into L2
+  /// (memref.prefetch's locality 1).
   void prefetchRow(OpBuilder &b, Location loc, const TileRows &rows, Value j,
-                   Value ahead, Value col0, int64_t lines, unsigned locality);
+                   Value ahead, Value col0, int64_t lines);
 
   /// Rows of `rows` in kPrefetchBytes (at least one).
   int64_t prefetchDistance(const TileRows &rows);

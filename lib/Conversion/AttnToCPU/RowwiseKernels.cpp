@@ -132,14 +132,19 @@ int64_t FusedLowering::prefetchDistance(const TileRows &rows) {
   return std::max<int64_t>(1, kPrefetchBytes * 8 / std::max<int64_t>(bits, 1));
 }
 
+/// Elements of `type` in a 64-byte line.
+static int64_t elementsPerLine(RankedTensorType type) {
+  return std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+}
+
 void FusedLowering::prefetchRow(OpBuilder &b, Location loc,
                                 const TileRows &rows, Value j, Value ahead,
-                                Value col0, int64_t lines, unsigned locality) {
+                                Value col0, int64_t lines) {
   IndexMath m{b, loc};
   Value key = m.min(m.add(m.add(rows.k0, j), ahead), m.sub(rows.kvLen, m.c(1)));
   auto [page, row] = cacheRow(b, loc, rows.bIdx, key);
   auto type = cast<RankedTensorType>(rows.pool.getType());
-  int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+  int64_t perLine = elementsPerLine(type);
   auto layoutAttr = StridedLayoutAttr::get(
       b.getContext(), ShapedType::kDynamic,
       SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
@@ -151,8 +156,7 @@ void FusedLowering::prefetchRow(OpBuilder &b, Location loc,
     RowRef ref{buf, page, row, rows.gIdx};
     memref::PrefetchOp::create(
         b, loc, buf, rowIndex(ref, Value(), m.add(col0, m.c(c * perLine))),
-        /*isWrite=*/false, locality,
-        /*isDataCache=*/true);
+        /*isWrite=*/false, /*localityHint=*/1, /*isDataCache=*/true);
   }
 }
 
@@ -164,23 +168,20 @@ void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
   // One hint per 64-byte line of the row, at most kPrefetchLines (the first
   // line only when D is dynamic).
   auto lines = [&](const TileRows &rows) {
-    auto type = cast<RankedTensorType>(rows.pool.getType());
     int64_t d = staticSize(rows.d);
-    int64_t perLine = std::max<int64_t>(1, 512 / type.getElementTypeBitWidth());
+    int64_t perLine =
+        elementsPerLine(cast<RankedTensorType>(rows.pool.getType()));
     return ShapedType::isDynamic(d)
                ? int64_t(1)
                : std::min<int64_t>(kPrefetchLines,
                                    llvm::divideCeil(d, perLine));
   };
-  if (!pageSize) {
-    prefetchRow(b, loc, k, j, m.c(prefetchDistance(k)), m.c(0), lines(k),
-                /*locality=*/1);
-    return;
-  }
-  for (const TileRows *rows : {&k, v})
+  // Paged: K and V of the next page's row; contiguous: K only (rowwisePV
+  // hints the V rows it reads).
+  Value ahead = pageSize ? pageSize : m.c(prefetchDistance(k));
+  for (const TileRows *rows : {&k, pageSize ? v : nullptr})
     if (rows)
-      prefetchRow(b, loc, *rows, j, pageSize, m.c(0), lines(*rows),
-                  /*locality=*/1);
+      prefetchRow(b, loc, *rows, j, ahead, m.c(0), lines(*rows));
 }
 
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
@@ -358,8 +359,7 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                         // kPrefetchBytes ahead, into L2 (prefetchAhead).
                         if (paged && paged->kvLen && !pageSize)
                           prefetchRow(b4, l4, *paged, j,
-                                      IndexMath{b4, l4}.c(vAhead), e0, vLines,
-                                      /*locality=*/1);
+                                      IndexMath{b4, l4}.c(vAhead), e0, vLines);
                         RowRef vRow = rowRef(b4, l4, vTile, paged, j);
                         // A quantized row's scale goes on the weights; a
                         // weight of 0 stays 0 whatever the scale.
