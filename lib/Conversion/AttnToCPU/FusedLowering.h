@@ -388,17 +388,27 @@ public:
                 int64_t width, bool inBounds);
 
   /// S[r, i, j] = q[r, i, :] . k[j, :] for any tile shape and element type,
-  /// as vector code: one key row at a time against the R x qs query rows of
-  /// the tile in blocks of kQKRows (then one by one), the d loop in
-  /// one-register chunks (unrolled into two independent chains per row when
-  /// Dqk is static), each chunk of the key row read once per block, one
-  /// horizontal sum per logit. This is what decode tiles (R x 1 rows) and
-  /// tails run.
+  /// as vector code: keysPerQKStep() key rows at a time (then one by one)
+  /// against the R x qs query rows of the tile in blocks of kQKRows (then
+  /// one by one), the d loop in one-register chunks (unrolled when Dqk is
+  /// static, with two independent chains per logit when a block has fewer
+  /// than 8 logits), each chunk of a key row read once per block and each
+  /// chunk of a query row once per step, one shuffle-and-add tree for all
+  /// the block's logits (a step of 4 keys loads 8 vectors for 16 FMAs, one
+  /// key 5 for 4). This is what decode tiles (R x 1 rows) and tails run.
   /// `rows` (optional): paged K rows of several pages, read in place with
   /// `kTile` null (key j is row (k0 + j) % S of its page); quantized rows
   /// (`rows->scale`), decoded as they are read, each logit times its key's
   /// rowScale.
   static constexpr int64_t kQKRows = 4;
+  static constexpr int64_t kQKKeys = 4;
+
+  /// Keys per rowwiseQK step for K rows of element type `kElem`: one for
+  /// f32 rows (streamed from memory, see the definition); otherwise kQKKeys,
+  /// halved until a block's logits fit one vector (kQKRows x keys <= lanes)
+  /// and its accumulators, key chunks and query chunk fit the registers
+  /// (AVX-512: 4, AVX2: 2, 4-lane targets: 1).
+  int64_t keysPerQKStep(Type kElem) const;
 
   /// The sums of the lanes of each of `vs` (vectors of one type): for a
   /// power-of-two count up to the lanes, one shuffle-and-add tree shared by

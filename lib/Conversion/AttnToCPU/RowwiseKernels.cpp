@@ -184,13 +184,32 @@ void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
       prefetchRow(b, loc, *rows, j, ahead, m.c(0), lines(*rows));
 }
 
+int64_t FusedLowering::keysPerQKStep(Type kElem) const {
+  // f32 rows: one key a step. Interleaving several rows' lines defeats the
+  // hardware prefetchers, and an f32 stream of rows is bound by memory: a
+  // 1-thread f32 decode took 11% (2 keys) and 21% (4 keys) more time, 50%
+  // more without the software hints. Narrower rows are decoded or widened
+  // in registers, which bounds them by instructions: 4 keys took 26% less
+  // time for bf16, 28% for f16, 13% for a paged int8 cache (AVX2 bf16, 2
+  // keys: 17%).
+  if (kElem.getIntOrFloatBitWidth() >= 32)
+    return 1;
+  // The block's one-register accumulators (one chain each), a register per
+  // key row chunk, the query chunk and a spare; the logits no more than the
+  // lanes of one vector (one tree).
+  int64_t kb = kQKKeys;
+  while (kb > 1 && (kQKRows * kb > lanes || kQKRows * kb + kb + 2 > registers))
+    kb /= 2;
+  return kb;
+}
+
 Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                                Value kTile, Value sInit, Value qs, Value ks,
                                const TileRows *rows,
                                const TileRows *prefetchV) {
   IndexMath im{b, loc};
   auto vecTy = VectorType::get({lanes}, f32);
-  Value zero = im.c(0), one = im.c(1);
+  Value zero = im.c(0);
   int64_t d = staticSize(dqk);
   bool dInBounds = !ShapedType::isDynamic(d) && d % lanes == 0;
   auto zeros = [&](OpBuilder &nb, Location nl) -> Value {
@@ -199,43 +218,56 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   auto qIdx = [&](Value r, Value i, Value d0) {
     return headRowIndex(zero, r, i, d0);
   };
-  // Static Dqk up to 16 registers is unrolled, with two independent chains
-  // per row; otherwise a loop over one-register chunks.
+  // Static Dqk up to 16 registers is unrolled; otherwise a loop over
+  // one-register chunks.
   bool unrolled = !ShapedType::isDynamic(d) && d <= 16 * lanes;
   int64_t chunks = unrolled ? llvm::divideCeil(d, lanes) : 1;
-  int64_t chains = std::min<int64_t>(chunks, 2);
-  // The R x qs rows n = r * qs + i of the tile against key j, in blocks of
-  // `block` rows: each chunk of the key row is read (and decoded) once and
-  // multiplied into every row of the block; one horizontal sum per logit,
-  // times the key's scale when the cache is quantized.
-  auto rowBlocks = [&](OpBuilder &b1, Location l1, Value j, const RowRef &kRow,
-                       Value kScale, Value lo, Value hi, int64_t block,
-                       Value init) -> Value {
+  int64_t kb = keysPerQKStep(
+      cast<RankedTensorType>((kTile ? kTile : rows->pool).getType())
+          .getElementType());
+  // The keys `js` (rows `kRows`, scales `kScales` when quantized) against
+  // the R x qs rows n = r * qs + i of the tile, in blocks of `block` rows:
+  // each chunk of a key row is read (and decoded) once and multiplied into
+  // every row of the block, each chunk of a query row once for all the
+  // keys; one shuffle-and-add tree sums all the block's logits, a row's
+  // logits of consecutive keys are written as one vector, times the keys'
+  // scales when the cache is quantized.
+  auto rowBlocks = [&](OpBuilder &b1, Location l1, ArrayRef<Value> js,
+                       ArrayRef<RowRef> kRows, ArrayRef<Value> kScales,
+                       Value lo, Value hi, int64_t block, Value init) -> Value {
+    int64_t nk = static_cast<int64_t>(js.size());
+    // Independent accumulator chains per logit: enough for the FMA latency.
+    int64_t chains =
+        block * nk >= 8 ? int64_t(1) : std::min<int64_t>(chunks, 2);
     auto nLoop = scf::ForOp::create(
         b1, l1, lo, hi, im.c(block), ValueRange{init},
         [&](OpBuilder &b2, Location l2, Value n0, ValueRange it2) {
-          IndexMath m2{b2, l2};
           SmallVector<Value> rs, is;
           std::tie(rs, is) = blockRows(b2, l2, n0, block, qs);
-          // accs[rb * chains + c]: row rb's chain c.
+          // accs[(rb * nk + kk) * chains + c]: row rb's chain c of key kk.
           auto step = [&](OpBuilder &cb, Location cl, Value d0, int64_t chain,
                           SmallVector<Value> &accs) {
-            Value kv = readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0),
-                               lanes, dInBounds);
+            SmallVector<Value> kv;
+            for (const RowRef &kRow : kRows)
+              kv.push_back(readRow(cb, cl, kRow.src, rowIndex(kRow, zero, d0),
+                                   lanes, dInBounds));
             for (int64_t rb = 0; rb < block; ++rb) {
               Value qv = readRow(cb, cl, qTile, qIdx(rs[rb], is[rb], d0), lanes,
                                  dInBounds);
-              Value &acc = accs[rb * chains + chain];
-              acc = vector::FMAOp::create(cb, cl, qv, kv, acc);
+              for (int64_t kk = 0; kk < nk; ++kk) {
+                Value &acc = accs[(rb * nk + kk) * chains + chain];
+                acc = vector::FMAOp::create(cb, cl, qv, kv[kk], acc);
+              }
             }
           };
-          SmallVector<Value> accs(block * chains, zeros(b2, l2));
+          SmallVector<Value> accs(block * nk * chains, zeros(b2, l2));
           if (unrolled) {
+            IndexMath m2{b2, l2};
             for (int64_t c = 0; c < chunks; ++c)
               step(b2, l2, m2.c(c * lanes), c % chains, accs);
           } else {
             auto loop = scf::ForOp::create(
-                b2, l2, zero, dqk, m2.c(lanes), accs,
+                b2, l2, zero, dqk, im.c(lanes), accs,
                 [&](OpBuilder &lb, Location ll, Value d0, ValueRange it) {
                   SmallVector<Value> a(it.begin(), it.end());
                   step(lb, ll, d0, 0, a);
@@ -243,45 +275,74 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
                 });
             accs.assign(loop.getResults().begin(), loop.getResults().end());
           }
-          SmallVector<Value> rowSums;
-          for (int64_t rb = 0; rb < block; ++rb) {
-            Value v = accs[rb * chains];
+          SmallVector<Value> dots;
+          for (int64_t n = 0; n < block * nk; ++n) {
+            Value v = accs[n * chains];
             for (int64_t c = 1; c < chains; ++c)
-              v = arith::AddFOp::create(b2, l2, v, accs[rb * chains + c],
-                                        kFast);
-            rowSums.push_back(v);
+              v = arith::AddFOp::create(b2, l2, v, accs[n * chains + c], kFast);
+            dots.push_back(v);
           }
-          SmallVector<Value> sums = horizontalSums(b2, l2, rowSums);
+          SmallVector<Value> sums = horizontalSums(b2, l2, dots);
           Value out = it2[0];
           for (int64_t rb = 0; rb < block; ++rb) {
-            Value sum = sums[rb];
-            if (kScale)
-              sum = arith::MulFOp::create(b2, l2, sum, kScale);
-            out = tensor::InsertOp::create(b2, l2, sum, out,
-                                           ValueRange{rs[rb], is[rb], j});
+            ArrayRef<Value> row = ArrayRef<Value>(sums).slice(rb * nk, nk);
+            if (nk == 1) {
+              Value sum = row[0];
+              if (!kScales.empty())
+                sum = arith::MulFOp::create(b2, l2, sum, kScales[0]);
+              out = tensor::InsertOp::create(b2, l2, sum, out,
+                                             ValueRange{rs[rb], is[rb], js[0]});
+              continue;
+            }
+            auto rowTy = VectorType::get({nk}, f32);
+            Value v = vector::FromElementsOp::create(b2, l2, rowTy, row);
+            if (!kScales.empty())
+              v = arith::MulFOp::create(
+                  b2, l2, v,
+                  vector::FromElementsOp::create(b2, l2, rowTy, kScales));
+            out = vector::TransferWriteOp::create(
+                      b2, l2, v, out, ValueRange{rs[rb], is[rb], js[0]},
+                      ArrayRef<bool>{true})
+                      .getResult();
           }
           scf::YieldOp::create(b2, l2, out);
         });
     return nLoop.getResult(0);
   };
-  auto jLoop = scf::ForOp::create(
-      b, loc, zero, ks, one, ValueRange{sInit},
-      [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
-        IndexMath m1{b1, l1};
-        RowRef kRow = rowRef(b1, l1, kTile, rows, j);
-        Value kScale =
-            rows && rows->scale ? rowScale(b1, l1, *rows, j) : Value();
-        if (rows)
-          prefetchAhead(b1, l1, *rows, prefetchV, j);
-        Value all = m1.mul(groups, qs);
-        Value blocked =
-            m1.sub(all, arith::RemUIOp::create(b1, l1, all, m1.c(kQKRows)));
-        Value out =
-            rowBlocks(b1, l1, j, kRow, kScale, zero, blocked, kQKRows, it1[0]);
-        out = rowBlocks(b1, l1, j, kRow, kScale, blocked, all, 1, out);
-        scf::YieldOp::create(b1, l1, out);
-      });
-  return jLoop.getResult(0);
+  // Keys j0 .. j0 + nk - 1 against every row of the tile.
+  auto keyStep = [&](OpBuilder &b1, Location l1, Value j0, int64_t nk,
+                     Value s) -> Value {
+    IndexMath m1{b1, l1};
+    SmallVector<Value> js, kScales;
+    SmallVector<RowRef> kRows;
+    for (int64_t kk = 0; kk < nk; ++kk) {
+      Value j = kk ? m1.add(j0, m1.c(kk)) : j0;
+      js.push_back(j);
+      kRows.push_back(rowRef(b1, l1, kTile, rows, j));
+      if (rows && rows->scale)
+        kScales.push_back(rowScale(b1, l1, *rows, j));
+      if (rows)
+        prefetchAhead(b1, l1, *rows, prefetchV, j);
+    }
+    Value all = m1.mul(groups, qs);
+    Value blocked =
+        m1.sub(all, arith::RemUIOp::create(b1, l1, all, m1.c(kQKRows)));
+    Value out =
+        rowBlocks(b1, l1, js, kRows, kScales, zero, blocked, kQKRows, s);
+    return rowBlocks(b1, l1, js, kRows, kScales, blocked, all, 1, out);
+  };
+  auto keyLoop = [&](Value lo, Value hi, int64_t nk, Value s) -> Value {
+    return scf::ForOp::create(
+               b, loc, lo, hi, im.c(nk), ValueRange{s},
+               [&](OpBuilder &b1, Location l1, Value j0, ValueRange it1) {
+                 scf::YieldOp::create(b1, l1, keyStep(b1, l1, j0, nk, it1[0]));
+               })
+        .getResult(0);
+  };
+  if (kb == 1)
+    return keyLoop(zero, ks, 1, sInit);
+  Value keysBlocked = im.sub(ks, arith::RemUIOp::create(b, loc, ks, im.c(kb)));
+  return keyLoop(keysBlocked, ks, 1, keyLoop(zero, keysBlocked, kb, sInit));
 }
 
 Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,

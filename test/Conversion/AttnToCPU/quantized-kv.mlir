@@ -5,13 +5,16 @@
 // read the raw rows in place and decode them in registers (no f32 copy of a
 // tile); a key's scale multiplies its finished dot product and its weight.
 // While key j is computed, the K and V rows of key j + 16 (the next page,
-// capped at the sequence's last key) are asked for.
+// capped at the sequence's last key) are asked for. Q K^T takes four keys a
+// step (rows decoded in registers bound it by instructions, and each query
+// chunk then serves four keys), then the rest one by one.
 
 // CHECK-LABEL: func.func @decode_i8
 // CHECK: scf.forall
-// Q K^T, key j: its page and scale, the next page's rows, its raw row.
+// Q K^T, keys j .. j + 3: each key's page and scale and the next page's
+// rows, then the raw rows.
 // CHECK: scf.for
-// CHECK: scf.for
+// CHECK: scf.for %[[J:.+]] = %c0 to %{{.+}} step %c4
 // CHECK: tensor.extract %arg5
 // CHECK-NEXT: %[[PAGE:.+]] = arith.index_cast
 // CHECK: %[[KS:.+]] = tensor.extract %arg3[%[[PAGE]], %{{.+}}, %{{.+}}] : tensor<32x2x16xf32>
@@ -22,12 +25,24 @@
 // CHECK-NEXT: memref.prefetch %[[KB]]
 // CHECK: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
 // CHECK-NEXT: memref.prefetch %[[VB]]
+// CHECK: %[[KS1:.+]] = tensor.extract %arg3
+// CHECK: %[[KS2:.+]] = tensor.extract %arg3
+// CHECK: %[[KS3:.+]] = tensor.extract %arg3
 // CHECK: %[[RAW:.+]] = vector.transfer_read %arg1[%[[PAGE]], {{.+}} : tensor<32x2x16x64xi8>, vector<16xi8>
 // CHECK-NEXT: arith.sitofp %[[RAW]] : vector<16xi8> to vector<16xf32>
-// The four query heads' sums in one shuffle tree, each times the scale.
+// The four query heads' sums of the four keys in one shuffle tree; each
+// head's four logits times the keys' scales, written as one vector.
+// CHECK: vector.shuffle
+// CHECK: %[[ROW:.+]] = vector.from_elements %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK-NEXT: %[[SCALES:.+]] = vector.from_elements %[[KS]], %[[KS1]], %[[KS2]], %[[KS3]] : vector<4xf32>
+// CHECK-NEXT: %[[L:.+]] = arith.mulf %[[ROW]], %[[SCALES]] : vector<4xf32>
+// CHECK-NEXT: vector.transfer_write %[[L]], %{{.+}}[%c0, %c0, %[[J]]] {in_bounds = [true]}
+// The keys left, one a step: each sum times its key's scale.
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1
+// CHECK: %[[KSR:.+]] = tensor.extract %arg3
 // CHECK: vector.shuffle
 // CHECK: %[[SUM:.+]] = vector.extract %{{.+}}[0] : f32 from vector<16xf32>
-// CHECK: arith.mulf %[[SUM]], %[[KS]] : f32
+// CHECK: arith.mulf %[[SUM]], %[[KSR]] : f32
 // P V, key j: the weight times v's scale (a weight of 0 stays 0), against
 // the raw row.
 // CHECK: %[[VS:.+]] = tensor.extract %arg4[{{.+}}] : tensor<32x2x16xf32>
@@ -51,7 +66,8 @@ func.func @decode_i8(%q: tensor<2x8x1x64xf32>, %k: tensor<32x2x16x64xi8>, %v: te
 // CHECK: %[[KS:.+]] = tensor.extract %arg3
 // CHECK-NEXT: %[[KS8:.+]] = arith.mulf %[[KS]], %cst{{.*}} : f32
 // CHECK: arith.bitcast %{{.+}} : vector<16xi16> to vector<16xf16>
-// CHECK: arith.mulf %{{.+}}, %[[KS8]] : f32
+// CHECK: %[[SC:.+]] = vector.from_elements %[[KS8]], %[[KS8]], %[[KS8]], %[[KS8]] : vector<4xf32>
+// CHECK-NEXT: arith.mulf %{{.+}}, %[[SC]] : vector<4xf32>
 func.func @decode_e4m3(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x64x64xf8E4M3FN>, %v: tensor<2x2x64x64xf8E4M3FN>, %ks: tensor<2x2xf32>, %vs: tensor<2x2xf32>) -> tensor<2x8x1x64xf32> {
   %o = attn.attention q(%q : tensor<2x8x1x64xf32>) k(%k : tensor<2x2x64x64xf8E4M3FN>) v(%v : tensor<2x2x64x64xf8E4M3FN>) k_scale(%ks : tensor<2x2xf32>) v_scale(%vs : tensor<2x2xf32>) -> tensor<2x8x1x64xf32>
   return %o : tensor<2x8x1x64xf32>
