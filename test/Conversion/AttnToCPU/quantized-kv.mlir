@@ -89,3 +89,20 @@ func.func @prefill_i8(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xi8>, %v:
   %o = attn.attention q(%q : tensor<1x8x256x64xf32>) k(%k : tensor<1x2x256x64xi8>) v(%v : tensor<1x2x256x64xi8>) k_scale(%ks : tensor<1x2x256xf32>) v_scale(%vs : tensor<1x2x256xf32>) causal(top_left) -> tensor<1x8x256x64xf32>
   return %o : tensor<1x8x256x64xf32>
 }
+
+// -----
+
+// P V over int8 rows of 128: two passes of 64 columns (64 bytes of a row
+// each), each over the whole key tile. Quantized rows take no key chunks
+// (bf16 and AVX2's f32 rows do, rowwise-prefetch.mlir): decoding bounds them,
+// not reading a row twice.
+
+// CHECK-LABEL: func.func @decode_i8_d128
+// CHECK-NOT: step %c32
+// CHECK: scf.for %{{.+}} = %c0 to %c128 step %c64
+// CHECK-NOT: step %c32
+// CHECK: return
+func.func @decode_i8_d128(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xi8>, %v: tensor<1x2x256x128xi8>, %ks: tensor<1x2x256xf32>, %vs: tensor<1x2x256xf32>) -> tensor<1x8x1x128xf32> {
+  %o = attn.attention q(%q : tensor<1x8x1x128xf32>) k(%k : tensor<1x2x256x128xi8>) v(%v : tensor<1x2x256x128xi8>) k_scale(%ks : tensor<1x2x256xf32>) v_scale(%vs : tensor<1x2x256xf32>) -> tensor<1x8x1x128xf32>
+  return %o : tensor<1x8x1x128xf32>
+}
