@@ -1,6 +1,6 @@
 // RUN: attn-compile %attn_src_root/test/Consumers/c-kernel/kernels.mlir --emit=obj -o %t.o --prefix=my_
 // RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | FileCheck %s --match-full-lines
-// RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | count 14
+// RUN: llvm-nm --extern-only --defined-only --format=just-symbols %t.o | count 20
 // RUN: llvm-nm --undefined-only --format=just-symbols %t.o | FileCheck %s --check-prefix=UNDEF
 //
 // Only the prefixed ABI symbols are exported: 3 per kernel, `kernels` and
@@ -9,6 +9,12 @@
 // runtime library: its undefined symbols are libattn_runtime's, libomp's
 // and libc's.
 
+// CHECK-DAG: my_append
+// CHECK-DAG: my_append_info
+// CHECK-DAG: my_append_workspace_size
+// CHECK-DAG: my_append_dynamic
+// CHECK-DAG: my_append_dynamic_info
+// CHECK-DAG: my_append_dynamic_workspace_size
 // CHECK-DAG: my_decode
 // CHECK-DAG: my_decode_info
 // CHECK-DAG: my_decode_workspace_size

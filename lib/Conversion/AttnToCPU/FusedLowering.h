@@ -430,7 +430,8 @@ public:
   /// each V row chunk is read once for the whole block (decode's R x 1 rows
   /// read the V tile once per Dv chunk instead of once per row). Passes that
   /// read less than 256 bytes of a row go over the keys in chunks of about
-  /// 4 KiB of V rows, all passes of a chunk in turn. `guard`: a
+  /// 4 KiB of V rows, all passes of a chunk in turn, unless the rows are
+  /// quantized (decoded in registers). `guard`: a
   /// weight of exactly 0 (a masked key) adds nothing, even against NaN or inf
   /// in v.
   static constexpr int64_t kPVRows = 4;

@@ -5,12 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // The kernels of tiles with few rows per head (decode's one query per head)
-// and of tails: Q K^T one key row at a time against blocks of query rows,
-// P V with each V row chunk shared by a block of rows. K/V rows are read
-// where they are: in the tile, in their page of the pool, or raw in a
-// quantized cache (decoded in registers, scaled once per key). Rows ahead
-// are prefetched into L2: paged rows of the next page, contiguous rows 8 KiB
-// ahead. Narrow P V passes go over the keys in chunks.
+// and of tails: Q K^T key rows against blocks of query rows (f32 rows one
+// at a time, narrower rows several a step sharing the query chunks), P V
+// with each V row chunk shared by a block of rows. K/V rows are read where
+// they are: in the tile, in their page of the pool, or raw in a quantized
+// cache (decoded in registers, scaled once per key). Rows ahead are
+// prefetched into L2: paged rows of the next page, contiguous rows 8 KiB
+// ahead. Narrow P V passes over unquantized rows go over the keys in
+// chunks.
 //
 //===----------------------------------------------------------------------===//
 

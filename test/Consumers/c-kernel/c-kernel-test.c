@@ -4,12 +4,13 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 /*
- * Calls the kernels of test/Compile/Inputs/kernels.mlir, compiled by
+ * Calls the kernels of kernels.mlir (next to this file), compiled by
  * attn-compile into a static library, through the C ABI of attn-c/Kernel.h,
  * on this program's own buffers, and checks them against its own f64
  * reference: contiguous and strided tensors, a byte offset, a decode step
- * with kv_len, dynamic sizes, the dispatcher, thread counts, concurrent
- * callers, and every error status. Shares no code with the compiler.
+ * with kv_len, an append into a strided cache, dynamic sizes, the
+ * dispatcher, thread counts, concurrent callers, and every error status.
+ * Shares no code with the compiler.
  * Exit status 0 when all checks pass; each failure prints a line.
  */
 
@@ -301,6 +302,91 @@ static void testDecode(void) {
         "message: %s", attn_last_error());
 }
 
+/* --- append into a strided cache: [2,2,6,4] viewed in a framework's
+   [B, Nmax, H, D] buffer (strides {Nmax H D, D, H D, 1}) inside a larger
+   allocation, one new row per (batch entry, head) at positions {2, 5}. */
+enum { AB = 2, AH = 2, AN = 6, AD = 4, APAD = 8 };
+
+/* The buffer after appending `row` at pos[b] of every head. */
+static void appendReference(float *buf, const float *row, const int32_t *pos) {
+  for (int64_t b = 0; b < AB; ++b)
+    for (int64_t h = 0; h < AH; ++h)
+      for (int64_t d = 0; d < AD; ++d)
+        buf[APAD + ((b * AN + pos[b]) * AH + h) * AD + d] =
+            row[(b * AH + h) * AD + d];
+}
+
+typedef attn_status_t (*AppendFn)(const DLTensor *, const DLTensor *,
+                                  const DLTensor *, DLTensor *,
+                                  const attn_exec_options_t *);
+typedef attn_status_t (*AppendSizeFn)(const DLTensor *, const DLTensor *,
+                                      const DLTensor *, DLTensor *, size_t *);
+
+/* `append` (static sizes) or `append_dynamic` (a dynamic capacity): the
+   workspace the call needs is `copies` dense copies of the cache. */
+static void testStridedAppend(const char *name, AppendFn append,
+                              AppendSizeFn workspaceSize, size_t copies) {
+  enum { SIZE = APAD + AB * AN * AH * AD + APAD };
+  static float buf[SIZE], before[SIZE], want[SIZE], row[AB * AH * AD],
+      denseOut[AB * AH * AN * AD];
+  fillRandom(buf, SIZE);
+  fillRandom(row, AB * AH * AD);
+  memcpy(before, buf, sizeof(buf));
+  int32_t pos[AB] = {2, AN - 1};
+  int64_t cacheShape[4] = {AB, AH, AN, AD}, rowShape[4] = {AB, AH, 1, AD},
+          posShape[1] = {AB};
+  int64_t viewStrides[4] = {AN * AH * AD, AD, AH * AD, 1};
+  DLTensor cache = tensor(buf, 4, cacheShape, viewStrides, kDLFloat, 32);
+  cache.byte_offset = APAD * sizeof(float);
+  DLTensor update = tensor(row, 4, rowShape, NULL, kDLFloat, 32);
+  DLTensor at = tensor(pos, 1, posShape, NULL, kDLInt, 32);
+
+  /* The cache's own tensor as the result: the rows land in the caller's
+     strided buffer, everything else (other rows, the padding around the
+     view) is left as it was. */
+  size_t bytes = 0;
+  CHECK(workspaceSize(&cache, &update, &at, &cache, &bytes) == ATTN_STATUS_OK,
+        "%s workspace query: %s", name, attn_last_error());
+  size_t one = (sizeof(denseOut) + 63) / 64 * 64;
+  CHECK(bytes == copies * one, "%s workspace %zu bytes, expected %zu", name,
+        bytes, copies * one);
+  CHECK(append(&cache, &update, &at, &cache, NULL) == ATTN_STATUS_OK,
+        "%s in place: %s", name, attn_last_error());
+  memcpy(want, before, sizeof(want));
+  appendReference(want, row, pos);
+  CHECK(memcmp(buf, want, sizeof(buf)) == 0,
+        "%s in place: the strided cache differs from the reference", name);
+
+  /* A dense result of the strided cache: the cache with the new rows; the
+     strided input is not written. */
+  memcpy(buf, before, sizeof(buf));
+  DLTensor result = tensor(denseOut, 4, cacheShape, NULL, kDLFloat, 32);
+  CHECK(append(&cache, &update, &at, &result, NULL) == ATTN_STATUS_OK,
+        "%s to a dense result: %s", name, attn_last_error());
+  int mismatches = 0;
+  for (int64_t b = 0; b < AB; ++b)
+    for (int64_t h = 0; h < AH; ++h)
+      for (int64_t n = 0; n < AN; ++n)
+        for (int64_t d = 0; d < AD; ++d)
+          mismatches += denseOut[((b * AH + h) * AN + n) * AD + d] !=
+                        want[APAD + ((b * AN + n) * AH + h) * AD + d];
+  CHECK(mismatches == 0, "%s to a dense result: %d elements differ", name,
+        mismatches);
+  CHECK(memcmp(buf, before, sizeof(buf)) == 0,
+        "%s to a dense result wrote its strided input", name);
+
+  /* A position past the cache: a status and a message, and the strided
+     cache, its own result, as it was (the append writes nothing). */
+  int32_t badPos[AB] = {2, AN};
+  DLTensor badAt = tensor(badPos, 1, posShape, NULL, kDLInt, 32);
+  CHECK(append(&cache, &update, &badAt, &cache, NULL) != ATTN_STATUS_OK,
+        "%s past the cache succeeded", name);
+  CHECK(strstr(attn_last_error(), "kv_cache_append") != NULL, "message: %s",
+        attn_last_error());
+  CHECK(memcmp(buf, before, sizeof(buf)) == 0,
+        "%s: a failed append changed the strided cache", name);
+}
+
 /* --- dynamic sizes: q [1,2,Nq,8], k/v [1,2,Nk,8]; out returned [1,2,Nq,8] */
 static void testDynamic(void) {
   enum { NQ = 5, NK = 9, D = 8, H = 2 };
@@ -531,7 +617,7 @@ static void testErrors(void) {
 
   int32_t count = 0;
   const attn_kernel_info_t *const *kernels = test_kernels(&count);
-  CHECK(count == 4 && kernels[0] == test_prefill_info(), "%d kernels", count);
+  CHECK(count == 6 && kernels[0] == test_prefill_info(), "%d kernels", count);
   CHECK(!strcmp(test_decode_info()->tensors[3].name, "kv_len") &&
             !strcmp(test_decode_info()->symbol, "test_decode"),
         "decode info");
@@ -586,6 +672,19 @@ int main(void) {
   testPrefill();
   testStrided();
   testDecode();
+  /* The static kernel gathers its strided cache into the workspace (its
+     strides are constants in its code) and scatters the result from there:
+     two copies. The dynamic one writes an input in place, so it takes no
+     strided views: the cache is copied into the workspace; its result, of
+     a dynamic size and not an attention's, is allocated by the kernel and
+     copied out by the runtime (docs/Embedding.md): one copy. */
+  uint32_t flags = test_append_dynamic_info()->flags;
+  CHECK(!(flags & ATTN_KERNEL_STRIDED_INPUTS) &&
+            (flags & ATTN_KERNEL_RETURNS_OUTPUTS),
+        "append_dynamic flags 0x%x", (unsigned)flags);
+  testStridedAppend("append", test_append, test_append_workspace_size, 2);
+  testStridedAppend("append_dynamic", test_append_dynamic,
+                    test_append_dynamic_workspace_size, 1);
   testDynamic();
   testHeads();
   testErrors();

@@ -94,8 +94,9 @@ func.func @prefill_i8(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xi8>, %v:
 
 // P V over int8 rows of 128: two passes of 64 columns (64 bytes of a row
 // each), each over the whole key tile. Quantized rows take no key chunks
-// (bf16 and AVX2's f32 rows do, rowwise-prefetch.mlir): decoding bounds them,
-// not reading a row twice.
+// (bf16 rows of 128 would, in chunks of 16 keys; AVX2's f32 rows do:
+// rowwise-prefetch.mlir): decoding bounds them, not reading a row twice. An
+// int8 row of 128 would go in chunks of 32 keys.
 
 // CHECK-LABEL: func.func @decode_i8_d128
 // CHECK-NOT: step %c32

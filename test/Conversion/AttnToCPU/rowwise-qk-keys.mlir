@@ -12,7 +12,9 @@
 // CHECK: %[[REM:.+]] = arith.remui %[[KS:.+]], %c4 : index
 // CHECK-NEXT: %[[BLOCKED:.+]] = arith.subi %[[KS]], %[[REM]] : index
 // CHECK: scf.for %[[J:.+]] = %c0 to %[[BLOCKED]] step %c4
-// CHECK-COUNT-4: memref.prefetch
+// Each key's row 8 KiB ahead: four lines of each of the four rows.
+// CHECK-COUNT-16: memref.prefetch
+// CHECK-NOT: memref.prefetch
 // The first chunk of the four key rows, then each query head's chunk against
 // all four.
 // CHECK: %[[K0:.+]] = vector.transfer_read %{{.+}}[%c0, %c0, %[[J]], %c0]{{.+}} vector<16xbf16>
