@@ -115,6 +115,11 @@ struct IRArith {
   Value ceilDiv(Value x, Value y) {
     return arith::CeilDivSIOp::create(b, loc, x, y);
   }
+  /// `x` (not negative) rounded down to a multiple of `k`: the part of a
+  /// count that whole blocks of `k` cover.
+  Value roundDown(Value x, int64_t k) {
+    return sub(x, arith::RemUIOp::create(b, loc, x, c(k)));
+  }
   Bool slt(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }

@@ -118,7 +118,7 @@ Value FusedLowering::microkernel(
   // guarded kernel needs a compare mask per row next to the accumulators:
   // it takes half the rows, so that it does not spill either.
   int64_t blockRows = guard ? std::max<int64_t>(mr / 2, 1) : mr;
-  Value whole = im.sub(m, arith::RemUIOp::create(b, loc, m, im.c(blockRows)));
+  Value whole = im.roundDown(m, blockRows);
   auto rLoop = scf::ForOp::create(
       b, loc, zero, groups, one, ValueRange{c},
       [&](OpBuilder &b1, Location l1, Value r, ValueRange c1) {

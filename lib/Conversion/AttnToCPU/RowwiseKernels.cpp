@@ -224,6 +224,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   // one-register chunks.
   bool unrolled = !ShapedType::isDynamic(d) && d <= 16 * lanes;
   int64_t chunks = unrolled ? llvm::divideCeil(d, lanes) : 1;
+  assert((kTile || rows) && "rowwiseQK: neither a K tile nor K rows");
   int64_t kb = keysPerQKStep(
       cast<RankedTensorType>((kTile ? kTile : rows->pool).getType())
           .getElementType());
@@ -311,7 +312,10 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
         });
     return nLoop.getResult(0);
   };
-  // Keys j0 .. j0 + nk - 1 against every row of the tile.
+  // Keys j0 .. j0 + nk - 1 against every row of the tile: the rows in
+  // whole blocks of kQKRows, then the rows left one by one.
+  Value all = im.mul(groups, qs);
+  Value blocked = im.roundDown(all, kQKRows);
   auto keyStep = [&](OpBuilder &b1, Location l1, Value j0, int64_t nk,
                      Value s) -> Value {
     IndexMath m1{b1, l1};
@@ -326,9 +330,6 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
       if (rows)
         prefetchAhead(b1, l1, *rows, prefetchV, j);
     }
-    Value all = m1.mul(groups, qs);
-    Value blocked =
-        m1.sub(all, arith::RemUIOp::create(b1, l1, all, m1.c(kQKRows)));
     Value out =
         rowBlocks(b1, l1, js, kRows, kScales, zero, blocked, kQKRows, s);
     return rowBlocks(b1, l1, js, kRows, kScales, blocked, all, 1, out);
@@ -343,7 +344,7 @@ Value FusedLowering::rowwiseQK(OpBuilder &b, Location loc, Value qTile,
   };
   if (kb == 1)
     return keyLoop(zero, ks, 1, sInit);
-  Value keysBlocked = im.sub(ks, arith::RemUIOp::create(b, loc, ks, im.c(kb)));
+  Value keysBlocked = im.roundDown(ks, kb);
   return keyLoop(keysBlocked, ks, 1, keyLoop(zero, keysBlocked, kb, sInit));
 }
 
@@ -502,8 +503,7 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
     return nLoop.getResult(0);
   };
   Value rows = im.mul(groups, qs);
-  Value blocked =
-      im.sub(rows, arith::RemUIOp::create(b, loc, rows, im.c(kPVRows)));
+  Value blocked = im.roundDown(rows, kPVRows);
   Value out = rowBlocks(b, loc, zero, blocked, kPVRows, acc);
   return rowBlocks(b, loc, blocked, rows, 1, out);
 }
