@@ -123,7 +123,8 @@ constexpr int kDefaultCases = 232;
 /// `FORM+nodot` compiles it with neither those nor AMX (bf16 converted to
 /// f32 for the host's f32 kernels): it takes the bf16 cases on hosts whose
 /// default is one of them (AMD Zen 4, AMX hosts), where the plain form does
-/// not run the conversion, and skips the others.
+/// not run the conversion, and the f16 cases on AMX hosts (whose default
+/// splits f16 into bf16 parts for AMX), and skips the others.
 const std::vector<std::string> kDefaultForms = {
     "naive",        "fused",         "decode",     "fused@haswell",
     "fused@x86-64", "fused+bf16dot", "fused+nodot"};
@@ -366,7 +367,11 @@ bool formSupports(const std::string &form, const Config &c) {
       return host.amxBf16 || mlir::attn::usesBf16DotProducts(
                                  host, mlir::attn::Bf16DotProducts::Auto);
     }();
-    if (c.dtype != DType::BF16 || !hostDefaultNative)
+    // f16 takes AMX too (split into bf16 parts): on AMX hosts `+nodot`
+    // also checks f16 on the f32 kernels.
+    static bool hostAmx = mlir::attn::getHostCpuTarget().amxBf16;
+    bool native = c.dtype == DType::BF16 || (c.dtype == DType::F16 && hostAmx);
+    if (!native || !hostDefaultNative)
       return false;
   }
   std::string cpu = f.cpu;
@@ -650,6 +655,7 @@ void makeRagged(Rng &rng, Config &c, bool withModifiers = false) {
 void makeChunkedPrefill(Rng &rng, Config &c) {
   makePaged(rng, c, false);
   c.ragged = true;
+  c.keyMask = false; // packed keys: a mask by packed rows instead
   c.cuI64 = chance(rng, 0.5);
   int64_t seqs = pick<int64_t>(rng, {1, 2, 3, 4});
   c.B = 1;
@@ -909,6 +915,25 @@ const std::vector<Scenario> &scenarios() {
          c.Nk = pick<int64_t>(r, {64, 160});
          makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
        }},
+      // f16 in the same shapes: on AMX hosts whole tiles split each value
+      // into two bf16 for the tile products (docs/Targets.md).
+      {"f16_pairs",
+       [](Rng &r, Config &c) {
+         c.dtype = DType::F16;
+         c.Dqk = pick<int64_t>(r, {32, 64});
+         c.Dv = pick<int64_t>(r, {32, 64});
+         c.Nq = pick<int64_t>(r, {64, 100});
+         c.Nk = pick<int64_t>(r, {64, 97, 160});
+       }},
+      {"f16_paged_pairs",
+       [](Rng &r, Config &c) {
+         c.dtype = DType::F16;
+         c.Dqk = pick<int64_t>(r, {32, 64});
+         c.Dv = pick<int64_t>(r, {32, 64});
+         c.Nq = pick<int64_t>(r, {64, 100});
+         c.Nk = pick<int64_t>(r, {64, 160});
+         makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
+       }},
       {"dynamic_all",
        [](Rng &r, Config &c) {
          for (const char *n : {"B", "Hq", "Hkv", "Nq", "Nk", "Dqk", "Dv"})
@@ -1063,6 +1088,9 @@ Config makeConfig(uint64_t seed, int index) {
   }
   if (c.sigmoid)
     c.lse = false;
+  // A ragged batch states key padding by packed rows, not key_mask.
+  if (c.ragged)
+    c.keyMask = false;
   if (c.kvLenEdges)
     c.B = std::max<int64_t>(c.B, 2);
   // -inf biases only where nothing else masks, and never on a whole row:

@@ -124,47 +124,76 @@ Value FusedLowering::amxMatmul(OpBuilder &b, Location loc, Value a,
   return g.getResult(0);
 }
 
-std::pair<Value, AffineMap>
-FusedLowering::amxQueryPairs(OpBuilder &b, Location loc, Value qTile) {
+std::pair<Value, AffineMap> FusedLowering::amxQueryPairs(OpBuilder &b,
+                                                         Location loc,
+                                                         Value qTile,
+                                                         Value split) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr r, i, j, p, e;
+  bindDims(ctx, r, i, j, p, e);
+  if (split)
+    return {asPairs(b, loc, split), AffineMap::get(5, 0, {r, i, p, e}, ctx)};
   // [1, R, qs, D] -> [R, qs, D] (or [1, qs, R, D] -> [qs, R, D]) -> pairs.
   Value q3 = tensor::CollapseShapeOp::create(
       b, loc, qTile, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   q3 = withStaticSizes(
       b, loc, q3,
       {ShapedType::kDynamic, ShapedType::kDynamic, staticSize(dqk)});
-  MLIRContext *ctx = b.getContext();
-  AffineExpr r, i, j, p, e;
-  bindDims(ctx, r, i, j, p, e);
   AffineMap m = layout == Layout::bhnd
                     ? AffineMap::get(5, 0, {r, i, p, e}, ctx)
                     : AffineMap::get(5, 0, {i, r, p, e}, ctx);
   return {asPairs(b, loc, q3), m};
 }
 
-Value FusedLowering::amxPVTile(OpBuilder &b, Location loc, Value acc, Value p,
-                               Value vTile, Value qs) {
+Value FusedLowering::amxPVTile(
+    OpBuilder &b, Location loc, Value acc, Value p, Value vTile, Value qs,
+    function_ref<Value(OpBuilder &, Location)> fallback) {
   IndexMath im{b, loc};
   Type bf16 = b.getBF16Type();
   int64_t e = staticSize(dv);
+  // f16 V: p and V split in kSplitSegments segments of tileK keys.
+  int64_t segs =
+      cast<RankedTensorType>(vTile.getType()).getElementType().isF16()
+          ? kSplitSegments
+          : 1;
+  int64_t keys = segs * tileK;
   // The weights rounded to bf16 (nearest even), pB[r, i, j], tileK keys;
   // V as pairs of rows, vB[k, 2 e + t] = V[2k + t, e].
   Value pB = roundWeightPairs(
       b, loc, p, qs, im.c(tileK),
-      scratchTile(b, loc, {groups, qs, b.getIndexAttr(tileK)}, bf16, 2));
+      segs == 1
+          ? scratchTile(b, loc, {groups, qs, b.getIndexAttr(tileK)}, bf16, 2)
+          : tensor::EmptyOp::create(
+                b, loc,
+                SmallVector<OpFoldResult>{groups, qs, b.getIndexAttr(keys)},
+                bf16)
+                .getResult());
+  Value finite;
   Value vB = packValuePairs(
       b, loc, vTile, im.c(tileK / 2),
-      scratchTile(b, loc, {b.getIndexAttr(tileK / 2), b.getIndexAttr(2 * e)},
-                  bf16, 0));
+      segs == 1
+          ? scratchTile(b, loc,
+                        {b.getIndexAttr(tileK / 2), b.getIndexAttr(2 * e)},
+                        bf16, 0)
+          : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{keys / 2, 2 * e},
+                                    bf16)
+                .getResult(),
+      segs == 1 ? nullptr : &finite);
   MLIRContext *ctx = b.getContext();
   AffineExpr r, i, j, pp, ee;
   bindDims(ctx, r, i, j, pp, ee);
   Value vPairs = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({tileK / 2, e, 2}, bf16), vB,
+      b, loc, RankedTensorType::get({keys / 2, e, 2}, bf16), vB,
       SmallVector<ReassociationIndices>{{0}, {1, 2}},
-      SmallVector<OpFoldResult>{b.getIndexAttr(tileK / 2), b.getIndexAttr(e),
+      SmallVector<OpFoldResult>{b.getIndexAttr(keys / 2), b.getIndexAttr(e),
                                 b.getIndexAttr(2)});
-  return amxMatmul(b, loc, asPairs(b, loc, pB),
-                   AffineMap::get(5, 0, {r, i, pp, ee}, ctx), vPairs, acc);
+  auto tiles = [&](OpBuilder &tb, Location tl) -> Value {
+    return amxMatmul(tb, tl, asPairs(tb, tl, pB),
+                     AffineMap::get(5, 0, {r, i, pp, ee}, ctx), vPairs, acc);
+  };
+  if (!finite)
+    return tiles(b, loc);
+  return branch(b, loc, finite, acc, tiles, fallback);
 }
 
 //===----------------------------------------------------------------------===//

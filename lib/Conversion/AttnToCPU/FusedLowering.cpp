@@ -61,24 +61,29 @@ FusedLowering::FusedLowering(AttentionOp op, OpBuilder &b,
   // bf16 Q K^T in pairs (K packed page by page in whole vectors of keys)
   // and bf16 P V: AMX tiles where the target has them, else the AVX-512 BF16
   // dot products where asked for.
+  // f16 takes AMX too, each value split into two bf16 (f16Split).
   int64_t d = staticSize(dqk), e = staticSize(dv);
   bool pagesOfLanes = !multiPageTiles() || staticSize(pageSize) % lanes == 0;
-  bool bf16QK = elt.isBF16() && !op.isQuantized() &&
-                op.getKey().getType().getElementType().isBF16() &&
-                !ShapedType::isDynamic(d) && d % (2 * lanes) == 0 &&
-                pagesOfLanes;
-  bool bf16V =
-      !op.isQuantized() && op.getValue().getType().getElementType().isBF16();
-  amxQK = shape.amx && bf16QK;
-  amxPV = shape.amx && bf16V && !ShapedType::isDynamic(e) && e % 16 == 0 &&
+  Type kElt = op.getKey().getType().getElementType();
+  Type vElt = op.getValue().getType().getElementType();
+  bool pairsQK = !op.isQuantized() && !ShapedType::isDynamic(d) &&
+                 d % (2 * lanes) == 0 && pagesOfLanes;
+  bool bf16QK = pairsQK && elt.isBF16() && kElt.isBF16();
+  bool bf16V = !op.isQuantized() && vElt.isBF16();
+  f16Split = shape.amx && elt.isF16() && !op.isQuantized();
+  bool amxV = bf16V || (f16Split && vElt.isF16());
+  amxQK = shape.amx && (bf16QK || (f16Split && pairsQK && kElt.isF16()));
+  amxPV = shape.amx && amxV && !ShapedType::isDynamic(e) && e % 16 == 0 &&
           tileK % 32 == 0;
   pairedQK = shape.bf16Dot && bf16QK && !amxQK;
   pairedPV = shape.bf16Dot && bf16V;
 }
 
 std::string FusedLowering::bf16Products() const {
-  auto route = [](bool amx, bool dot) -> std::string {
-    return amx ? "amx" : dot ? "vdpbf16ps" : "f32";
+  auto route = [&](bool amx, bool dot) -> std::string {
+    return amx   ? (f16Split ? "amx-f16-split" : "amx")
+           : dot ? "vdpbf16ps"
+                 : "f32";
   };
   std::string qk = route(amxQK, pairedQK), pv = route(amxPV, pairedPV);
   if (qk == pv)

@@ -105,10 +105,11 @@ public:
                 const VectorShape &shape, bool instrument);
 
   /// What the bf16 products of whole tiles run on, for the lowering choice
-  /// (LoweringChoice::bf16Products): "amx" or "vdpbf16ps" when Q K^T and
-  /// P V take the same route, "<Q K^T's> for Q K^T, <P V's> for P V" when
-  /// they differ ("f32" for a product on f32 FMAs), empty when both are f32
-  /// FMAs (f32, f16 and quantized specs, targets without either).
+  /// (LoweringChoice::bf16Products): "amx" (f16 split in bf16 pairs:
+  /// "amx-f16-split") or "vdpbf16ps" when Q K^T and P V take the same
+  /// route, "<Q K^T's> for Q K^T, <P V's> for P V" when they differ ("f32"
+  /// for a product on f32 FMAs), empty when both are f32 FMAs (f32 and
+  /// quantized specs, f16 without AMX, targets without either).
   std::string bf16Products() const;
 
   AttentionOp op;
@@ -169,6 +170,19 @@ public:
   /// multiple of 16.
   bool amxPV = false;
 
+  /// f16 specs on AMX (amxQK and amxPV then take f16 tiles too): each f16
+  /// value is split exactly into two bf16, x = hi + lo (an f16 has 11
+  /// significant bits, a bf16 8), and a product a . b is computed as
+  /// ah . bh + ah . bl + al . bh in one tile product over three times the
+  /// reduction: the A operand holds [hi, hi, lo] along k, the B operand
+  /// [hi, lo, hi] (kSplitA / kSplitB). The weights p, f32, are split the
+  /// same way (p - hi rounded to bf16). Dropping al . bl and rounding
+  /// p's low part leave a relative error of at most 2^-16 per product,
+  /// far below f16's 2^-11. A tile whose Q, K or V holds an infinity or a
+  /// NaN (whose low part would multiply an infinity by 0) takes the f32
+  /// kernels instead.
+  bool f16Split = false;
+
   bool softmax;
 
   Value batch, hq, hkv, groups, nq, nk, dqk, dv;
@@ -189,6 +203,14 @@ public:
   /// key count (kv_len clamped to [0, Nk], or Nk).
   struct QueryTile {
     Value b, g, qt, q0, qs, kvLen;
+  };
+  /// The query tile prepared once for its key tiles: `f32`, its f32 copy
+  /// [R, qs, Dqk] (f16 / bf16 queries) or i32 words of bf16 pairs
+  /// [R, qs, Dqk / 2] (pairedQK), null for f32 queries read in place;
+  /// `split` / `splitFinite`: f16 queries on AMX, [R, qs, 3 Dqk] bf16 in
+  /// kSplitA's segments and whether every value is finite (f16Split).
+  struct QueryOperands {
+    Value f32, split, splitFinite;
   };
   /// The query tile of the work item at the forall's induction variables
   /// (b, g, qt, ...).
@@ -454,9 +476,39 @@ public:
   /// kP[p, j] = the i32 word of K[j, 2p .. 2p + 1] (bf16 pairs, packed for
   /// `vdpbf16ps`) for a bf16 K tile with Dqk a multiple of 2 x lanes and
   /// `ks` of lanes: the same register transpose on words of two bf16. A bf16
-  /// `kP` [Dqk / 2, 2 ks] gets the same pairs as bf16 (AMX's B layout).
+  /// `kP` [Dqk / 2, 2 ks] gets the same pairs as bf16 (AMX's B layout). An
+  /// f16 K tile (f16Split) fills a bf16 `kP` [3 Dqk / 2, 2 ks] with the
+  /// pairs of its hi and lo parts in kSplitB's segments and sets `*finite`
+  /// (i1) to whether every value read is finite.
   Value packPairsTransposed(OpBuilder &b, Location loc, Value kTile, Value kP,
-                            Value ks);
+                            Value ks, Value *finite = nullptr);
+
+  /// f16Split: x (a vector of f32 holding f16 values, or weights) as
+  /// `hi` = bf16(x) and `lo` = bf16(x - hi) (0 where x is not finite), and
+  /// `bad` = (x - hi) * 0: NaN exactly where x is not finite.
+  struct SplitRow {
+    Value hi, lo, bad;
+  };
+  SplitRow splitRow(OpBuilder &b, Location loc, Value x);
+
+  /// f16Split: the hi and lo parts' segments along the reduction of the A
+  /// operand ([hi, hi, lo]) and of the B operand ([hi, lo, hi]).
+  static constexpr int64_t kSplitSegments = 3;
+  static ArrayRef<int64_t> splitSegments(bool aSide, bool lo) {
+    static constexpr int64_t aHi[] = {0, 1}, aLo[] = {2}, bHi[] = {0, 2},
+                             bLo[] = {1};
+    if (aSide)
+      return lo ? ArrayRef<int64_t>(aLo) : ArrayRef<int64_t>(aHi);
+    return lo ? ArrayRef<int64_t>(bLo) : ArrayRef<int64_t>(bHi);
+  }
+
+  /// Whether `bad`'s lanes (SplitRow::bad summed) are all 0 (an i1).
+  Value noneBad(OpBuilder &b, Location loc, Value bad);
+
+  /// f16Split: the f16 query tile as bf16 [R, qs, 3 Dqk] in kSplitA's
+  /// segments, and whether every value is finite.
+  std::pair<Value, Value> splitQueryTile(OpBuilder &b, Location loc,
+                                         Value qTile, Value qs);
 
   /// Whether every value of a V tile [ks, Dv] (in the op's layout) is
   /// finite: the sum of v * 0 over the tile is 0 exactly when no element is
@@ -507,8 +559,8 @@ public:
   /// online-softmax update of `st`. `regionFull` (i1, or null without a
   /// mask_mod): the mask region allows every pair of the tile.
   State computeKeyTile(OpBuilder &b, Location loc, const QueryTile &tile,
-                       Value qTile, Value qF32, Value kt, Value k0, Value ks,
-                       State st, Value regionFull);
+                       Value qTile, const QueryOperands &q, Value kt, Value k0,
+                       Value ks, State st, Value regionFull);
 
   /// The mask_mod region's bounds over the tile of `tile`'s rows and keys
   /// [k0, k0 + ks) (MaskBounds over IRArith).
@@ -545,30 +597,38 @@ public:
                   Value bPairs, Value c);
 
   /// The query tile [1, R, qs, Dqk] (or [1, qs, R, Dqk]) as bf16 pairs
-  /// [R, qs, Dqk / 2, 2] (or [qs, R, ...]) for amxMatmul, and its map.
+  /// [R, qs, Dqk / 2, 2] (or [qs, R, ...]) for amxMatmul, and its map; or,
+  /// given the split f16 query (QueryOperands::split), its pairs
+  /// [R, qs, 3 Dqk / 2, 2].
   std::pair<Value, AffineMap> amxQueryPairs(OpBuilder &b, Location loc,
-                                            Value qTile);
+                                            Value qTile, Value split = {});
 
   /// acc[r, i, :] += sum_j p[r, i, j] V[j, :] on AMX over a full key tile
-  /// (tileK keys, bf16 V in place), with p rounded to bf16 (amxPV).
+  /// (tileK keys, bf16 V in place), with p rounded to bf16 (amxPV). An f16
+  /// V tile (f16Split) takes p and V split in three segments, or
+  /// `fallback` where the V tile holds a value that is not finite.
   Value amxPVTile(OpBuilder &b, Location loc, Value acc, Value p, Value vTile,
-                  Value qs);
+                  Value qs,
+                  function_ref<Value(OpBuilder &, Location)> fallback);
 
   /// The query tile as i32 words of bf16 pairs [R, qs, Dqk / 2] (pairedQK).
   Value pairQueryTile(OpBuilder &b, Location loc, Value qTile, Value qs);
 
   /// The weights p [R, qs, n] rounded to bf16 (nearest even) into `dest`:
   /// bf16 [R, qs, n], or i32 words of pairs [R, qs, n / 2] for an i32 `dest`
-  /// (n a multiple of 2 x lanes).
+  /// (n a multiple of 2 x lanes). A bf16 `dest` [R, qs, 3 n] (f16Split)
+  /// gets p's hi and lo parts in kSplitA's segments.
   Value roundWeightPairs(OpBuilder &b, Location loc, Value p, Value qs, Value n,
                          Value dest);
 
   /// The first 2 x `pairs` rows of a bf16 V tile (the op's layout) as pairs
   /// of rows into `dest`: bf16 [pairs, 2 Dv] with dest[k, 2e + t] =
   /// V[2k + t, e] (AMX's B layout), or i32 words [pairs, Dv] for an i32
-  /// `dest` (Dv a multiple of lanes).
+  /// `dest` (Dv a multiple of lanes). An f16 V tile (f16Split) fills a bf16
+  /// `dest` [3 pairs, 2 Dv] with its hi and lo parts' pairs in kSplitB's
+  /// segments and sets `*finite` (i1) to whether every value is finite.
   Value packValuePairs(OpBuilder &b, Location loc, Value vTile, Value pairs,
-                       Value dest);
+                       Value dest, Value *finite = nullptr);
 
   /// acc[r, i, :] += sum_j p[r, i, j] * V[j, :] over the `n` keys of a V
   /// tile or page (bf16, the op's layout; n a multiple of 2 x lanes, Dv of

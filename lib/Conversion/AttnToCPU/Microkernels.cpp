@@ -230,15 +230,24 @@ Value FusedLowering::packTransposed(OpBuilder &b, Location loc, Value kTile,
 }
 
 Value FusedLowering::packPairsTransposed(OpBuilder &b, Location loc,
-                                         Value kTile, Value kP, Value ks) {
+                                         Value kTile, Value kP, Value ks,
+                                         Value *finite) {
   IndexMath im{b, loc};
   Value zero = im.c(0);
   auto rowTy = VectorType::get({2 * lanes}, b.getBF16Type());
   auto wordsTy = VectorType::get({lanes}, b.getI32Type());
   bool asBf16 = cast<RankedTensorType>(kP.getType()).getElementType().isBF16();
+  // f16 rows split into hi and lo parts (f16Split), each transposed as the
+  // bf16 rows are, into kSplitB's segments of Dqk / 2 pairs.
+  bool split = cast<RankedTensorType>(kTile.getType()).getElementType().isF16();
+  assert((!split || (asBf16 && finite)) && "f16 K packs split, as bf16");
+  int64_t half = staticSize(dqk) / 2;
+  SmallVector<Value> init = {kP};
+  if (split)
+    init.push_back(splatConstant(b, loc, rowTy.clone(f32), 0.0));
   SmallVector<bool> ib = {true};
   auto jLoop = scf::ForOp::create(
-      b, loc, zero, ks, im.c(lanes), ValueRange{kP},
+      b, loc, zero, ks, im.c(lanes), init,
       [&](OpBuilder &b1, Location l1, Value j0, ValueRange it1) {
         // Row chunks of 2 x lanes bf16 (lanes words): the lanes x lanes
         // word transpose of lanes keys gives, per pair p, the words of the
@@ -249,31 +258,124 @@ Value FusedLowering::packPairsTransposed(OpBuilder &b, Location loc,
               IndexMath m{b2, l2};
               Value pad = arith::ConstantOp::create(
                   b2, l2, b2.getZeroAttr(b2.getBF16Type()));
-              SmallVector<Value> rows;
+              SmallVector<Value> rows, loRows;
+              Value bad = split ? it2[1] : Value();
+              auto words = [&](Value x) -> Value {
+                return vector::BitCastOp::create(b2, l2, wordsTy, x);
+              };
               for (int64_t jj = 0; jj < lanes; ++jj) {
                 Value j = m.add(j0, m.c(jj));
+                if (split) {
+                  SplitRow r =
+                      splitRow(b2, l2,
+                               readRow(b2, l2, kTile, kvIndex(zero, j, d0),
+                                       2 * lanes, true));
+                  rows.push_back(words(r.hi));
+                  loRows.push_back(words(r.lo));
+                  bad = arith::AddFOp::create(b2, l2, bad, r.bad);
+                  continue;
+                }
                 Value x = vector::TransferReadOp::create(
                     b2, l2, rowTy, kTile, kvIndex(zero, j, d0), pad, ib);
-                rows.push_back(vector::BitCastOp::create(b2, l2, wordsTy, x));
+                rows.push_back(words(x));
               }
-              SmallVector<Value> cols = transposeBlock(b2, l2, rows);
               Value p0 = arith::DivUIOp::create(b2, l2, d0, m.c(2));
               Value out = it2[0];
               Value col = asBf16 ? m.mul(j0, m.c(2)) : j0;
-              for (int64_t pp = 0; pp < lanes; ++pp) {
-                Value words = cols[pp];
-                if (asBf16)
-                  words = vector::BitCastOp::create(b2, l2, rowTy, words);
-                out = vector::TransferWriteOp::create(
-                          b2, l2, words, out,
-                          ValueRange{m.add(p0, m.c(pp)), col}, ib)
-                          .getResult();
+              auto write = [&](ArrayRef<Value> from, ArrayRef<int64_t> segs) {
+                SmallVector<Value> cols = transposeBlock(b2, l2, from);
+                for (int64_t seg : segs)
+                  for (int64_t pp = 0; pp < lanes; ++pp) {
+                    Value w = cols[pp];
+                    if (asBf16)
+                      w = vector::BitCastOp::create(b2, l2, rowTy, w);
+                    out = vector::TransferWriteOp::create(
+                              b2, l2, w, out,
+                              ValueRange{m.add(p0, m.c(seg * half + pp)), col},
+                              ib)
+                              .getResult();
+                  }
+              };
+              if (!split) {
+                write(rows, {0});
+                scf::YieldOp::create(b2, l2, out);
+                return;
               }
-              scf::YieldOp::create(b2, l2, out);
+              write(rows, splitSegments(/*aSide=*/false, /*lo=*/false));
+              write(loRows, splitSegments(/*aSide=*/false, /*lo=*/true));
+              scf::YieldOp::create(b2, l2, ValueRange{out, bad});
             });
         scf::YieldOp::create(b1, l1, dLoop.getResults());
       });
+  if (split)
+    *finite = noneBad(b, loc, jLoop.getResult(1));
   return jLoop.getResult(0);
+}
+
+FusedLowering::SplitRow FusedLowering::splitRow(OpBuilder &b, Location loc,
+                                                Value x) {
+  auto xTy = cast<VectorType>(x.getType());
+  auto bfTy = xTy.clone(b.getBF16Type());
+  Value hi = arith::TruncFOp::create(b, loc, bfTy, x);
+  Value d =
+      arith::SubFOp::create(b, loc, x, arith::ExtFOp::create(b, loc, xTy, hi));
+  Value zeros = splatConstant(b, loc, xTy, 0.0);
+  // x - hi is exact and finite for finite x, NaN for an infinity or a NaN.
+  Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, d, d);
+  Value lo = arith::TruncFOp::create(
+      b, loc, bfTy, arith::SelectOp::create(b, loc, finite, d, zeros));
+  return {hi, lo, arith::MulFOp::create(b, loc, d, zeros)};
+}
+
+Value FusedLowering::noneBad(OpBuilder &b, Location loc, Value bad) {
+  Value sum =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, bad);
+  return arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, sum,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+}
+
+std::pair<Value, Value> FusedLowering::splitQueryTile(OpBuilder &b,
+                                                      Location loc, Value qTile,
+                                                      Value qs) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  int64_t d = staticSize(dqk);
+  assert(!ShapedType::isDynamic(d) && d % lanes == 0 && "static Dqk");
+  SmallVector<OpFoldResult> shape = {groups, qs,
+                                     b.getIndexAttr(kSplitSegments * d)};
+  Value dest = tensor::EmptyOp::create(b, loc, shape, b.getBF16Type());
+  Value bad0 = splatConstant(b, loc, VectorType::get({lanes}, f32), 0.0);
+  SmallVector<bool> ib = {true};
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{dest, bad0},
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              auto dLoop = scf::ForOp::create(
+                  b2, l2, zero, dqk, im.c(lanes), it2,
+                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
+                    IndexMath m{b3, l3};
+                    SplitRow x = splitRow(b3, l3,
+                                          readRow(b3, l3, qTile,
+                                                  headRowIndex(zero, r, i, d0),
+                                                  lanes, true));
+                    Value out = it3[0];
+                    for (bool lo : {false, true})
+                      for (int64_t seg : splitSegments(/*aSide=*/true, lo))
+                        out = vector::TransferWriteOp::create(
+                                  b3, l3, lo ? x.lo : x.hi, out,
+                                  ValueRange{r, i, m.add(d0, m.c(seg * d))}, ib)
+                                  .getResult();
+                    Value bad = arith::AddFOp::create(b3, l3, it3[1], x.bad);
+                    scf::YieldOp::create(b3, l3, ValueRange{out, bad});
+                  });
+              scf::YieldOp::create(b2, l2, dLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  return {rLoop.getResult(0), noneBad(b, loc, rLoop.getResult(1))};
 }
 
 Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
@@ -386,6 +488,8 @@ Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
   Value zero = im.c(0), one = im.c(1);
   bool words =
       cast<RankedTensorType>(dest.getType()).getElementType().isInteger(32);
+  // f16 specs on AMX: hi and lo parts in kSplitA's segments of n keys.
+  bool split = f16Split && !words;
   auto pairTy = VectorType::get({2 * lanes}, b.getBF16Type());
   auto wordsTy = VectorType::get({lanes}, b.getI32Type());
   SmallVector<bool> ib = {true};
@@ -405,17 +509,29 @@ Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
                            Value x = vector::TransferReadOp::create(
                                b3, l3, pairTy.clone(f32), p,
                                ValueRange{r, i, k0}, pad, ib);
+                           auto write = [&](Value y, Value to, Value col) {
+                             return vector::TransferWriteOp::create(
+                                        b3, l3, y, to, ValueRange{r, i, col},
+                                        ib)
+                                 .getResult();
+                           };
+                           if (split) {
+                             SplitRow sr = splitRow(b3, l3, x);
+                             Value out = it3[0];
+                             for (bool lo : {false, true})
+                               for (int64_t seg : splitSegments(true, lo))
+                                 out = write(lo ? sr.lo : sr.hi, out,
+                                             m.add(k0, m.mul(n, m.c(seg))));
+                             scf::YieldOp::create(b3, l3, out);
+                             return;
+                           }
                            Value y = arith::TruncFOp::create(b3, l3, pairTy, x);
                            Value col = k0;
                            if (words) {
                              y = vector::BitCastOp::create(b3, l3, wordsTy, y);
                              col = arith::DivUIOp::create(b3, l3, k0, m.c(2));
                            }
-                           scf::YieldOp::create(
-                               b3, l3,
-                               vector::TransferWriteOp::create(
-                                   b3, l3, y, it3[0], ValueRange{r, i, col}, ib)
-                                   .getResult());
+                           scf::YieldOp::create(b3, l3, write(y, it3[0], col));
                          });
                      scf::YieldOp::create(b2, l2, kLoop.getResults());
                    });
@@ -425,49 +541,80 @@ Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
 }
 
 Value FusedLowering::packValuePairs(OpBuilder &b, Location loc, Value vTile,
-                                    Value pairs, Value dest) {
+                                    Value pairs, Value dest, Value *finite) {
   IndexMath im{b, loc};
   Value zero = im.c(0), one = im.c(1);
   Type bf16 = b.getBF16Type();
   bool words =
       cast<RankedTensorType>(dest.getType()).getElementType().isInteger(32);
+  // f16 rows split into hi and lo parts (f16Split), in kSplitB's segments
+  // of `pairs` rows.
+  bool split = cast<RankedTensorType>(vTile.getType()).getElementType().isF16();
+  assert((!split || (!words && finite)) && "f16 V packs split, as bf16");
   auto wordsTy = VectorType::get({lanes}, b.getI32Type());
   SmallVector<bool> ib = {true};
   // Rows 2k and 2k + 1, `lanes` columns each, interleaved.
   SmallVector<int64_t> interleave;
   for (int64_t l = 0; l < lanes; ++l)
     interleave.append({l, lanes + l});
-  return scf::ForOp::create(
-             b, loc, zero, pairs, one, ValueRange{dest},
-             [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
-               auto eLoop = scf::ForOp::create(
-                   b1, l1, zero, dv, im.c(lanes), it1,
-                   [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
-                     IndexMath m{b2, l2};
-                     Value pad = arith::ConstantOp::create(
-                         b2, l2, b2.getZeroAttr(bf16));
-                     Value j = m.mul(k, m.c(2));
-                     auto row = [&](Value jj) -> Value {
-                       return vector::TransferReadOp::create(
-                           b2, l2, VectorType::get({lanes}, bf16), vTile,
-                           kvIndex(zero, jj, e0), pad, ib);
-                     };
-                     Value z = vector::ShuffleOp::create(
-                         b2, l2, row(j), row(m.add(j, m.c(1))), interleave);
-                     Value col = m.mul(e0, m.c(2));
-                     if (words) {
-                       z = vector::BitCastOp::create(b2, l2, wordsTy, z);
-                       col = e0;
-                     }
-                     scf::YieldOp::create(
-                         b2, l2,
-                         vector::TransferWriteOp::create(b2, l2, z, it2[0],
-                                                         ValueRange{k, col}, ib)
-                             .getResult());
-                   });
-               scf::YieldOp::create(b1, l1, eLoop.getResults());
-             })
-      .getResult(0);
+  SmallVector<Value> init = {dest};
+  if (split)
+    init.push_back(splatConstant(b, loc, VectorType::get({lanes}, f32), 0.0));
+  auto kLoop = scf::ForOp::create(
+      b, loc, zero, pairs, one, init,
+      [&](OpBuilder &b1, Location l1, Value k, ValueRange it1) {
+        auto eLoop = scf::ForOp::create(
+            b1, l1, zero, dv, im.c(lanes), it1,
+            [&](OpBuilder &b2, Location l2, Value e0, ValueRange it2) {
+              IndexMath m{b2, l2};
+              Value pad =
+                  arith::ConstantOp::create(b2, l2, b2.getZeroAttr(bf16));
+              Value j = m.mul(k, m.c(2));
+              auto pair = [&](Value x, Value y) -> Value {
+                return vector::ShuffleOp::create(b2, l2, x, y, interleave);
+              };
+              auto write = [&](Value z, Value to, Value row) {
+                Value col = m.mul(e0, m.c(2));
+                if (words) {
+                  z = vector::BitCastOp::create(b2, l2, wordsTy, z);
+                  col = e0;
+                }
+                return vector::TransferWriteOp::create(b2, l2, z, to,
+                                                       ValueRange{row, col}, ib)
+                    .getResult();
+              };
+              if (split) {
+                auto row = [&](Value jj) {
+                  return splitRow(b2, l2,
+                                  readRow(b2, l2, vTile, kvIndex(zero, jj, e0),
+                                          lanes, true));
+                };
+                SplitRow x = row(j), y = row(m.add(j, m.c(1)));
+                Value out = it2[0];
+                for (bool lo : {false, true})
+                  for (int64_t seg : splitSegments(/*aSide=*/false, lo))
+                    out = write(lo ? pair(x.lo, y.lo) : pair(x.hi, y.hi), out,
+                                m.add(k, m.mul(pairs, m.c(seg))));
+                Value bad = arith::AddFOp::create(
+                    b2, l2, it2[1],
+                    arith::AddFOp::create(b2, l2, x.bad, y.bad));
+                scf::YieldOp::create(b2, l2, ValueRange{out, bad});
+                return;
+              }
+              auto row = [&](Value jj) -> Value {
+                return vector::TransferReadOp::create(
+                    b2, l2, VectorType::get({lanes}, bf16), vTile,
+                    kvIndex(zero, jj, e0), pad, ib);
+              };
+              scf::YieldOp::create(
+                  b2, l2,
+                  write(pair(row(j), row(m.add(j, m.c(1)))), it2[0], k));
+            });
+        scf::YieldOp::create(b1, l1, eLoop.getResults());
+      });
+  if (split)
+    *finite = noneBad(b, loc, kLoop.getResult(1));
+  return kLoop.getResult(0);
 }
 
 Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,

@@ -604,8 +604,10 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                 };
                 // bf16 pairs of keys: tiles and pages of whole pairs of
                 // registers in place (the last, partial tile and rows
-                // already gathered into f32 take the f32 kernel).
-                if (guard || !vElt.isBF16() || !(pairedPV || amxPV))
+                // already gathered into f32 take the f32 kernel); f16 on
+                // AMX split into pairs of bf16 (f16Split).
+                bool pairsV = vElt.isBF16() || (f16Split && vElt.isF16());
+                if (guard || !pairsV || !(pairedPV || amxPV))
                   return {f32PV(pb, pl)};
                 if (amxPV) {
                   // AMX: full key tiles and whole 16-row blocks.
@@ -615,7 +617,7 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
                   return {branch(
                       pb, pl, whole, it[0],
                       [&](OpBuilder &cb, Location cl) {
-                        return amxPVTile(cb, cl, it[0], w, vPage, qs);
+                        return amxPVTile(cb, cl, it[0], w, vPage, qs, f32PV);
                       },
                       f32PV)};
                 }

@@ -51,12 +51,17 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
       SmallVector<OpFoldResult>(qSz.size(), b.getIndexAttr(1)));
   // f16 / bf16 queries: converted to f32 once per query tile ([R, qs, Dqk])
   // for the microkernel, which reads one scalar per row and step; with
-  // AVX-512 BF16, bf16 pairs as i32 words ([R, qs, Dqk / 2]).
-  Value qF32;
+  // AVX-512 BF16, bf16 pairs as i32 words ([R, qs, Dqk / 2]); f16 on AMX
+  // also split into bf16 parts (the f32 copy serves the tiles that do not
+  // take AMX).
+  QueryOperands qOps;
   if (pairedQK)
-    qF32 = pairQueryTile(b, loc, qTile, tile.qs);
+    qOps.f32 = pairQueryTile(b, loc, qTile, tile.qs);
   else if (elt != f32)
-    qF32 = convertQueryTile(b, loc, qTile, tile.qs);
+    qOps.f32 = convertQueryTile(b, loc, qTile, tile.qs);
+  if (amxQK && f16Split)
+    std::tie(qOps.split, qOps.splitFinite) =
+        splitQueryTile(b, loc, qTile, tile.qs);
 
   Block *maskMod = op.getMaskModBlock();
   auto loop = scf::ForOp::create(
@@ -68,7 +73,7 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
         std::tie(k0, ks) = rulesAt(ob, ol)->keyTile(kt, nk);
         State st{iter[0], iter[1], iter[2]};
         if (!maskMod) {
-          State next = computeKeyTile(ob, ol, tile, qTile, qF32, kt, k0, ks, st,
+          State next = computeKeyTile(ob, ol, tile, qTile, qOps, kt, k0, ks, st,
                                       Value());
           scf::YieldOp::create(ob, ol, ValueRange{next.m, next.l, next.acc});
           return;
@@ -82,7 +87,7 @@ FusedLowering::State FusedLowering::walkKeyTiles(OpBuilder &b, Location loc,
             ob, ol, truth.mayTrue,
             [&](OpBuilder &tb, Location tl) {
               IndexMath m{tb, tl};
-              State next = computeKeyTile(tb, tl, tile, qTile, qF32, kt, k0, ks,
+              State next = computeKeyTile(tb, tl, tile, qTile, qOps, kt, k0, ks,
                                           st, m.negate(truth.mayFalse));
               scf::YieldOp::create(tb, tl,
                                    ValueRange{next.m, next.l, next.acc});
@@ -177,11 +182,11 @@ SmallVector<Value> FusedLowering::forEachPage(
   return loop.getResults();
 }
 
-FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
-                                                   const QueryTile &tile,
-                                                   Value qTile, Value qF32,
-                                                   Value kt, Value k0, Value ks,
-                                                   State st, Value regionFull) {
+FusedLowering::State
+FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
+                              Value qTile, const QueryOperands &qOps, Value kt,
+                              Value k0, Value ks, State st, Value regionFull) {
+  Value qF32 = qOps.f32;
   IndexMath im{lb, l};
   Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs,
         kvLen = tile.kvLen;
@@ -251,32 +256,52 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
   // heads and every row of the query tile), then the vector
   // microkernel broadcasts q[r, i, d] against contiguous rows of kT.
   // K packed as bf16 pairs, page by page: i32 words [Dqk / 2, ks]
-  // (`vdpbf16ps`) or bf16 [Dqk / 2, 2 ks] (AMX), `perKey` columns per key.
+  // (`vdpbf16ps`) or bf16 [Dqk / 2, 2 ks] (AMX), `perKey` columns per key;
+  // f16 K split (f16Split): bf16 [3 Dqk / 2, 2 ks] and whether every value
+  // is finite (an i1, true for bf16).
+  int64_t kPairRows = (f16Split ? kSplitSegments : 1) * (staticSize(dqk) / 2);
   auto packPairs = [&](OpBuilder &fb, Location fl, Value kP,
-                       int64_t perKey) -> Value {
-    Value half = IndexMath{fb, fl}.c(staticSize(dqk) / 2);
-    return forEachPage(
-        fb, fl, kRows, {kP},
+                       int64_t perKey) -> std::pair<Value, Value> {
+    Value rowsP = IndexMath{fb, fl}.c(kPairRows);
+    Value yes = arith::ConstantOp::create(fb, fl, fb.getBoolAttr(true));
+    SmallVector<Value> r = forEachPage(
+        fb, fl, kRows, {kP, yes},
         [&](OpBuilder &pb, Location pl, Value kPage, Value j0, Value n,
             ValueRange it) -> SmallVector<Value> {
-          if (kRows.tile)
-            return {packPairsTransposed(pb, pl, kPage, it[0], n)};
+          Value finite;
+          auto pack = [&](Value dst) {
+            return packPairsTransposed(pb, pl, kPage, dst, n,
+                                       f16Split ? &finite : nullptr);
+          };
+          auto andFinite = [&]() -> Value {
+            return finite ? arith::AndIOp::create(pb, pl, it[1], finite)
+                                .getResult()
+                          : it[1];
+          };
+          if (kRows.tile) {
+            Value packed = pack(it[0]);
+            return {packed, andFinite()};
+          }
           IndexMath pm{pb, pl};
           SmallVector<OpFoldResult> off = {pb.getIndexAttr(0),
                                            pm.mul(j0, pm.c(perKey))};
           Value dst = tensor::ExtractSliceOp::create(
               pb, pl, it[0], off,
-              SmallVector<OpFoldResult>{half, pm.mul(n, pm.c(perKey))},
+              SmallVector<OpFoldResult>{rowsP, pm.mul(n, pm.c(perKey))},
               SmallVector<OpFoldResult>(2, pb.getIndexAttr(1)));
-          Value r = packPairsTransposed(pb, pl, kPage, dst, n);
-          return {insertTile(pb, pl, r, it[0], off)};
-        })[0];
+          Value packed = pack(dst);
+          return {insertTile(pb, pl, packed, it[0], off), andFinite()};
+        });
+    return {r[0], r[1]};
   };
   // bf16 on AMX: S = Q K^T on tiles (the query tile read in place as
   // pairs, K packed in pairs: AMX's B layout).
+  // f16 (f16Split): Q and K split in three segments, on the f32 kernel
+  // where either holds a value that is not finite.
+  std::function<Value(OpBuilder &, Location)> f32PackedQK;
   auto amxPackedQK = [&](OpBuilder &fb, Location fl) -> Value {
     IndexMath fm{fb, fl};
-    int64_t half = staticSize(dqk) / 2;
+    int64_t half = kPairRows;
     Type bf16 = fb.getBF16Type();
     // Two columns per key ([Dqk / 2, 2 ks] of a [Dqk / 2, 2 tileK] buffer
     // with a static size, which attn-hoist-loop-buffers hoists):
@@ -287,16 +312,23 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
         fb, fl, full, SmallVector<OpFoldResult>(2, fb.getIndexAttr(0)),
         SmallVector<OpFoldResult>{fb.getIndexAttr(half), fm.mul(ks, fm.c(2))},
         SmallVector<OpFoldResult>(2, fb.getIndexAttr(1)));
-    kP = packPairs(fb, fl, kP, 2);
+    Value kFinite;
+    std::tie(kP, kFinite) = packPairs(fb, fl, kP, 2);
     Value kPairs = tensor::ExpandShapeOp::create(
         fb, fl, RankedTensorType::get({half, ShapedType::kDynamic, 2}, bf16),
         kP, SmallVector<ReassociationIndices>{{0}, {1, 2}},
         SmallVector<OpFoldResult>{fb.getIndexAttr(half), ks,
                                   fb.getIndexAttr(2)});
-    std::pair<Value, AffineMap> q = amxQueryPairs(fb, fl, qTile);
-    Value zeroF = arith::ConstantOp::create(fb, fl, fb.getF32FloatAttr(0.0));
-    Value s0 = linalg::FillOp::create(fb, fl, zeroF, sTile).getResult(0);
-    return amxMatmul(fb, fl, q.first, q.second, kPairs, s0);
+    auto tiles = [&](OpBuilder &tb, Location tl) -> Value {
+      std::pair<Value, AffineMap> q = amxQueryPairs(tb, tl, qTile, qOps.split);
+      Value zeroF = arith::ConstantOp::create(tb, tl, tb.getF32FloatAttr(0.0));
+      Value s0 = linalg::FillOp::create(tb, tl, zeroF, sTile).getResult(0);
+      return amxMatmul(tb, tl, q.first, q.second, kPairs, s0);
+    };
+    if (!qOps.split)
+      return tiles(fb, fl);
+    return branch(fb, fl, fm.andI(qOps.splitFinite, kFinite), sTile, tiles,
+                  f32PackedQK);
   };
   // bf16 with AVX-512 BF16: K packed as i32 words of bf16 pairs,
   // kP[p, j], and one vdpbf16ps per pair and register of keys.
@@ -304,7 +336,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
     IndexMath fm{fb, fl};
     Value half = fm.c(staticSize(dqk) / 2);
     Value kP = scratchTile(fb, fl, {half, ks}, fb.getI32Type(), 1);
-    kP = packPairs(fb, fl, kP, 1);
+    kP = packPairs(fb, fl, kP, 1).first;
     return microkernel(
         fb, fl, sTile, qs, ks, half,
         [&](OpBuilder &ab, Location al, Value r, Value i, Value p) {
@@ -321,7 +353,7 @@ FusedLowering::State FusedLowering::computeKeyTile(OpBuilder &lb, Location l,
         },
         /*zeroInit=*/true, /*guard=*/false, /*pairs=*/true);
   };
-  auto f32PackedQK = [&](OpBuilder &fb, Location fl) -> Value {
+  f32PackedQK = [&](OpBuilder &fb, Location fl) -> Value {
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
     int64_t d = staticSize(dqk);
     TileRows kSrc = dequantized(fb, fl, kRows);
