@@ -60,6 +60,10 @@ if platform.machine() in ("x86_64", "AMD64"):
                           if l.startswith("flags")), [])
         if "avx512f" in flags:
             config.available_features.add("avx512-host")
+        # Tests that must take the AMX tile products (Sapphire Rapids and
+        # later): the kernel grants the state on request (Linux 5.16+).
+        if "amx_tile" in flags and "amx_bf16" in flags:
+            config.available_features.add("amx-host")
     except OSError:
         pass
 

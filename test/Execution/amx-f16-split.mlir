@@ -14,6 +14,10 @@
 // RUN: %python %S/Inputs/f16_nonfinite.py %t.nt nan_tail
 // DEFINE: %{run} = attn-run %s --form=fused --verify --reps=0
 //
+// On an AMX host the tiles do take the split:
+// RUN: %if amx-host %{ %{run} --entry=plain --input q=%t.base.q.npy --input k=%t.base.k.npy --input v=%t.base.v.npy | FileCheck %s --check-prefix=AMX %}
+// AMX: lowering: form fused, {{.*}}bf16 products on amx-f16-split
+//
 // Finite values: within f16's tolerance of the reference.
 // RUN: %{run} --entry=plain --input q=%t.base.q.npy --input k=%t.base.k.npy --input v=%t.base.v.npy | FileCheck %s
 // CHECK: out: f16 [1, 1, 64, 64] {{.*}} [ok

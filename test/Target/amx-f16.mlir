@@ -30,11 +30,18 @@
 // SPLIT:       scf.if
 // SPLIT:       linalg.generic {{.*}} ins({{.*}} : tensor<?x?x192x2xbf16>, tensor<192x64x2xbf16>) {{.*}} attrs = {attn.amx_tile_matmul}
 // SPLIT:       } else {
+// GQA (4 query heads a group) in the bnhd layout: the split query tile is
+// [R, qs, 192] whatever the layout.
+// SPLIT-LABEL: func.func @gqa_bnhd(
+// SPLIT:       vector.transfer_write {{.*}} : vector<16xbf16>, tensor<?x?x192xbf16>
+// SPLIT:       linalg.generic {{.*}} ins({{.*}} : tensor<?x?x96x2xbf16>, tensor<96x?x2xbf16>) {{.*}} attrs = {attn.amx_tile_matmul}
+// SPLIT:       linalg.generic {{.*}} ins({{.*}} : tensor<?x?x192x2xbf16>, tensor<192x64x2xbf16>) {{.*}} attrs = {attn.amx_tile_matmul}
 // SPLIT-LABEL: func.func @bf16(
 // SPLIT:       linalg.generic {{.*}} ins({{.*}} : tensor<?x?x32x2xbf16>, tensor<32x?x2xbf16>) {{.*}} attrs = {attn.amx_tile_matmul}
 
 // RUN: attn-opt %s --attn-to-llvm-cpu="parallel=false target-cpu=sapphirerapids" \
 // RUN:   | FileCheck %s --check-prefix=CHOICE
+// CHOICE: attn.lowering = [{bf16_products = "amx-f16-split", form = "fused"
 // CHOICE: attn.lowering = [{bf16_products = "amx-f16-split", form = "fused"
 // CHOICE: attn.lowering = [{bf16_products = "amx", form = "fused"
 
@@ -60,6 +67,14 @@ func.func @f(%q: tensor<1x4x256x64xf16>, %k: tensor<1x4x256x64xf16>,
       k(%k : tensor<1x4x256x64xf16>) v(%v : tensor<1x4x256x64xf16>)
       causal(top_left) -> tensor<1x4x256x64xf16>
   return %o : tensor<1x4x256x64xf16>
+}
+
+func.func @gqa_bnhd(%q: tensor<1x256x8x64xf16>, %k: tensor<1x256x2x64xf16>,
+                    %v: tensor<1x256x2x64xf16>) -> tensor<1x256x8x64xf16> {
+  %o = attn.attention q(%q : tensor<1x256x8x64xf16>)
+      k(%k : tensor<1x256x2x64xf16>) v(%v : tensor<1x256x2x64xf16>)
+      layout(bnhd) -> tensor<1x256x8x64xf16>
+  return %o : tensor<1x256x8x64xf16>
 }
 
 func.func @bf16(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>,

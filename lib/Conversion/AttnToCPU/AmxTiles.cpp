@@ -167,7 +167,8 @@ Value FusedLowering::amxPVTile(
                 b, loc,
                 SmallVector<OpFoldResult>{groups, qs, b.getIndexAttr(keys)},
                 bf16)
-                .getResult());
+                .getResult(),
+      /*split=*/segs != 1);
   Value finite;
   Value vB = packValuePairs(
       b, loc, vTile, im.c(tileK / 2),

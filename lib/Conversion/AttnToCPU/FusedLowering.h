@@ -616,10 +616,10 @@ public:
 
   /// The weights p [R, qs, n] rounded to bf16 (nearest even) into `dest`:
   /// bf16 [R, qs, n], or i32 words of pairs [R, qs, n / 2] for an i32 `dest`
-  /// (n a multiple of 2 x lanes). A bf16 `dest` [R, qs, 3 n] (f16Split)
-  /// gets p's hi and lo parts in kSplitA's segments.
+  /// (n a multiple of 2 x lanes). `split` (f16Split's P V): a bf16 `dest`
+  /// [R, qs, 3 n] gets p's hi and lo parts in kSplitA's segments.
   Value roundWeightPairs(OpBuilder &b, Location loc, Value p, Value qs, Value n,
-                         Value dest);
+                         Value dest, bool split = false);
 
   /// The first 2 x `pairs` rows of a bf16 V tile (the op's layout) as pairs
   /// of rows into `dest`: bf16 [pairs, 2 Dv] with dest[k, 2e + t] =

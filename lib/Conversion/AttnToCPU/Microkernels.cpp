@@ -483,13 +483,13 @@ Value FusedLowering::pairQueryTile(OpBuilder &b, Location loc, Value qTile,
 }
 
 Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
-                                      Value qs, Value n, Value dest) {
+                                      Value qs, Value n, Value dest,
+                                      bool split) {
   IndexMath im{b, loc};
   Value zero = im.c(0), one = im.c(1);
   bool words =
       cast<RankedTensorType>(dest.getType()).getElementType().isInteger(32);
-  // f16 specs on AMX: hi and lo parts in kSplitA's segments of n keys.
-  bool split = f16Split && !words;
+  assert((!split || !words) && "split weights are bf16");
   auto pairTy = VectorType::get({2 * lanes}, b.getBF16Type());
   auto wordsTy = VectorType::get({lanes}, b.getI32Type());
   SmallVector<bool> ib = {true};

@@ -395,6 +395,43 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
     vLines = llvm::divideCeil(width * lanes * type.getElementTypeBitWidth(),
                               int64_t(512));
   }
+  // A quantized row's scale goes on the weights, once per tile (a weight of
+  // 0 stays 0 whatever the scale): pw[r, i, j] = p[r, i, j] * scale[j], read
+  // by every pass over Dv. (Per pass, the scale's lookup and the multiply
+  // cost each key 4 scalar operations per row and pass.)
+  Value pw = p;
+  if (paged && paged->scale) {
+    Value dest = scratchTile(b, loc, {groups, qs, ks}, f32, 2);
+    Value fzero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    pw = scf::ForOp::create(
+             b, loc, zero, ks, one, ValueRange{dest},
+             [&](OpBuilder &b1, Location l1, Value j, ValueRange it1) {
+               Value scale = rowScale(b1, l1, *paged, j);
+               auto rLoop = scf::ForOp::create(
+                   b1, l1, zero, groups, one, it1,
+                   [&](OpBuilder &b2, Location l2, Value r, ValueRange it2) {
+                     auto iLoop = scf::ForOp::create(
+                         b2, l2, zero, qs, one, it2,
+                         [&](OpBuilder &b3, Location l3, Value i,
+                             ValueRange it3) {
+                           Value w = tensor::ExtractOp::create(
+                               b3, l3, p, ValueRange{r, i, j});
+                           Value zw = arith::CmpFOp::create(
+                               b3, l3, arith::CmpFPredicate::OEQ, w, fzero);
+                           w = arith::SelectOp::create(
+                               b3, l3, zw, w,
+                               arith::MulFOp::create(b3, l3, w, scale));
+                           scf::YieldOp::create(
+                               b3, l3,
+                               Value(tensor::InsertOp::create(
+                                   b3, l3, w, it3[0], ValueRange{r, i, j})));
+                         });
+                     scf::YieldOp::create(b2, l2, iLoop.getResults());
+                   });
+               scf::YieldOp::create(b1, l1, rLoop.getResults());
+             })
+             .getResult(0);
+  }
   // Rows [lo, hi) in blocks of `block`; row n is (r, i) = (n / qs, n % qs).
   auto rowBlocks = [&](OpBuilder &b0, Location l0, Value lo, Value hi,
                        int64_t block, Value init) -> Value {
@@ -431,11 +468,6 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                           prefetchRow(b4, l4, *paged, j,
                                       IndexMath{b4, l4}.c(vAhead), e0, vLines);
                         RowRef vRow = rowRef(b4, l4, vTile, paged, j);
-                        // A quantized row's scale goes on the weights; a
-                        // weight of 0 stays 0 whatever the scale.
-                        Value vScale = paged && paged->scale
-                                           ? rowScale(b4, l4, *paged, j)
-                                           : Value();
                         SmallVector<Value> vv;
                         for (int64_t c = 0; c < width; ++c)
                           vv.push_back(readRow(b4, l4, vRow.src,
@@ -445,21 +477,17 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                         for (int64_t rb = 0; rb < block; ++rb) {
                           Value w = tensor::ExtractOp::create(
                               b4, l4, p, ValueRange{rs[rb], is[rb], j});
+                          // The guard tests the softmax's weight: a scaled
+                          // weight may be 0 where it is not (a 0 scale).
                           Value isZero;
                           if (guard)
                             isZero = arith::CmpFOp::create(
                                 b4, l4, arith::CmpFPredicate::OEQ,
                                 vector::BroadcastOp::create(b4, l4, vecTy, w),
                                 splatConstant(b4, l4, vecTy, 0.0));
-                          if (vScale) {
-                            Value zw = arith::CmpFOp::create(
-                                b4, l4, arith::CmpFPredicate::OEQ, w,
-                                arith::ConstantOp::create(
-                                    b4, l4, b4.getF32FloatAttr(0.0)));
-                            w = arith::SelectOp::create(
-                                b4, l4, zw, w,
-                                arith::MulFOp::create(b4, l4, w, vScale));
-                          }
+                          if (pw != p)
+                            w = tensor::ExtractOp::create(
+                                b4, l4, pw, ValueRange{rs[rb], is[rb], j});
                           Value splat =
                               vector::BroadcastOp::create(b4, l4, vecTy, w);
                           for (int64_t c = 0; c < width; ++c) {

@@ -259,7 +259,10 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
   // (`vdpbf16ps`) or bf16 [Dqk / 2, 2 ks] (AMX), `perKey` columns per key;
   // f16 K split (f16Split): bf16 [3 Dqk / 2, 2 ks] and whether every value
   // is finite (an i1, true for bf16).
-  int64_t kPairRows = (f16Split ? kSplitSegments : 1) * (staticSize(dqk) / 2);
+  int64_t dStatic = staticSize(dqk);
+  int64_t kPairRows = ShapedType::isDynamic(dStatic)
+                          ? ShapedType::kDynamic
+                          : (f16Split ? kSplitSegments : 1) * (dStatic / 2);
   auto packPairs = [&](OpBuilder &fb, Location fl, Value kP,
                        int64_t perKey) -> std::pair<Value, Value> {
     Value rowsP = IndexMath{fb, fl}.c(kPairRows);

@@ -43,14 +43,20 @@
 // CHECK: vector.shuffle
 // CHECK: %[[SUM:.+]] = vector.extract %{{.+}}[0] : f32 from vector<16xf32>
 // CHECK: arith.mulf %[[SUM]], %[[KSR]] : f32
-// P V, key j: the weight times v's scale (a weight of 0 stays 0), against
-// the raw row.
+// P V: once per tile, each weight times its key's v scale (looked up once
+// per key; a weight of 0 stays 0); then the passes over Dv broadcast the
+// scaled weights against the raw rows.
 // CHECK: %[[VS:.+]] = tensor.extract %arg4[{{.+}}] : tensor<32x2x16xf32>
-// CHECK: %[[W:.+]] = tensor.extract
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[W:.+]] = tensor.extract
 // CHECK-NEXT: %[[ZERO:.+]] = arith.cmpf oeq, %[[W]]
 // CHECK-NEXT: %[[WS:.+]] = arith.mulf %[[W]], %[[VS]] : f32
 // CHECK-NEXT: %[[WQ:.+]] = arith.select %[[ZERO]], %[[W]], %[[WS]] : f32
-// CHECK-NEXT: %[[SPLAT:.+]] = vector.broadcast %[[WQ]]
+// CHECK-NEXT: tensor.insert %[[WQ]] into
+// CHECK: arith.sitofp %{{.+}} : vector<16xi8> to vector<16xf32>
+// CHECK-NOT: tensor.extract %arg4
+// CHECK: %[[PW:.+]] = tensor.extract
+// CHECK-NEXT: %[[SPLAT:.+]] = vector.broadcast %[[PW]]
 // CHECK-NEXT: vector.fma %[[SPLAT]]
 func.func @decode_i8(%q: tensor<2x8x1x64xf32>, %k: tensor<32x2x16x64xi8>, %v: tensor<32x2x16x64xi8>, %ks: tensor<32x2x16xf32>, %vs: tensor<32x2x16xf32>, %pt: tensor<2x16xi32>, %len: tensor<2xi32>) -> tensor<2x8x1x64xf32> {
   %o = attn.attention q(%q : tensor<2x8x1x64xf32>) k(%k : tensor<32x2x16x64xi8>) v(%v : tensor<32x2x16x64xi8>) k_scale(%ks : tensor<32x2x16xf32>) v_scale(%vs : tensor<32x2x16xf32>) page_table(%pt : tensor<2x16xi32>) kv_len(%len : tensor<2xi32>) causal(bottom_right) -> tensor<2x8x1x64xf32>
