@@ -484,8 +484,11 @@ public:
                             Value ks, Value *finite = nullptr);
 
   /// f16Split: x (a vector of f32 holding f16 values, or weights) as
-  /// `hi` = bf16(x) and `lo` = bf16(x - hi) (0 where x is not finite), and
-  /// `bad` = (x - hi) * 0: NaN exactly where x is not finite.
+  /// `hi` = bf16(x) and `lo` = bf16(x - hi), and `bad` = x - hi: NaN exactly
+  /// where x is not finite (then lo is NaN too; such tiles take the f32
+  /// kernels, and a NaN weight makes its row NaN either way). Summed over a
+  /// tile, a NaN survives and nothing else overflows (|x - hi| <= 2^-9 |x|,
+  /// at most 128 for f16).
   struct SplitRow {
     Value hi, lo, bad;
   };
@@ -502,7 +505,7 @@ public:
     return lo ? ArrayRef<int64_t>(bLo) : ArrayRef<int64_t>(bHi);
   }
 
-  /// Whether `bad`'s lanes (SplitRow::bad summed) are all 0 (an i1).
+  /// Whether no lane of `bad` (SplitRow::bad summed) is NaN (an i1).
   Value noneBad(OpBuilder &b, Location loc, Value bad);
 
   /// f16Split: the f16 query tile as bf16 [R, qs, 3 Dqk] in kSplitA's

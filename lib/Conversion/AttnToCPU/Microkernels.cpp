@@ -317,22 +317,17 @@ FusedLowering::SplitRow FusedLowering::splitRow(OpBuilder &b, Location loc,
   auto xTy = cast<VectorType>(x.getType());
   auto bfTy = xTy.clone(b.getBF16Type());
   Value hi = arith::TruncFOp::create(b, loc, bfTy, x);
+  // x - hi is exact and finite for finite x, NaN for an infinity or a NaN
+  // (whose tiles take the f32 kernels: lo is not used there).
   Value d =
       arith::SubFOp::create(b, loc, x, arith::ExtFOp::create(b, loc, xTy, hi));
-  Value zeros = splatConstant(b, loc, xTy, 0.0);
-  // x - hi is exact and finite for finite x, NaN for an infinity or a NaN.
-  Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, d, d);
-  Value lo = arith::TruncFOp::create(
-      b, loc, bfTy, arith::SelectOp::create(b, loc, finite, d, zeros));
-  return {hi, lo, arith::MulFOp::create(b, loc, d, zeros)};
+  return {hi, arith::TruncFOp::create(b, loc, bfTy, d), d};
 }
 
 Value FusedLowering::noneBad(OpBuilder &b, Location loc, Value bad) {
   Value sum =
       vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, bad);
-  return arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OEQ, sum,
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, sum, sum);
 }
 
 std::pair<Value, Value> FusedLowering::splitQueryTile(OpBuilder &b,
