@@ -508,6 +508,15 @@ public:
   /// Whether no lane of `bad` (SplitRow::bad summed) is NaN (an i1).
   Value noneBad(OpBuilder &b, Location loc, Value bad);
 
+  /// The loop nest of the query-tile copies (convertQueryTile,
+  /// pairQueryTile, splitQueryTile): head r < R, row i < qs, column chunk d0
+  /// of Dqk in steps of `step`, `body` yielding the loop-carried values.
+  SmallVector<Value> forEachQueryChunk(
+      OpBuilder &b, Location loc, Value qs, int64_t step, ValueRange init,
+      function_ref<SmallVector<Value>(OpBuilder &, Location, Value r, Value i,
+                                      Value d0, ValueRange)>
+          body);
+
   /// f16Split: the f16 query tile as bf16 [R, qs, 3 Dqk] in kSplitA's
   /// segments, and whether every value is finite.
   std::pair<Value, Value> splitQueryTile(OpBuilder &b, Location loc,

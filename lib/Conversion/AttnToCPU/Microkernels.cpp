@@ -330,11 +330,34 @@ Value FusedLowering::noneBad(OpBuilder &b, Location loc, Value bad) {
   return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, sum, sum);
 }
 
+SmallVector<Value> FusedLowering::forEachQueryChunk(
+    OpBuilder &b, Location loc, Value qs, int64_t step, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, Value, Value,
+                                    ValueRange)>
+        body) {
+  IndexMath im{b, loc};
+  Value zero = im.c(0), one = im.c(1);
+  auto rLoop = scf::ForOp::create(
+      b, loc, zero, groups, one, init,
+      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
+        auto iLoop = scf::ForOp::create(
+            b1, l1, zero, qs, one, it1,
+            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
+              auto dLoop = scf::ForOp::create(
+                  b2, l2, zero, dqk, im.c(step), it2,
+                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
+                    scf::YieldOp::create(b3, l3, body(b3, l3, r, i, d0, it3));
+                  });
+              scf::YieldOp::create(b2, l2, dLoop.getResults());
+            });
+        scf::YieldOp::create(b1, l1, iLoop.getResults());
+      });
+  return rLoop.getResults();
+}
+
 std::pair<Value, Value> FusedLowering::splitQueryTile(OpBuilder &b,
                                                       Location loc, Value qTile,
                                                       Value qs) {
-  IndexMath im{b, loc};
-  Value zero = im.c(0), one = im.c(1);
   int64_t d = staticSize(dqk);
   assert(!ShapedType::isDynamic(d) && d % lanes == 0 && "static Dqk");
   SmallVector<OpFoldResult> shape = {groups, qs,
@@ -342,35 +365,25 @@ std::pair<Value, Value> FusedLowering::splitQueryTile(OpBuilder &b,
   Value dest = tensor::EmptyOp::create(b, loc, shape, b.getBF16Type());
   Value bad0 = splatConstant(b, loc, VectorType::get({lanes}, f32), 0.0);
   SmallVector<bool> ib = {true};
-  auto rLoop = scf::ForOp::create(
-      b, loc, zero, groups, one, ValueRange{dest, bad0},
-      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-        auto iLoop = scf::ForOp::create(
-            b1, l1, zero, qs, one, it1,
-            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-              auto dLoop = scf::ForOp::create(
-                  b2, l2, zero, dqk, im.c(lanes), it2,
-                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
-                    IndexMath m{b3, l3};
-                    SplitRow x = splitRow(b3, l3,
-                                          readRow(b3, l3, qTile,
-                                                  headRowIndex(zero, r, i, d0),
-                                                  lanes, true));
-                    Value out = it3[0];
-                    for (bool lo : {false, true})
-                      for (int64_t seg : splitSegments(/*aSide=*/true, lo))
-                        out = vector::TransferWriteOp::create(
-                                  b3, l3, lo ? x.lo : x.hi, out,
-                                  ValueRange{r, i, m.add(d0, m.c(seg * d))}, ib)
-                                  .getResult();
-                    Value bad = arith::AddFOp::create(b3, l3, it3[1], x.bad);
-                    scf::YieldOp::create(b3, l3, ValueRange{out, bad});
-                  });
-              scf::YieldOp::create(b2, l2, dLoop.getResults());
-            });
-        scf::YieldOp::create(b1, l1, iLoop.getResults());
+  SmallVector<Value> r = forEachQueryChunk(
+      b, loc, qs, lanes, {dest, bad0},
+      [&](OpBuilder &b3, Location l3, Value r, Value i, Value d0,
+          ValueRange it3) -> SmallVector<Value> {
+        IndexMath m{b3, l3};
+        SplitRow x =
+            splitRow(b3, l3,
+                     readRow(b3, l3, qTile, headRowIndex(m.c(0), r, i, d0),
+                             lanes, true));
+        Value out = it3[0];
+        for (bool lo : {false, true})
+          for (int64_t seg : splitSegments(/*aSide=*/true, lo))
+            out = vector::TransferWriteOp::create(
+                      b3, l3, lo ? x.lo : x.hi, out,
+                      ValueRange{r, i, m.add(d0, m.c(seg * d))}, ib)
+                      .getResult();
+        return {out, arith::AddFOp::create(b3, l3, it3[1], x.bad)};
       });
-  return {rLoop.getResult(0), noneBad(b, loc, rLoop.getResult(1))};
+  return {r[0], noneBad(b, loc, r[1])};
 }
 
 Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
@@ -404,42 +417,26 @@ Value FusedLowering::allFinite(OpBuilder &b, Location loc, Value vTile,
 
 Value FusedLowering::convertQueryTile(OpBuilder &b, Location loc, Value qTile,
                                       Value qs) {
-  IndexMath im{b, loc};
-  Value zero = im.c(0), one = im.c(1);
   int64_t d = staticSize(dqk);
   bool inBounds = !ShapedType::isDynamic(d) && d % lanes == 0;
   SmallVector<OpFoldResult> shape = {groups, qs, dqk};
   Value dest = tensor::EmptyOp::create(b, loc, shape, f32);
-  auto rLoop = scf::ForOp::create(
-      b, loc, zero, groups, one, ValueRange{dest},
-      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-        auto iLoop = scf::ForOp::create(
-            b1, l1, zero, qs, one, it1,
-            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-              auto dLoop = scf::ForOp::create(
-                  b2, l2, zero, dqk, im.c(lanes), it2,
-                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
-                    Value x =
-                        readRow(b3, l3, qTile, headRowIndex(zero, r, i, d0),
-                                lanes, inBounds);
-                    scf::YieldOp::create(b3, l3,
-                                         vector::TransferWriteOp::create(
-                                             b3, l3, x, it3[0],
-                                             ValueRange{r, i, d0},
-                                             ArrayRef<bool>{inBounds})
-                                             .getResult());
-                  });
-              scf::YieldOp::create(b2, l2, dLoop.getResults());
-            });
-        scf::YieldOp::create(b1, l1, iLoop.getResults());
-      });
-  return rLoop.getResult(0);
+  return forEachQueryChunk(
+      b, loc, qs, lanes, {dest},
+      [&](OpBuilder &b3, Location l3, Value r, Value i, Value d0,
+          ValueRange it3) -> SmallVector<Value> {
+        Value zero = arith::ConstantIndexOp::create(b3, l3, 0);
+        Value x = readRow(b3, l3, qTile, headRowIndex(zero, r, i, d0), lanes,
+                          inBounds);
+        return {vector::TransferWriteOp::create(b3, l3, x, it3[0],
+                                                ValueRange{r, i, d0},
+                                                ArrayRef<bool>{inBounds})
+                    .getResult()};
+      })[0];
 }
 
 Value FusedLowering::pairQueryTile(OpBuilder &b, Location loc, Value qTile,
                                    Value qs) {
-  IndexMath im{b, loc};
-  Value zero = im.c(0), one = im.c(1);
   int64_t d = staticSize(dqk);
   assert(!ShapedType::isDynamic(d) && d % (2 * lanes) == 0);
   auto rowTy = VectorType::get({2 * lanes}, b.getBF16Type());
@@ -447,34 +444,21 @@ Value FusedLowering::pairQueryTile(OpBuilder &b, Location loc, Value qTile,
   SmallVector<OpFoldResult> shape = {groups, qs, b.getIndexAttr(d / 2)};
   Value dest = tensor::EmptyOp::create(b, loc, shape, b.getI32Type());
   SmallVector<bool> ib = {true};
-  auto rLoop = scf::ForOp::create(
-      b, loc, zero, groups, one, ValueRange{dest},
-      [&](OpBuilder &b1, Location l1, Value r, ValueRange it1) {
-        auto iLoop = scf::ForOp::create(
-            b1, l1, zero, qs, one, it1,
-            [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-              auto dLoop = scf::ForOp::create(
-                  b2, l2, zero, dqk, im.c(2 * lanes), it2,
-                  [&](OpBuilder &b3, Location l3, Value d0, ValueRange it3) {
-                    Value pad = arith::ConstantOp::create(
-                        b3, l3, b3.getZeroAttr(b3.getBF16Type()));
-                    Value x = vector::TransferReadOp::create(
-                        b3, l3, rowTy, qTile, headRowIndex(zero, r, i, d0), pad,
-                        ib);
-                    Value w = vector::BitCastOp::create(b3, l3, wordsTy, x);
-                    Value p0 = arith::DivUIOp::create(
-                        b3, l3, d0, arith::ConstantIndexOp::create(b3, l3, 2));
-                    scf::YieldOp::create(
-                        b3, l3,
-                        vector::TransferWriteOp::create(
-                            b3, l3, w, it3[0], ValueRange{r, i, p0}, ib)
-                            .getResult());
-                  });
-              scf::YieldOp::create(b2, l2, dLoop.getResults());
-            });
-        scf::YieldOp::create(b1, l1, iLoop.getResults());
-      });
-  return rLoop.getResult(0);
+  return forEachQueryChunk(
+      b, loc, qs, 2 * lanes, {dest},
+      [&](OpBuilder &b3, Location l3, Value r, Value i, Value d0,
+          ValueRange it3) -> SmallVector<Value> {
+        IndexMath m{b3, l3};
+        Value pad =
+            arith::ConstantOp::create(b3, l3, b3.getZeroAttr(b3.getBF16Type()));
+        Value x = vector::TransferReadOp::create(
+            b3, l3, rowTy, qTile, headRowIndex(m.c(0), r, i, d0), pad, ib);
+        Value w = vector::BitCastOp::create(b3, l3, wordsTy, x);
+        Value p0 = arith::DivUIOp::create(b3, l3, d0, m.c(2));
+        return {vector::TransferWriteOp::create(b3, l3, w, it3[0],
+                                                ValueRange{r, i, p0}, ib)
+                    .getResult()};
+      })[0];
 }
 
 Value FusedLowering::roundWeightPairs(OpBuilder &b, Location loc, Value p,
