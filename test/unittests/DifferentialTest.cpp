@@ -735,6 +735,23 @@ void makeQuantized(Rng &rng, Config &c) {
   c.vScalePerBlock = c.rep % 4 == 0 || chance(rng, 0.25);
 }
 
+/// Shapes of whole pairs of registers (Dqk a multiple of 32, key tiles of 64
+/// or more) in `type`: the AVX-512 BF16 or AMX kernels where the host has
+/// them, the last partial key tile on the f32 kernel; `paged`: through a
+/// paged cache whose pages hold whole registers of keys.
+void pairShapes(Rng &r, Config &c, DType type, bool paged) {
+  c.dtype = type;
+  c.Dqk = pick<int64_t>(r, {32, 64});
+  c.Dv = pick<int64_t>(r, {32, 64});
+  c.Nq = pick<int64_t>(r, {64, 100});
+  if (!paged) {
+    c.Nk = pick<int64_t>(r, {64, 97, 160});
+    return;
+  }
+  c.Nk = pick<int64_t>(r, {64, 160});
+  makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
+}
+
 /// One forced feature per case index: row `i % size` of this table is
 /// applied on top of the random base of case `i`.
 struct Scenario {
@@ -896,44 +913,18 @@ const std::vector<Scenario> &scenarios() {
       // of 64 or more): the AVX-512 BF16 kernels where the host has them,
       // with the last partial key tile on the f32 kernel.
       {"bf16_pairs",
-       [](Rng &r, Config &c) {
-         c.dtype = DType::BF16;
-         c.Dqk = pick<int64_t>(r, {32, 64});
-         c.Dv = pick<int64_t>(r, {32, 64});
-         c.Nq = pick<int64_t>(r, {64, 100});
-         c.Nk = pick<int64_t>(r, {64, 97, 160});
-       }},
+       [](Rng &r, Config &c) { pairShapes(r, c, DType::BF16, false); }},
       // The same through a paged cache: pages of whole registers of keys
       // (pairs of K packed page by page; single-page tiles of 64 keys also
       // take the paired P V in place).
       {"bf16_paged_pairs",
-       [](Rng &r, Config &c) {
-         c.dtype = DType::BF16;
-         c.Dqk = pick<int64_t>(r, {32, 64});
-         c.Dv = pick<int64_t>(r, {32, 64});
-         c.Nq = pick<int64_t>(r, {64, 100});
-         c.Nk = pick<int64_t>(r, {64, 160});
-         makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
-       }},
+       [](Rng &r, Config &c) { pairShapes(r, c, DType::BF16, true); }},
       // f16 in the same shapes: on AMX hosts whole tiles split each value
       // into two bf16 for the tile products (docs/Targets.md).
       {"f16_pairs",
-       [](Rng &r, Config &c) {
-         c.dtype = DType::F16;
-         c.Dqk = pick<int64_t>(r, {32, 64});
-         c.Dv = pick<int64_t>(r, {32, 64});
-         c.Nq = pick<int64_t>(r, {64, 100});
-         c.Nk = pick<int64_t>(r, {64, 97, 160});
-       }},
+       [](Rng &r, Config &c) { pairShapes(r, c, DType::F16, false); }},
       {"f16_paged_pairs",
-       [](Rng &r, Config &c) {
-         c.dtype = DType::F16;
-         c.Dqk = pick<int64_t>(r, {32, 64});
-         c.Dv = pick<int64_t>(r, {32, 64});
-         c.Nq = pick<int64_t>(r, {64, 100});
-         c.Nk = pick<int64_t>(r, {64, 160});
-         makePaged(r, c, false, pick<int64_t>(r, {16, 32, 64}));
-       }},
+       [](Rng &r, Config &c) { pairShapes(r, c, DType::F16, true); }},
       {"dynamic_all",
        [](Rng &r, Config &c) {
          for (const char *n : {"B", "Hq", "Hkv", "Nq", "Nk", "Dqk", "Dv"})
