@@ -284,17 +284,28 @@ public:
   /// K/V read row by row (decode), while key j is computed; only hints
   /// (memref.prefetch) into L2 (locality 1: `prefetcht2` on x86), capped at
   /// the sequence's last key:
-  ///  - paged K/V: the K and V rows of key k0 + j + S (the same row of the
-  ///    next page, which the hardware prefetchers cannot guess: pages lie
-  ///    anywhere in the pool);
-  ///  - contiguous K/V: the K row kPrefetchBytes ahead (`v` is prefetched by
-  ///    rowwisePV, which reads it).
+  ///  - key tiles of several pages (hintsNextPage): the K and V rows of key
+  ///    k0 + j + S (the same row of the next page, which the hardware
+  ///    prefetchers cannot guess: pages lie anywhere in the pool);
+  ///  - contiguous K/V, or key tiles within one page: the K row
+  ///    kPrefetchBytes ahead (`v` is prefetched by rowwisePV, which reads
+  ///    it).
   /// One core's stream of rows otherwise leaves the memory idle between the
   /// hardware prefetcher's requests: 21% less time for a 1-thread f32 decode
   /// step, 40% for a paged one; hints into L1 gained nothing for contiguous
   /// rows (Benchmarks.md).
   void prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                      const TileRows *v, Value j);
+
+  /// Whether the row-wise kernels hint paged rows one page ahead, K and V
+  /// both while Q K^T runs: pages shorter than a key tile, or of a dynamic
+  /// size. Pages that hold whole key tiles are read as contiguous rows are
+  /// (K hinted by Q K^T, V by P V), which the hardware prefetchers help
+  /// within a page: a 1-thread f32 decode step over pages of 256 tokens
+  /// took 8.2-8.8 ms that way against 9.5-10.4 ms with next-page hints
+  /// (contiguous: 7.8-8.1 ms); over pages of 16 tokens, V hinted by P V
+  /// took 12-15 ms against 10-11 (Benchmarks.md).
+  bool hintsNextPage() const;
 
   /// How far ahead the row-wise kernels prefetch contiguous K/V rows, and
   /// how many 64-byte lines of a row they hint at most (rows of 1 KiB: an

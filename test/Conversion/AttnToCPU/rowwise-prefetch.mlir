@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=skylake-avx512" --canonicalize --cse | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=haswell" --canonicalize --cse | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --convert-attn-to-split-kv="splits=2 target-cpu=skylake-avx512" --canonicalize --cse | FileCheck %s --check-prefix=PAGED
 
 // Decode over a contiguous f32 cache (rows of 512 bytes): the row-wise
 // kernels hint the rows 8 KiB ahead (16 keys, capped at the last key, 255)
@@ -44,4 +45,53 @@
 func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x8x1x128xf32> {
   %o = attn.attention q(%q : tensor<1x8x1x128xf32>) k(%k : tensor<1x2x256x128xf32>) v(%v : tensor<1x2x256x128xf32>) causal(bottom_right) -> tensor<1x8x1x128xf32>
   return %o : tensor<1x8x1x128xf32>
+}
+
+// Paged caches, AVX-512 (prefix PAGED). Pages of 16 keys, shorter than the
+// 128-key tile: the hardware prefetchers cannot follow the page table, so
+// Q K^T hints the K and V rows of the same row of the next page (key + 16,
+// the page looked up in the table) and P V hints nothing.
+// PAGED-LABEL: func.func @paged16
+// PAGED: scf.for %[[J:.+]] = %c0 to %{{.+}} step %c1
+// PAGED: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c16 : index
+// PAGED-NEXT: %[[KEY:.+]] = arith.minsi %[[AHEAD]], %{{.+}} : index
+// PAGED-NEXT: %[[P:.+]] = arith.divui %[[KEY]], %c16 : index
+// PAGED-NEXT: %[[E:.+]] = tensor.extract %arg3[%{{.+}}, %[[P]]] : tensor<2x20xi32>
+// PAGED-NEXT: %[[PAGE:.+]] = arith.index_cast %[[E]] : i32 to index
+// PAGED-NEXT: %[[ROW:.+]] = arith.remui %[[KEY]], %c16 : index
+// PAGED-NEXT: %[[KB:.+]] = bufferization.to_buffer %arg1 read_only
+// PAGED-NEXT: memref.prefetch %[[KB]][%[[PAGE]], %{{.+}}, %[[ROW]], %c0], read, locality<1>, data
+// PAGED-COUNT-7: memref.prefetch %[[KB]]
+// PAGED-NEXT: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
+// PAGED-NEXT: memref.prefetch %[[VB]][%[[PAGE]], %{{.+}}, %[[ROW]], %c0], read, locality<1>, data
+// PAGED-COUNT-7: memref.prefetch %[[VB]]
+// PAGED-NOT: memref.prefetch
+// PAGED: vector.fma
+// PAGED-NOT: memref.prefetch
+// PAGED-LABEL: func.func @paged256
+// Pages of 256 keys hold whole tiles, whose rows are contiguous: the hints
+// of a contiguous cache (K 16 keys ahead in Q K^T, V by each P V pass), the
+// hardware prefetchers following the rows within a page.
+// PAGED: scf.for %[[J:.+]] = %c0 to %{{.+}} step %c1
+// PAGED: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c16 : index
+// PAGED-NEXT: %[[KEY:.+]] = arith.minsi %[[AHEAD]], %{{.+}} : index
+// PAGED-NEXT: %[[P:.+]] = arith.divui %[[KEY]], %c256 : index
+// PAGED: %[[KB:.+]] = bufferization.to_buffer %arg1 read_only
+// PAGED-COUNT-8: memref.prefetch %[[KB]]
+// PAGED-NOT: memref.prefetch
+// PAGED: scf.for %[[EV:.+]] = %c0 to %c128 step %c64
+// PAGED: scf.for %[[JV:.+]] = %c0 to %{{.+}} step %c1
+// PAGED: %[[VAHEAD:.+]] = arith.addi %{{.+}}, %c16 : index
+// PAGED: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
+// PAGED-NEXT: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %[[EV]]], read, locality<1>, data
+// PAGED-COUNT-3: memref.prefetch %[[VB]]
+// PAGED-NOT: memref.prefetch
+// PAGED: vector.fma
+func.func @paged16(%q: tensor<2x8x1x128xf32>, %k: tensor<40x2x16x128xf32>, %v: tensor<40x2x16x128xf32>, %pt: tensor<2x20xi32>, %len: tensor<2xi32>) -> tensor<2x8x1x128xf32> {
+  %o = attn.attention q(%q : tensor<2x8x1x128xf32>) k(%k : tensor<40x2x16x128xf32>) v(%v : tensor<40x2x16x128xf32>) page_table(%pt : tensor<2x20xi32>) kv_len(%len : tensor<2xi32>) causal(bottom_right) -> tensor<2x8x1x128xf32>
+  return %o : tensor<2x8x1x128xf32>
+}
+func.func @paged256(%q: tensor<2x8x1x128xf32>, %k: tensor<4x2x256x128xf32>, %v: tensor<4x2x256x128xf32>, %pt: tensor<2x2xi32>, %len: tensor<2xi32>) -> tensor<2x8x1x128xf32> {
+  %o = attn.attention q(%q : tensor<2x8x1x128xf32>) k(%k : tensor<4x2x256x128xf32>) v(%v : tensor<4x2x256x128xf32>) page_table(%pt : tensor<2x2xi32>) kv_len(%len : tensor<2xi32>) causal(bottom_right) -> tensor<2x8x1x128xf32>
+  return %o : tensor<2x8x1x128xf32>
 }
