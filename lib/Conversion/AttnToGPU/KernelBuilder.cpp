@@ -226,8 +226,140 @@ void KernelEmitter::emitRowFacts(BlockState &blk, Value row0) {
   }
 }
 
+MaskBounds<IRArith>::Truth
+KernelEmitter::classifyBlockKeyTile(const BlockState &blk, Value rt, Value q0,
+                                    Value qLast, Value t,
+                                    const ModInputAccess &modAccess) {
+  if (!tileMap) {
+    Value h0 = a.mul(blk.hk, groups);
+    return classifyKeyTile(blk.seq, h0, a.sub(a.add(h0, groups), ci(1)), q0,
+                           qLast, t, modAccess, 0);
+  }
+  Value hIdx = maskIgnoresHead() ? ci(0) : blk.hk;
+  Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
+  Value at = tileMapIndex(blk.bb, hIdx, rt, tt);
+  Value byte = memref::LoadOp::create(b, loc, tileMap, ValueRange{at});
+  auto bit = [&](int64_t i) -> Value {
+    Value m = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1 << i);
+    Value zero = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                 arith::AndIOp::create(b, loc, byte, m), zero);
+  };
+  return {bit(0), bit(1)};
+}
+
+Value KernelEmitter::emitBlockLogitContext(BlockState &blk,
+                                           ModInputAccess &modAccess,
+                                           Value firstOfSeq) {
+  LogitContext &lctx = blk.lctx;
+  lctx.op = op;
+  lctx.nq = nq;
+  lctx.nk = nk;
+  // The scale folded into the exponential's FMA when nothing between the
+  // dot product and the softmax needs the scaled logit (no soft cap, bias,
+  // ALiBi or score_mod; masks give -inf either way) and it is positive (so
+  // the row max of the raw logits is that of the scaled ones): the logits
+  // stay raw, the running max m is in raw units, and exp2(x * c - m * c),
+  // c = scale * log2(e), is one FMA per element. m is scaled back for the
+  // epilogue (lse, sinks, the split-KV state). A scale read at run time
+  // (`scale(%s : tensor<f32>)`, sign unknown here) is not folded.
+  std::optional<double> constScale = op.getEffectiveScale();
+  double scaleValue = constScale.value_or(1.0);
+  const bool foldScale = constScale && !sigmoid && scaleValue > 0 &&
+                         !op.getSoftcapAttr() && !biasBuf && !alibiBuf &&
+                         !op.getScoreModBlock();
+  blk.foldScale = foldScale;
+  blk.scaleValue = scaleValue;
+  if (scaleBuf)
+    lctx.scale = memref::LoadOp::create(b, loc, scaleBuf, ValueRange{});
+  else
+    lctx.scale = cf(foldScale ? 1.0 : scaleValue);
+  if (auto cap = op.getSoftcapAttr())
+    lctx.softcap = cf(cap.getValueAsDouble());
+  lctx.modInputs = &modAccess;
+  Value kvLen = nk;
+  if (kvLenBuf) {
+    Value len = memref::LoadOp::create(b, loc, kvLenBuf,
+                                       ValueRange{bcast(kvLenBuf, 0, blk.seq)});
+    kvLen = buildClampedKvLen(b, loc, lctx, len);
+  }
+  if (ptBuf)
+    emitPageTableChecks(blk.seq, kvLen, modAccess, firstOfSeq);
+  return kvLen;
+}
+
+KernelEmitter::SharedTiles KernelEmitter::emitSharedTiles() {
+  SharedTiles sh;
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, wg));
+  // wgmma: Q and K swizzled from a 1024-byte boundary of the window, whose
+  // address the descriptors hold.
+  sh.layout = sharedLayout();
+  const SharedLayout &layout = sh.layout;
+  // Q and K alike; V padded (ldmatrix.trans for P V on mma.sync) unless
+  // P V runs on wgmma.
+  sh.qLayout = layout.swizzled ? TileLayout::Swizzled : TileLayout::Padded;
+  sh.vLayout = layout.pvSwizzled ? TileLayout::Swizzled : TileLayout::Padded;
+  emittedWgmma =
+      std::max<int64_t>(emittedWgmma, layout.pvSwizzled ? 2 : layout.swizzled);
+  Value tilesAt = ci(0);
+  if (layout.align) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    tilesAt = remu(a.sub(ci(layout.align), remu(base, ci(layout.align))),
+                   ci(layout.align));
+    sh.addr = a.add(base, tilesAt);
+  }
+  sh.q = memref::ViewOp::create(b, loc, layout.q, raw, tilesAt, ValueRange{});
+  sh.k = memref::ViewOp::create(b, loc, layout.k, raw,
+                                a.add(tilesAt, ci(layout.kOff)), ValueRange{});
+  sh.v = memref::ViewOp::create(b, loc, layout.v, raw,
+                                a.add(tilesAt, ci(layout.vOff)), ValueRange{});
+  if (layout.pvSwizzled)
+    sh.p = memref::ViewOp::create(
+        b, loc, layout.p, raw, a.add(tilesAt, ci(layout.pOff)), ValueRange{});
+  return sh;
+}
+
+SmallVector<Value>
+KernelEmitter::emitKeyTileStep(const BlockState &blk, const SharedTiles &sh,
+                               ArrayRef<Value> qFrag, ValueRange state, Value t,
+                               Value cur, function_ref<Value(Value)> isFull) {
+  const SharedLayout &layout = sh.layout;
+  const int64_t nf = rowFrags, nOut = dv / 8, oBase = 4 * nf;
+  // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]).
+  int64_t nS = tk / 8;
+  SmallVector<Value> s(nf * nS, blk.zeroC);
+  if (layout.swizzled)
+    emitWgmmaQK(s, sh.addr,
+                a.add(ci(layout.kOff), a.mul(cur, ci(layout.kBufBytes))),
+                layout.qBlockBytes, layout.kBlockBytes);
+  else
+    emitMmaSyncQK(blk, s, sh.q, sh.k, cur, qFrag);
+
+  // Logits: full tiles skip the masks.
+  Value k0 = a.mul(t, ci(tk));
+  SmallVector<Value> logits = emitTileLogits(blk, s, k0, isFull(k0));
+
+  SmallVector<Value> newState(state.begin(), state.end());
+  SmallVector<Value> o(state.begin() + oBase, state.end());
+  SmallVector<Value> p = emitOnlineSoftmax(blk, state, logits, newState, o);
+  if (layout.pvSwizzled)
+    emitWgmmaPV(o, p, sh.p, a.add(sh.addr, ci(layout.pOff)),
+                a.add(sh.addr,
+                      a.add(ci(layout.vOff), a.mul(cur, ci(layout.vBufBytes)))),
+                layout.pBlockBytes, layout.vBlockBytes);
+  else
+    emitMmaSyncPV(blk, o, p, sh.v, cur);
+  for (int64_t i = 0; i < nf * nOut; ++i)
+    newState[oBase + i] = o[i];
+  return newState;
+}
+
 void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
-  MLIRContext *ctx = b.getContext();
   // The row tile, or (split-KV: one row tile) the chunk of key tiles.
   Value rt = splitMode ? ci(0) : launch.getBlockIds().x;
   // Under a causal mask later row tiles read more key tiles: the blocks
@@ -281,76 +413,13 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   blk.lane = lane;
 
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto raw = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, wg));
-  // wgmma: Q and K swizzled from a 1024-byte boundary of the window, whose
-  // address the descriptors hold.
-  const SharedLayout layout = sharedLayout();
-  const bool useWgmma = layout.swizzled, useWgmmaPV = layout.pvSwizzled;
-  // Q and K alike; V padded (ldmatrix.trans for P V on mma.sync) unless
-  // P V runs on wgmma.
-  const TileLayout qLayout =
-      useWgmma ? TileLayout::Swizzled : TileLayout::Padded;
-  const TileLayout vLayout =
-      useWgmmaPV ? TileLayout::Swizzled : TileLayout::Padded;
-  const int64_t kOff = layout.kOff, kBufBytes = layout.kBufBytes;
-  emittedWgmma = std::max<int64_t>(emittedWgmma, useWgmmaPV ? 2 : useWgmma);
-  Value tilesAt = ci(0), smemAddr;
-  if (layout.align) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-    tilesAt = remu(a.sub(ci(layout.align), remu(base, ci(layout.align))),
-                   ci(layout.align));
-    smemAddr = a.add(base, tilesAt);
-  }
-  Value qs =
-      memref::ViewOp::create(b, loc, layout.q, raw, tilesAt, ValueRange{});
-  Value ks = memref::ViewOp::create(b, loc, layout.k, raw,
-                                    a.add(tilesAt, ci(kOff)), ValueRange{});
-  Value vs = memref::ViewOp::create(
-      b, loc, layout.v, raw, a.add(tilesAt, ci(layout.vOff)), ValueRange{});
-  Value ps;
-  if (useWgmmaPV)
-    ps = memref::ViewOp::create(b, loc, layout.p, raw,
-                                a.add(tilesAt, ci(layout.pOff)), ValueRange{});
+  const SharedTiles sh = emitSharedTiles();
+  const bool useWgmma = sh.layout.swizzled;
+  const TileLayout qLayout = sh.qLayout, vLayout = sh.vLayout;
+  Value qs = sh.q, ks = sh.k, vs = sh.v;
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
-  LogitContext &lctx = blk.lctx;
-  lctx.op = op;
-  lctx.nq = nq;
-  lctx.nk = nk;
-  // The scale folded into the exponential's FMA when nothing between the
-  // dot product and the softmax needs the scaled logit (no soft cap, bias,
-  // ALiBi or score_mod; masks give -inf either way) and it is positive (so
-  // the row max of the raw logits is that of the scaled ones): the logits
-  // stay raw, the running max m is in raw units, and exp2(x * c - m * c),
-  // c = scale * log2(e), is one FMA per element. m is scaled back for the
-  // epilogue (lse, sinks, the split-KV state). A scale read at run time
-  // (`scale(%s : tensor<f32>)`, sign unknown here) is not folded.
-  std::optional<double> constScale = op.getEffectiveScale();
-  double scaleValue = constScale.value_or(1.0);
-  const bool foldScale = constScale && !sigmoid && scaleValue > 0 &&
-                         !op.getSoftcapAttr() && !biasBuf && !alibiBuf &&
-                         !op.getScoreModBlock();
-  blk.foldScale = foldScale;
-  blk.scaleValue = scaleValue;
-  if (scaleBuf)
-    lctx.scale = memref::LoadOp::create(b, loc, scaleBuf, ValueRange{});
-  else
-    lctx.scale = cf(foldScale ? 1.0 : scaleValue);
-  if (auto cap = op.getSoftcapAttr())
-    lctx.softcap = cf(cap.getValueAsDouble());
-  lctx.modInputs = &modAccess;
-  Value kvLen = nk;
-  if (kvLenBuf) {
-    Value len = memref::LoadOp::create(b, loc, kvLenBuf,
-                                       ValueRange{bcast(kvLenBuf, 0, seq)});
-    kvLen = buildClampedKvLen(b, loc, lctx, len);
-  }
-  if (ptBuf)
-    emitPageTableChecks(seq, kvLen, modAccess, firstOfSeq);
+  Value kvLen = emitBlockLogitContext(blk, modAccess, firstOfSeq);
   Value row0 = a.mul(rt, ci(tq));
   // (Not a structured binding: lambdas below capture them.)
   Value q0, qLast;
@@ -389,23 +458,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // (one byte per tile); others here, by every thread (no tensor reads).
   Block *maskMod = op.getMaskModBlock();
   auto classifyTile = [&](Value t) -> MaskBounds<IRArith>::Truth {
-    if (!tileMap) {
-      Value h0 = a.mul(hk, groups);
-      return classifyKeyTile(seq, h0, a.sub(a.add(h0, groups), ci(1)), q0,
-                             qLast, t, modAccess, 0);
-    }
-    Value hIdx = maskIgnoresHead() ? ci(0) : hk;
-    Value tt = a.min(t, a.sub(numKeyTiles, ci(1)));
-    Value at = tileMapIndex(bb, hIdx, rt, tt);
-    Value byte = memref::LoadOp::create(b, loc, tileMap, ValueRange{at});
-    auto bit = [&](int64_t i) -> Value {
-      Value m = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1 << i);
-      Value zero = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0);
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                   arith::AndIOp::create(b, loc, byte, m),
-                                   zero);
-    };
-    return {bit(0), bit(1)};
+    return classifyBlockKeyTile(blk, rt, q0, qLast, t, modAccess);
   };
   // Key tile `t` is read (loaded and computed) when it is in range and the
   // mask_mod region may allow a pair of it; a tile it denies entirely is
@@ -504,38 +557,19 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       b.setInsertionPointToStart(&visit.getThenRegion().front());
     }
 
-    // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]).
-    int64_t nS = tk / 8;
-    SmallVector<Value> s(nf * nS, zeroC);
-    if (useWgmma)
-      emitWgmmaQK(s, smemAddr, a.add(ci(kOff), a.mul(cur, ci(kBufBytes))),
-                  layout.qBlockBytes, layout.kBlockBytes);
-    else
-      emitMmaSyncQK(blk, s, qs, ks, cur, qFrag);
-
-    // Logits: full tiles skip the masks.
-    Value k0 = a.mul(t, ci(tk));
-    // The tile computes all tk columns (those past Nk are zero-filled), so
-    // it is full only when all tk keys are readable: a tail tile cut short
-    // by Nk is a boundary tile (found by the warp-level emulator).
-    Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
-    // The mask_mod region: the tile is full only when it allows every pair.
-    if (maskMod)
-      full = a.both(full, a.negate(curCls.mayFalse));
-    SmallVector<Value> logits = emitTileLogits(blk, s, k0, full);
-
-    SmallVector<Value> newState(state.begin(), state.end());
-    SmallVector<Value> o(state.begin() + oBase, state.end());
-    SmallVector<Value> p = emitOnlineSoftmax(blk, state, logits, newState, o);
-    if (useWgmmaPV)
-      emitWgmmaPV(o, p, ps, a.add(smemAddr, ci(layout.pOff)),
-                  a.add(smemAddr, a.add(ci(layout.vOff),
-                                        a.mul(cur, ci(layout.vBufBytes)))),
-                  layout.pBlockBytes, layout.vBlockBytes);
-    else
-      emitMmaSyncPV(blk, o, p, vs, cur);
-    for (int64_t i = 0; i < nf * nOut; ++i)
-      newState[oBase + i] = o[i];
+    SmallVector<Value> newState =
+        emitKeyTileStep(blk, sh, qFrag, state, t, cur, [&](Value k0) {
+          // The tile computes all tk columns (those past Nk are
+          // zero-filled), so it is full only when all tk keys are readable:
+          // a tail tile cut short by Nk is a boundary tile (found by the
+          // warp-level emulator).
+          Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
+          // The mask_mod region: the tile is full only when it allows
+          // every pair.
+          if (maskMod)
+            full = a.both(full, a.negate(curCls.mayFalse));
+          return full;
+        });
     if (visit) {
       scf::YieldOp::create(b, loc, newState);
       b.setInsertionPointToStart(&visit.getElseRegion().front());

@@ -274,6 +274,13 @@ private:
   /// two rows it holds of each fragment (blk.rowI, rowH, rowSlope), for the
   /// row tile starting at block row `row0`.
   void emitRowFacts(BlockState &blk, Value row0);
+  /// The block's logit context (blk.lctx: sizes, scale, soft cap, the
+  /// regions' inputs through `modAccess`), whether the scale is folded into
+  /// the exponential (blk.foldScale), and the page table's checks (by the
+  /// sequence's first block, `firstOfSeq`); returns the sequence's clamped
+  /// kv_len (Nk without one). blk.seq must be set.
+  Value emitBlockLogitContext(BlockState &blk, ModInputAccess &modAccess,
+                              Value firstOfSeq);
   /// Packed rows of the sequence's query row `i` and key `j` (in bounds of
   /// the tensors whatever the sizes); `i` and `j` unless ragged.
   Value qRow(const BlockState &blk, Value i) {
@@ -385,6 +392,10 @@ private:
   void emitWgmmaPV(MutableArrayRef<Value> o, ArrayRef<Value> p, Value pView,
                    Value pAddr, Value vAddr, int64_t pBlockBytes,
                    int64_t vBlockBytes);
+  /// How a tile is staged in shared memory: rows padded by kPad elements
+  /// ([rows][cols + kPad], for ldmatrix) or in wgmma's 128-byte swizzle
+  /// ([cols / 64][rows][64], chunk c of row r at c ^ (r % 8)).
+  enum class TileLayout { Padded, Swizzled };
   /// Where the attention kernel's tiles lie in its dynamic shared memory:
   /// Q, then two K buffers, then two V buffers, from the start of the
   /// window, or (swizzled, for wgmma) from the first 1024-byte boundary in
@@ -411,6 +422,25 @@ private:
     int64_t bytes = 0; // the kernel's dynamic shared memory
   };
   SharedLayout sharedLayout();
+  /// The block's views of its dynamic shared memory (sharedLayout): Q, the
+  /// two K and V buffers, P's tile where P V runs on wgmma (else null), and
+  /// where the tiles start (the swizzled layouts' 1024-byte boundary; null
+  /// when nothing is swizzled).
+  struct SharedTiles {
+    SharedLayout layout;
+    TileLayout qLayout = TileLayout::Padded, vLayout = TileLayout::Padded;
+    Value q, k, v, p, addr;
+  };
+  SharedTiles emitSharedTiles();
+  /// One key tile `t` (K/V buffer `cur`) of the key loop: S = Q K^T
+  /// (wgmma or mma.sync), the logits (masks skipped where `isFull(k0)`
+  /// holds, k0 the tile's first key), the online softmax and O += P V, from
+  /// the loop's `state` (m, l per row, then the O fragments) to the next.
+  SmallVector<Value> emitKeyTileStep(const BlockState &blk,
+                                     const SharedTiles &sh,
+                                     ArrayRef<Value> qFrag, ValueRange state,
+                                     Value t, Value cur,
+                                     function_ref<Value(Value)> isFull);
   /// Dynamic shared memory of the kernel being emitted.
   int64_t sharedBytes() { return sharedLayout().bytes; }
   /// Commits the copies in `tokens` as one group and waits until at most
@@ -424,10 +454,6 @@ private:
     nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                      b.getI32IntegerAttr(pending));
   }
-  /// How a tile is staged in shared memory: rows padded by kPad elements
-  /// ([rows][cols + kPad], for ldmatrix) or in wgmma's 128-byte swizzle
-  /// ([cols / 64][rows][64], chunk c of row r at c ^ (r % 8)).
-  enum class TileLayout { Padded, Swizzled };
   /// cp.async of rows [0, rows) x cols [0, cols) of a tile: row r comes from
   /// `src` at the indices `srcRow(r)` (the last one the column where the
   /// tile starts), valid or zero-filled; with `colLimit`, the 8-element
@@ -473,6 +499,13 @@ private:
                                              Value q0, Value qLast, Value t,
                                              const ModInputAccess &access,
                                              int64_t maxElements);
+  /// Key tile `t` for the block's rows (row tile `rt`, queries [q0, qLast],
+  /// the heads of blk.hk's group): read from the tile map kernel's byte
+  /// when there is one (mask_mod regions that read integer mod_inputs),
+  /// else classifyKeyTile by every thread.
+  MaskBounds<IRArith>::Truth
+  classifyBlockKeyTile(const BlockState &blk, Value rt, Value q0, Value qLast,
+                       Value t, const ModInputAccess &modAccess);
   /// The queries [q0, qLast] of row tile `rt` (rows are (query, head of
   /// the group) pairs, query-major).
   std::pair<Value, Value> rowTileQueries(Value rt);
