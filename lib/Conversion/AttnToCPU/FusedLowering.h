@@ -284,12 +284,11 @@ public:
   /// K/V read row by row (decode), while key j is computed; only hints
   /// (memref.prefetch) into L2 (locality 1: `prefetcht2` on x86), capped at
   /// the sequence's last key:
-  ///  - key tiles of several pages (hintsNextPage): the K and V rows of key
-  ///    k0 + j + S (the same row of the next page, which the hardware
-  ///    prefetchers cannot guess: pages lie anywhere in the pool);
-  ///  - contiguous K/V, or key tiles within one page: the K row
-  ///    kPrefetchBytes ahead (`v` is prefetched by rowwisePV, which reads
-  ///    it).
+  ///  - pages shorter than kLongPageKeys (hintsNextPage): the K and V rows
+  ///    of key k0 + j + S (the same row of the next page, which the
+  ///    hardware prefetchers cannot guess: pages lie anywhere in the pool);
+  ///  - contiguous K/V, or longer pages: the K row kPrefetchBytes ahead
+  ///    (`v` is prefetched by rowwisePV, which reads it).
   /// One core's stream of rows otherwise leaves the memory idle between the
   /// hardware prefetcher's requests: 21% less time for a 1-thread f32 decode
   /// step, 40% for a paged one; hints into L1 gained nothing for contiguous
@@ -298,14 +297,17 @@ public:
                      const TileRows *v, Value j);
 
   /// Whether the row-wise kernels hint paged rows one page ahead, K and V
-  /// both while Q K^T runs: pages shorter than a key tile, or of a dynamic
-  /// size. Pages that hold whole key tiles are read as contiguous rows are
-  /// (K hinted by Q K^T, V by P V), which the hardware prefetchers help
-  /// within a page: a 1-thread f32 decode step over pages of 256 tokens
-  /// took 8.2-8.8 ms that way against 9.5-10.4 ms with next-page hints
-  /// (contiguous: 7.8-8.1 ms); over pages of 16 tokens, V hinted by P V
-  /// took 12-15 ms against 10-11 (Benchmarks.md).
+  /// both while Q K^T runs: pages shorter than kLongPageKeys, or of a
+  /// dynamic size. Longer pages are hinted as contiguous rows are (K by
+  /// Q K^T, V by P V; prefetchRow finds each key's page, so any tile size
+  /// works), which the hardware prefetchers help within a page. A 1-thread
+  /// f32 decode step (d 128) over pages of 256 keys took 8.2-8.8 ms that
+  /// way against 9.5-10.4 ms with next-page hints (contiguous: 7.8-8.1),
+  /// pages of 128 8.7-9.8 against 9.7-10.4; pages of 64 gained nothing
+  /// (9.7-12.0 against 9.6-10.6), and pages of 16 lost (V hinted by P V:
+  /// 12-15 ms against 10-11; Benchmarks.md). Measured on f32 rows only.
   bool hintsNextPage() const;
+  static constexpr int64_t kLongPageKeys = 128;
 
   /// How far ahead the row-wise kernels prefetch contiguous K/V rows, and
   /// how many 64-byte lines of a row they hint at most (rows of 1 KiB: an

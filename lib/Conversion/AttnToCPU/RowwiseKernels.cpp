@@ -10,8 +10,8 @@
 // with each V row chunk shared by a block of rows. K/V rows are read where
 // they are: in the tile, in their page of the pool, or raw in a quantized
 // cache (decoded in registers, scaled once per key). Rows ahead are
-// prefetched into L2: rows of pages shorter than a key tile from the next
-// page, contiguous rows (and pages that hold whole tiles) 8 KiB ahead.
+// prefetched into L2: rows of pages shorter than 128 keys from the next
+// page, contiguous rows (and longer pages) 8 KiB ahead.
 // Narrow P V passes over unquantized rows go over the keys in chunks.
 //
 //===----------------------------------------------------------------------===//
@@ -128,7 +128,8 @@ SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
 bool FusedLowering::hintsNextPage() const {
   if (!pageSize)
     return false;
-  return ShapedType::isDynamic(staticSize(pageSize)) || multiPageTiles();
+  int64_t s = staticSize(pageSize);
+  return ShapedType::isDynamic(s) || s < kLongPageKeys;
 }
 
 int64_t FusedLowering::prefetchDistance(const TileRows &rows) {
@@ -184,8 +185,8 @@ void FusedLowering::prefetchAhead(OpBuilder &b, Location loc, const TileRows &k,
                : std::min<int64_t>(kPrefetchLines,
                                    llvm::divideCeil(d, perLine));
   };
-  // Tiles of several pages: K and V of the next page's row; rows of one
-  // page or contiguous: K only (rowwisePV hints the V rows it reads).
+  // Short pages (hintsNextPage): K and V of the next page's row; long
+  // pages or contiguous rows: K only (rowwisePV hints the V rows it reads).
   bool nextPage = hintsNextPage();
   Value ahead = nextPage ? pageSize : m.c(prefetchDistance(k));
   for (const TileRows *rows : {&k, nextPage ? v : nullptr})
@@ -469,9 +470,9 @@ Value FusedLowering::rowwisePV(OpBuilder &b, Location loc, Value acc, Value p,
                       b3, l3, jLo, jHi, one, accs,
                       [&](OpBuilder &b4, Location l4, Value j, ValueRange a4) {
                         Value z = arith::ConstantIndexOp::create(b4, l4, 0);
-                        // Contiguous V (or a tile in one page): this
-                        // pass's columns of the row kPrefetchBytes ahead,
-                        // into L2 (prefetchAhead).
+                        // Contiguous V (or long pages): this pass's
+                        // columns of the row kPrefetchBytes ahead, into L2
+                        // (prefetchAhead).
                         if (paged && paged->kvLen && !hintsNextPage())
                           prefetchRow(b4, l4, *paged, j,
                                       IndexMath{b4, l4}.c(vAhead), e0, vLines);

@@ -329,7 +329,7 @@ KernelEmitter::emitKeyTileStep(const BlockState &blk, const SharedTiles &sh,
                                ArrayRef<Value> qFrag, ValueRange state, Value t,
                                Value cur, function_ref<Value(Value)> isFull) {
   const SharedLayout &layout = sh.layout;
-  const int64_t nf = rowFrags, nOut = dv / 8, oBase = 4 * nf;
+  const int64_t nf = rowFrags, nOut = dv / 8, oBase = keyLoopOBase();
   // S = Q K^T, tk/8 accumulator tiles of 16 x 8 per fragment ([f][n]).
   int64_t nS = tk / 8;
   SmallVector<Value> s(nf * nS, blk.zeroC);
@@ -519,7 +519,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
       b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
   blk.zeroC = zeroC;
   const int64_t nRows = 2 * nf, nOut = dv / 8;
-  const int64_t oBase = 2 * nRows, nState = oBase + nf * nOut;
+  const int64_t oBase = keyLoopOBase(), nState = oBase + nf * nOut;
   SmallVector<Value> init(nRows, ninf);
   init.append(nRows, cf(0.0));
   for (int64_t i = 0; i < nf * nOut; ++i)

@@ -235,6 +235,10 @@ private:
 
   void emitKernel(gpu::LaunchOp launch);
 
+  /// The key loop's state: m then l of each of the lane's 2 rowFrags rows,
+  /// then the O fragments ([f][dv / 8]) from index keyLoopOBase().
+  int64_t keyLoopOBase() const { return 4 * rowFrags; }
+
   /// What a block of the attention kernel holds while emitKernel builds it,
   /// for the steps of one key tile (KeyTile.cpp) and the epilogue
   /// (KernelEpilogue.cpp).

@@ -20,7 +20,7 @@ using namespace mlir::attn::gpu_codegen;
 using namespace mlir::attn::gpu_codegen::detail;
 
 void KernelEmitter::emitEpilogue(const BlockState &blk, ValueRange results) {
-  const int64_t nRows = 2 * rowFrags, nOut = dv / 8, oBase = 2 * nRows;
+  const int64_t nRows = 2 * rowFrags, nOut = dv / 8, oBase = keyLoopOBase();
   // The row max in the units of the logits (foldScale keeps it raw).
   auto rowMax = [&](int64_t fr) -> Value {
     Value m = results[fr];

@@ -47,8 +47,8 @@ func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xf32>, %v: te
   return %o : tensor<1x8x1x128xf32>
 }
 
-// Paged caches, AVX-512 (prefix PAGED). Pages of 16 keys, shorter than the
-// 128-key tile: the hardware prefetchers cannot follow the page table, so
+// Paged caches, AVX-512 (prefix PAGED). Pages of 16 keys, shorter than 128
+// keys: the hardware prefetchers cannot follow the page table, so
 // Q K^T hints the K and V rows of the same row of the next page (key + 16,
 // the page looked up in the table) and P V hints nothing.
 // PAGED-LABEL: func.func @paged16
@@ -68,10 +68,10 @@ func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xf32>, %v: te
 // PAGED-NOT: memref.prefetch
 // PAGED: vector.fma
 // PAGED-NOT: memref.prefetch
+// Pages of 256 keys (at least 128): the hints of a contiguous cache (K 16
+// keys ahead in Q K^T, V by each P V pass), the hardware prefetchers
+// following the rows within a page.
 // PAGED-LABEL: func.func @paged256
-// Pages of 256 keys hold whole tiles, whose rows are contiguous: the hints
-// of a contiguous cache (K 16 keys ahead in Q K^T, V by each P V pass), the
-// hardware prefetchers following the rows within a page.
 // PAGED: scf.for %[[J:.+]] = %c0 to %{{.+}} step %c1
 // PAGED: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c16 : index
 // PAGED-NEXT: %[[KEY:.+]] = arith.minsi %[[AHEAD]], %{{.+}} : index
@@ -81,7 +81,7 @@ func.func @decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x256x128xf32>, %v: te
 // PAGED-NOT: memref.prefetch
 // PAGED: scf.for %[[EV:.+]] = %c0 to %c128 step %c64
 // PAGED: scf.for %[[JV:.+]] = %c0 to %{{.+}} step %c1
-// PAGED: %[[VAHEAD:.+]] = arith.addi %{{.+}}, %c16 : index
+// PAGED: arith.addi %{{.+}}, %c16 : index
 // PAGED: %[[VB:.+]] = bufferization.to_buffer %arg2 read_only
 // PAGED-NEXT: memref.prefetch %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}, %[[EV]]], read, locality<1>, data
 // PAGED-COUNT-3: memref.prefetch %[[VB]]
