@@ -424,11 +424,13 @@ LogicalResult AttentionOp::verifyPaging(ArrayRef<int64_t> k,
     return emitOpError() << "k and v page pools must have the same number of "
                             "pages: k has "
                          << fmtSize(k[0]) << ", v has " << fmtSize(v[0]);
-  int64_t s = k[2] != kDyn ? k[2] : v[2];
-  if (s == kDyn)
+  // Both static: the schedule and the lowerings read the page size from K.
+  if (k[2] == kDyn || v[2] == kDyn)
     return emitOpError() << "paged k and v need a static page size (their "
                             "N dimension); got "
-                         << getKey().getType();
+                         << (k[2] == kDyn ? getKey().getType()
+                                          : getValue().getType());
+  int64_t s = k[2];
   if (s <= 0 || !compatible(k[2], v[2]))
     return emitOpError() << "paged k and v must have the same positive page "
                             "size: k has "

@@ -54,6 +54,27 @@ func.func @dynamic_page(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x?x8xf32>, %pt: 
 
 // -----
 
+// Both pools' page sizes must be static, not only one of them.
+func.func @dynamic_k_page(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x?x8xf32>, %vp: tensor<8x2x4x8xf32>, %pt: tensor<2x2xi32>, %len: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
+  // expected-error @+1 {{'attn.attention' op paged k and v need a static page size (their N dimension); got 'tensor<8x2x?x8xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x4x1x8xf32>) k(%kp : tensor<8x2x?x8xf32>)
+      v(%vp : tensor<8x2x4x8xf32>) page_table(%pt : tensor<2x2xi32>)
+      kv_len(%len : tensor<2xi32>) -> tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+func.func @dynamic_v_page(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x4x8xf32>, %vp: tensor<8x2x?x8xf32>, %pt: tensor<2x2xi32>, %len: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
+  // expected-error @+1 {{'attn.attention' op paged k and v need a static page size (their N dimension); got 'tensor<8x2x?x8xf32>'}}
+  %0 = attn.attention q(%q : tensor<2x4x1x8xf32>) k(%kp : tensor<8x2x4x8xf32>)
+      v(%vp : tensor<8x2x?x8xf32>) page_table(%pt : tensor<2x2xi32>)
+      kv_len(%len : tensor<2xi32>) -> tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
 func.func @page_sizes(%q: tensor<2x4x1x8xf32>, %kp: tensor<8x2x4x8xf32>, %vp: tensor<8x2x2x8xf32>, %pt: tensor<2x2xi32>, %len: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
   // expected-error @+1 {{'attn.attention' op paged k and v must have the same positive page size: k has 4, v has 2}}
   %0 = attn.attention q(%q : tensor<2x4x1x8xf32>) k(%kp : tensor<8x2x4x8xf32>)
