@@ -353,7 +353,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // A verified op lowers to linalg in every form.
   const int64_t tiles[] = {0, 1, 2, 3, 8, 16, 64, 0};
-  const int64_t splitCounts[] = {4, 1, 2, 3, 7, 64, 4, 4};
+  const int64_t splitCounts[] = {4, 1, 2, 3, 7, 64, -1, 4};
   for (AttentionForm form :
        {AttentionForm::Naive, AttentionForm::Fused, AttentionForm::Decode}) {
     OwningOpRef<ModuleOp> clone(cast<ModuleOp>((*module)->clone()));

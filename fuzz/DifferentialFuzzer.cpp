@@ -83,7 +83,7 @@ const std::optional<double> kScales[] = {std::nullopt, 0.5,  1.0,          2.0,
 const std::optional<double> kSoftcaps[] = {std::nullopt, 1.0, 2.5,  10.0, 30.0,
                                            std::nullopt, 0.5, 100.0};
 const int64_t kTiles[] = {0, 1, 2, 3, 4, 8, 16, 32, 0, 0, 5, 64};
-const int64_t kSplits[] = {4, 1, 2, 3, 7, 16, 4, 4};
+const int64_t kSplits[] = {4, 1, 2, 3, 7, 16, -1, 4};
 const double kAmplitudes[] = {1.0, 2.0, 4.0, 0.5, 8.0, 1.0, 1.0, 16.0};
 const unsigned kOptLevels[] = {3, 2, 0, 3, 1, 3, 3, 2};
 

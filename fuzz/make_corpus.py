@@ -167,7 +167,7 @@ def builder_seed(kind="attention", elt="f32", bnhd=False, B=1, Hkv=1, R=1,
         out.append(B_SCALES.index(softcap))
     out.append(1 if lse else 0)
     tile_table = [0, 1, 2, 3, 8, 16, 64, 0]
-    split_table = [4, 1, 2, 3, 7, 64, 4, 4]
+    split_table = [4, 1, 2, 3, 7, 64, -1, 4]
     for tq, tk, s in tiles:
         out += bytes([tile_table.index(tq), tile_table.index(tk),
                       split_table.index(s)])
@@ -243,7 +243,7 @@ D_WINDOWS = [None, 0, 1, 2, 3, 5, 8, 16, 2**61, MAX]
 D_SCALES = [None, 0.5, 1.0, 2.0, 0.125, 0.25, None, 4.0]
 D_SOFTCAPS = [None, 1.0, 2.5, 10.0, 30.0, None, 0.5, 100.0]
 D_TILES = [0, 1, 2, 3, 4, 8, 16, 32, 0, 0, 5, 64]
-D_SPLITS = [4, 1, 2, 3, 7, 16, 4, 4]
+D_SPLITS = [4, 1, 2, 3, 7, 16, -1, 4]
 D_OPT = [3, 2, 0, 3, 1, 3, 3, 2]
 D_AMP = [1.0, 2.0, 4.0, 0.5, 8.0, 1.0, 1.0, 16.0]
 FORMS = ["naive", "fused", "decode"]

@@ -123,7 +123,8 @@ typedef struct AttnCompileOptions {
                              call: decode up to max_decode_queries query rows,
                              fused beyond) */
   int64_t tile_q, tile_k; /* 0: the form's default */
-  int64_t splits;         /* decode form's KV chunks (default 4) */
+  int64_t splits;         /* decode form's KV chunks: -1 (default) chosen at
+                             run time from the threads, or a count >= 1 */
   bool parallel;          /* OpenMP threads (default true) */
   const char *target_cpu; /* null or "": the host */
   const char *target_features; /* null or "" */

@@ -191,10 +191,10 @@ bool convert(Context &ctx, const AttnCompileOptions *in,
     return false;
   }
   out.optLevel = in->opt_level;
-  if (in->tile_q < 0 || in->tile_k < 0 || in->splits < 1 ||
+  if (in->tile_q < 0 || in->tile_k < 0 || in->splits == 0 || in->splits < -1 ||
       in->max_decode_queries < 0) {
     ctx.error("tile_q, tile_k and max_decode_queries must be >= 0 and "
-              "splits >= 1");
+              "splits >= 1 or -1 (chosen at run time)");
     return false;
   }
   return true;

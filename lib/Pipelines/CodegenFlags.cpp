@@ -24,8 +24,10 @@ CpuCodegenFlags::CpuCodegenFlags(cl::OptionCategory &category)
             cl::init(0), cl::cat(category)),
       tileK("tile-k", cl::desc("Keys per tile (0: the form's choice)"),
             cl::init(0), cl::cat(category)),
-      splits("splits", cl::desc("KV chunks of the decode form"), cl::init(4),
-             cl::cat(category)),
+      splits("splits",
+             cl::desc("KV chunks of the decode form (-1: chosen at run "
+                      "time, from the threads the grid gets)"),
+             cl::init(-1), cl::cat(category)),
       maxDecodeQueries("max-decode-queries",
                        cl::desc("--form=auto: the longest query length that "
                                 "runs the split-KV form"),
@@ -84,6 +86,9 @@ llvm::Error CpuCodegenFlags::apply(CpuCodegenOptions &options) const {
     return flagError("-O" + llvm::Twine(optLevel) + ": expected 0 to 3");
   options.tileQ = tileQ;
   options.tileK = tileK;
+  if (splits == 0 || splits < -1)
+    return flagError("--splits=" + llvm::Twine(splits) +
+                     ": expected a positive count or -1 (chosen at run time)");
   options.splits = splits;
   if (maxDecodeQueries < 0)
     return flagError("--max-decode-queries=" + llvm::Twine(maxDecodeQueries) +

@@ -193,13 +193,11 @@ void mlir::attn::buildAttnCpuPipeline(OpPassManager &pm,
 
   // Loops. The scf.forall over (batch, head group, query tile) becomes an
   // OpenMP parallel loop, or a sequential loop nest.
-  if (opts.parallel) {
-    AttnForallToParallelOrSequentialOptions grid;
-    grid.minParallelWork = opts.minParallelWork;
-    pm.addPass(createAttnForallToParallelOrSequential(grid));
-  } else {
-    pm.addPass(createForallToForLoopPass());
-  }
+  // (attn.grid_threads, the threads a grid will get, goes with them.)
+  AttnForallToParallelOrSequentialOptions grid;
+  grid.minParallelWork = opts.minParallelWork;
+  grid.parallel = opts.parallel;
+  pm.addPass(createAttnForallToParallelOrSequential(grid));
   // bf16 tile products of the fused form on AMX tiles (the generics left
   // unmarked or on the fallback path become loops below).
   pm.addPass(createAttnLowerAmxTileMatmuls());

@@ -112,34 +112,38 @@ struct AttnForallToParallelOrSequentialPass
   using Base::Base;
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SymbolTableCollection tables;
+    if (failed(lowerGridThreads(rewriter, tables)))
+      return signalPassFailure();
     SmallVector<scf::ForallOp> outer;
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
       outer.push_back(forall);
       return WalkResult::skip(); // nested foralls go with their root
     });
-    IRRewriter rewriter(&getContext());
-    SymbolTableCollection tables;
-    for (scf::ForallOp forall : outer) {
+    for (scf::ForallOp forall : outer)
       if (forall->getNumResults() != 0) {
         forall.emitOpError("with results cannot become a parallel loop");
         return signalPassFailure();
       }
+    if (!parallel) {
+      // A serial build: loop nests only, nested grids first (the markers go
+      // with canonicalization).
+      SmallVector<scf::ForallOp> all;
+      getOperation()->walk(
+          [&](scf::ForallOp forall) { all.push_back(forall); });
+      for (scf::ForallOp forall : all)
+        if (failed(scf::forallToForLoop(rewriter, forall))) {
+          forall.emitOpError("cannot be converted to a loop nest");
+          return signalPassFailure();
+        }
+      return;
+    }
+    for (scf::ForallOp forall : outer) {
+      SymbolTable *symbols = symbolsFor(forall, tables);
+      if (!symbols)
+        return signalPassFailure();
       auto parentFn = forall->getParentOfType<func::FuncOp>();
-      Operation *tableOp =
-          parentFn ? SymbolTable::getNearestSymbolTable(parentFn) : nullptr;
-      if (!tableOp) {
-        forall.emitOpError("outside a func.func in a symbol table cannot be "
-                           "outlined");
-        return signalPassFailure();
-      }
-      SymbolTable &symbols = tables.getSymbolTable(tableOp);
-      func::FuncOp maxThreads = declareOmpQuery(rewriter, symbols, kMaxThreads);
-      func::FuncOp activeLevel =
-          declareOmpQuery(rewriter, symbols, kActiveLevel);
-      func::FuncOp maxActiveLevels =
-          declareOmpQuery(rewriter, symbols, kMaxActiveLevels);
-      if (!maxThreads || !activeLevel || !maxActiveLevels)
-        return signalPassFailure();
       // The grid's work (its own attn.grid_work; those of nested grids mean
       // nothing once they are loop nests).
       Value work;
@@ -150,46 +154,22 @@ struct AttnForallToParallelOrSequentialPass
           work = w.getWork();
         rewriter.eraseOp(w);
       }
-      if (failed(outlineBody(rewriter, forall, symbols,
+      if (failed(outlineBody(rewriter, forall, *symbols,
                              ("__attn_grid_" + parentFn.getSymName()).str())))
         return signalPassFailure();
-      Location loc = forall.getLoc();
       rewriter.setInsertionPoint(forall);
-      auto query = [&](func::FuncOp fn) {
-        return func::CallOp::create(rewriter, loc, fn, ValueRange{})
-            .getResult(0);
-      };
-      Value threads = query(maxThreads);
-      Value one =
-          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
-      Value several = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::sgt, threads, one);
-      // Inside an OpenMP region that may not nest another active one (the
-      // caller's own parallel loop, at OpenMP's default of one active
-      // level), a parallel region would run serialized on this thread: the
-      // loop nest does the same without entering the runtime.
-      // (Two statements: the calls' order in the IR is fixed.)
-      Value level = query(activeLevel);
-      Value maxLevels = query(maxActiveLevels);
-      Value nestable = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::slt, level, maxLevels);
-      several = arith::AndIOp::create(rewriter, loc, several, nestable);
-      // (A threshold of 0 or less lets every call with threads through.)
-      if (work && minParallelWork > 0) {
-        Value least =
-            arith::ConstantIndexOp::create(rewriter, loc, minParallelWork);
-        Value enough = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::sge, work, least);
-        several = arith::AndIOp::create(rewriter, loc, several, enough);
-      }
-      auto branch = scf::IfOp::create(rewriter, loc, TypeRange{}, several,
-                                      /*withElseRegion=*/true);
+      Value several;
+      if (failed(buildParallelChoice(rewriter, forall.getLoc(), *symbols, work,
+                                     several)))
+        return signalPassFailure();
+      auto branch = scf::IfOp::create(rewriter, forall.getLoc(), TypeRange{},
+                                      several, /*withElseRegion=*/true);
       // The parallel copy in `then`, the original (serial) in `else`.
       rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
-      auto parallel = cast<scf::ForallOp>(rewriter.clone(*forall));
+      auto parallelLoop = cast<scf::ForallOp>(rewriter.clone(*forall));
       rewriter.moveOpBefore(forall, branch.elseBlock()->getTerminator());
-      if (failed(scf::forallToParallelLoop(rewriter, parallel))) {
-        parallel.emitOpError("cannot be converted to a parallel loop");
+      if (failed(scf::forallToParallelLoop(rewriter, parallelLoop))) {
+        parallelLoop.emitOpError("cannot be converted to a parallel loop");
         return signalPassFailure();
       }
       if (failed(scf::forallToForLoop(rewriter, forall))) {
@@ -197,6 +177,92 @@ struct AttnForallToParallelOrSequentialPass
         return signalPassFailure();
       }
     }
+  }
+
+  /// The symbol table the grid `op` (or an op before one) is outlined into
+  /// and whose OpenMP declarations it calls; null after an error.
+  static SymbolTable *symbolsFor(Operation *op, SymbolTableCollection &tables) {
+    auto parentFn = op->getParentOfType<func::FuncOp>();
+    Operation *tableOp =
+        parentFn ? SymbolTable::getNearestSymbolTable(parentFn) : nullptr;
+    if (!tableOp) {
+      op->emitOpError("outside a func.func in a symbol table cannot be "
+                      "outlined");
+      return nullptr;
+    }
+    return &tables.getSymbolTable(tableOp);
+  }
+
+  /// At the rewriter's insertion point: `several` (i1), whether a grid of
+  /// `work` multiply-adds (null: unknown) runs on several threads here, and
+  /// `threads` (i32), omp_get_max_threads().
+  LogicalResult buildParallelChoice(RewriterBase &rewriter, Location loc,
+                                    SymbolTable &symbols, Value work,
+                                    Value &several, Value *threads = nullptr) {
+    func::FuncOp maxThreads = declareOmpQuery(rewriter, symbols, kMaxThreads);
+    func::FuncOp activeLevel = declareOmpQuery(rewriter, symbols, kActiveLevel);
+    func::FuncOp maxActiveLevels =
+        declareOmpQuery(rewriter, symbols, kMaxActiveLevels);
+    if (!maxThreads || !activeLevel || !maxActiveLevels)
+      return failure();
+    auto query = [&](func::FuncOp fn) {
+      return func::CallOp::create(rewriter, loc, fn, ValueRange{}).getResult(0);
+    };
+    Value count = query(maxThreads);
+    if (threads)
+      *threads = count;
+    Value one =
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 1);
+    several = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                    count, one);
+    // Inside an OpenMP region that may not nest another active one (the
+    // caller's own parallel loop, at OpenMP's default of one active
+    // level), a parallel region would run serialized on this thread: the
+    // loop nest does the same without entering the runtime.
+    // (Two statements: the calls' order in the IR is fixed.)
+    Value level = query(activeLevel);
+    Value maxLevels = query(maxActiveLevels);
+    Value nestable = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, level, maxLevels);
+    several = arith::AndIOp::create(rewriter, loc, several, nestable);
+    // (A threshold of 0 or less lets every call with threads through.)
+    if (work && minParallelWork > 0) {
+      Value least =
+          arith::ConstantIndexOp::create(rewriter, loc, minParallelWork);
+      Value enough = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, work, least);
+      several = arith::AndIOp::create(rewriter, loc, several, enough);
+    }
+    return success();
+  }
+
+  /// Replaces each attn.grid_threads by the threads its grid will get: 1 in
+  /// a serial build or inside another grid (nested grids become loop
+  /// nests), else omp_get_max_threads() where the grid's choice (the same
+  /// as buildParallelChoice makes for the grid) is parallel, 1 where not.
+  LogicalResult lowerGridThreads(IRRewriter &rewriter,
+                                 SymbolTableCollection &tables) {
+    SmallVector<attn::GridThreadsOp> ops;
+    getOperation()->walk([&](attn::GridThreadsOp op) { ops.push_back(op); });
+    for (attn::GridThreadsOp op : ops) {
+      Location loc = op.getLoc();
+      rewriter.setInsertionPoint(op);
+      if (!parallel || op->getParentOfType<scf::ForallOp>()) {
+        rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(op, 1);
+        continue;
+      }
+      SymbolTable *symbols = symbolsFor(op, tables);
+      Value several, threads;
+      if (!symbols ||
+          failed(buildParallelChoice(rewriter, loc, *symbols, op.getWork(),
+                                     several, &threads)))
+        return failure();
+      Value count = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(), threads);
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      rewriter.replaceOpWithNewOp<arith::SelectOp>(op, several, count, one);
+    }
+    return success();
   }
 
   /// The OpenMP runtime's `i32 name()` (omp_get_max_threads and kin) in

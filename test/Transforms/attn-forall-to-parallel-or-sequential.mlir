@@ -144,6 +144,49 @@ func.func @worked(%m: memref<4x4xf32>, %x: f32, %w0: index, %w1: index) {
 
 // -----
 
+// attn.grid_threads %w before a grid: the threads a grid of %w
+// multiply-adds gets, the same choice as the grid's own (threads, a region
+// that may open, the work threshold) as a value: omp_get_max_threads() or
+// 1. Inside another grid (a loop nest once outlined) it is 1.
+
+// CHECK-LABEL: func.func private @__attn_grid_threads(
+// CHECK-NOT: attn.grid_threads
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ONE]]
+// CHECK-LABEL: func.func @threads(
+// CHECK-SAME: %{{.*}}: memref<?xindex>, %[[W:.*]]: index)
+// CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[MANY:.*]] = arith.cmpi sgt, %[[T]], %{{.*}} : i32
+// CHECK: %[[NESTABLE:.*]] = arith.cmpi slt
+// CHECK: %[[SEVERAL:.*]] = arith.andi %[[MANY]], %[[NESTABLE]] : i1
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi sge, %[[W]], %{{.*}} : index
+// CHECK: %[[BOTH:.*]] = arith.andi %[[SEVERAL]], %[[ENOUGH]] : i1
+// CHECK: %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[N:.*]] = arith.select %[[BOTH]], %[[TI]], %[[C1]] : index
+// CHECK: scf.if
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]])
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
+// MIN-LABEL: func.func @threads(
+// MIN: %[[ENOUGH:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// ZERO-LABEL: func.func @threads(
+// ZERO-NOT: arith.cmpi sge
+// ZERO: arith.select
+func.func @threads(%m: memref<?xindex>, %w: index) {
+  %n = attn.grid_threads %w
+  scf.forall (%i) in (%n) {
+    attn.grid_work %w
+    %inner = attn.grid_threads %w
+    scf.forall (%j) in (%inner) {
+      memref.store %n, %m[%i] : memref<?xindex>
+    }
+  }
+  return
+}
+
+// -----
+
 // No grid, nothing declared.
 
 // CHECK-LABEL: func.func @none

@@ -173,6 +173,12 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
     Meant for `Nq` small (1 is the main case) against a KV cache whose valid
     length is `kv_len` with `causal(bottom_right)`, but correct for any spec.
 
+    `splits=-1` (the default) chooses the count at run time: an
+    `attn.grid_threads` of the grid's work gives the threads the grid gets
+    (see `attn-forall-to-parallel-or-sequential`); 1 thread gets 1 chunk,
+    T threads `ceil(2 T / items)` for items = B x Hkv x query tiles, at
+    most one per key tile of the cache.
+
     Example: `--convert-attn-to-split-kv="splits=4"` on a decode step
     `q : tensor<8x32x1x128xf32>`, `k : tensor<8x8x4096x128xf32>` gives an
     `scf.forall` over `(8, 8, 1, 4)` and three merge `linalg.generic`s.
@@ -182,7 +188,9 @@ def ConvertAttnToSplitKv : Pass<"convert-attn-to-split-kv"> {
            "Query rows per tile (0: the default, 16)">,
     Option<"tileK", "tile-k", "int64_t", "0",
            "Keys per tile (0: the default, 128)">,
-    Option<"splits", "splits", "int64_t", "4", "Number of KV chunks">,
+    Option<"splits", "splits", "int64_t", "-1",
+           "Number of KV chunks (-1: chosen at run time, from the threads "
+           "the grid gets)">,
     Option<"instrumentTiles", "instrument-tiles", "bool", "false",
            "Call attn_tile_visit for every computed key tile of every split">,
     Option<"targetCpu", "target-cpu", "std::string", "\"\"",

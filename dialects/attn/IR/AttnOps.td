@@ -596,4 +596,36 @@ def Attn_GridWorkOp : Attn_Op<"grid_work",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// GridThreadsOp
+//===----------------------------------------------------------------------===//
+
+def Attn_GridThreadsOp : Attn_Op<"grid_threads", [Pure]> {
+  let summary = "the threads a grid of the given work would run on";
+  let description = [{
+    Placed by the CPU lowerings before a kernel's grid (an `scf.forall`
+    whose `attn.grid_work` is `work`) where the grid's shape depends on the
+    threads that will run it: the decode form chooses its number of
+    split-KV chunks from it at run time (`splits=-1`).
+
+    `attn-forall-to-parallel-or-sequential` replaces it by the thread count
+    the grid gets: `omp_get_max_threads()` where the grid runs in parallel
+    (several threads, a parallel region may open here, and `work` is at
+    least `min-parallel-work`), 1 where it runs on the calling thread
+    (inside another grid, in a serial build, or below the threshold).
+
+    ```mlir
+    %threads = attn.grid_threads %work
+    %splits = ... // from %threads and the grid's other dimensions
+    scf.forall (%b, %g, %t, %s) in (%nb, %ng, %nt, %splits) ... {
+      attn.grid_work %work
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$work);
+  let results = (outs Index:$threads);
+  let assemblyFormat = "$work attr-dict";
+}
+
 #endif // ATTN_IR_ATTNOPS_TD

@@ -298,6 +298,13 @@ def AttnForallToParallelOrSequential
     function). A forall with results, or one outside a `func.func`, is an
     error.
 
+    Each `attn.grid_threads %w` (placed before a grid whose shape depends
+    on its threads, the decode form's split count) becomes the same choice
+    as a value: `omp_get_max_threads()` where a grid of `%w` multiply-adds
+    would run in parallel, 1 where not; 1 inside another grid. With
+    `parallel=false` (a serial build) every grid becomes a loop nest and
+    every `attn.grid_threads` 1, and no OpenMP function is called.
+
     Example:
 
     ```mlir
@@ -333,7 +340,10 @@ def AttnForallToParallelOrSequential
     Option<"minParallelWork", "min-parallel-work", "int64_t",
            /*default=*/"int64_t(1) << 19",
            "Multiply-adds (attn.grid_work) below which a grid runs on one "
-           "thread (0 or less: none)">
+           "thread (0 or less: none)">,
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "false: every grid becomes a loop nest and attn.grid_threads 1, "
+           "with no OpenMP calls (a serial build)">
   ];
 }
 

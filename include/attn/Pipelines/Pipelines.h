@@ -57,8 +57,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Keys per tile (fused, decode; 0 = default)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> splits{
-      *this, "splits", llvm::cl::desc("KV chunks of the decode form"),
-      llvm::cl::init(4)};
+      *this, "splits",
+      llvm::cl::desc("KV chunks of the decode form (-1: chosen at run "
+                     "time, from the threads the grid gets)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<std::string> targetCpu{
       *this, "target-cpu",
       llvm::cl::desc("LLVM CPU name to generate code for (znver3, haswell, "
@@ -129,7 +131,7 @@ struct CpuCodegenOptions {
   /// Query rows and keys per tile (0: the lowering chooses; what it chose
   /// is recorded on the function, attn/Schedule/LoweringChoice.h), and the
   /// key splits of the decode form.
-  int64_t tileQ = 0, tileK = 0, splits = 4;
+  int64_t tileQ = 0, tileK = 0, splits = -1;
   /// Form auto: calls with at most this many query rows run the split-KV
   /// form, longer ones the fused form.
   int64_t maxDecodeQueries = 16;

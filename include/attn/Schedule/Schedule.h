@@ -55,7 +55,9 @@ struct ScheduleSpec {
   std::optional<int64_t> windowLeft, windowRight;
   TileSizes tiles = {64, 64};
   /// 0 for the fused form; the number of key-tile chunks of the split-KV
-  /// decode form otherwise.
+  /// decode form otherwise, or -1 where the lowering chooses it at run time
+  /// (from the threads that run the grid; the host-side Schedule below
+  /// evaluates a fixed count only).
   int64_t splits = 0;
 
   static ScheduleSpec forOp(AttentionOp op, TileSizes tiles,

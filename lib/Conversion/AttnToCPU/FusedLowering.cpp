@@ -267,14 +267,15 @@ FusedLowering::QueryTile FusedLowering::queryTileAt(OpBuilder &b, Location loc,
 
 FusedLowering::State FusedLowering::computeQueryTile(OpBuilder &b, Location loc,
                                                      const QueryTile &tile,
-                                                     Value split) {
+                                                     Value split,
+                                                     Value numSplits) {
   // The key tiles this query tile reads, and this split's even chunk of
   // them.
   auto rules = rulesAt(b, loc);
   auto [lo, hi] = rules->readableKeys(tile.q0, tile.qs, tile.kvLen, nq);
   auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
   if (split)
-    std::tie(ktLo, ktHi) = rules->splitTiles(ktLo, ktHi, split);
+    std::tie(ktLo, ktHi) = rules->splitTiles(ktLo, ktHi, split, numSplits);
   State st = initState(b, loc, tile.qs);
   return walkKeyTiles(b, loc, tile, ktLo, ktHi, st);
 }
@@ -297,24 +298,39 @@ Value FusedLowering::densePairs(OpBuilder &b, Location loc) {
   return m.mul(nq, keys);
 }
 
-void FusedLowering::markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid,
-                                 Value pairs) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(grid);
+Value FusedLowering::gridWork(OpBuilder &b, Location loc, Value pairs) {
   IndexMath m{b, loc};
-  Value work = m.mul(pairs, m.mul(hq, m.add(dqk, dv)));
+  return m.mul(pairs, m.mul(hq, m.add(dqk, dv)));
+}
+
+void FusedLowering::markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid,
+                                 Value work) {
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
   GridWorkOp::create(b, loc, work);
+}
+
+Value FusedLowering::numSplitsFor(OpBuilder &b, Location loc, Value items,
+                                  Value work) {
+  IndexMath m{b, loc};
+  if (schedule.splits > 0)
+    return m.c(schedule.splits);
+  Value threads = GridThreadsOp::create(b, loc, b.getIndexType(), work);
+  Value one = m.c(1);
+  Value want =
+      m.ceilDiv(m.mul(threads, m.c(kSplitItemsPerThread)), m.max(items, one));
+  Value keyTiles = m.max(m.ceilDiv(nk, m.c(schedule.tiles.k)), one);
+  return m.select(m.slt(one, threads), m.min(want, keyTiles), one);
 }
 
 SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {
   // The grid: one work item per (batch, K/V head, query tile).
   SmallVector<OpFoldResult> ubs = {batch, hkv,
                                    rulesAt(b, loc)->numQueryTiles(nq)};
-  Value pairs = densePairs(b, loc);
+  Value work = gridWork(b, loc, densePairs(b, loc));
   auto forall =
       scf::ForallOp::create(b, loc, ubs, destinations(b, loc), std::nullopt);
-  markGridWork(b, loc, forall, pairs);
+  markGridWork(b, loc, forall, work);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   IndexMath m{b, loc};

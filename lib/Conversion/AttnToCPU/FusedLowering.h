@@ -743,11 +743,21 @@ public:
   SmallVector<Value> castResults(OpBuilder &b, Location loc,
                                  ValueRange results);
 
-  /// States the grid's work for the thread choice (attn.grid_work at the
-  /// start of `grid`'s body): Hq (Dqk + Dv) multiply-adds per (query, key)
-  /// pair of one head, `pairs` of them (defined before `grid`).
-  void markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid,
-                    Value pairs);
+  /// The grid's work for the thread choice: Hq (Dqk + Dv) multiply-adds
+  /// per (query, key) pair of one head, `pairs` of them.
+  Value gridWork(OpBuilder &b, Location loc, Value pairs);
+  /// States `work` (gridWork, defined before `grid`) at the start of
+  /// `grid`'s body (attn.grid_work).
+  void markGridWork(OpBuilder &b, Location loc, scf::ForallOp grid, Value work);
+  /// The decode form's number of split-KV chunks for a grid of `items`
+  /// (batch, K/V head, query tile) work items and `work` multiply-adds:
+  /// `schedule.splits` where it is positive; otherwise (-1) chosen at run
+  /// time from the threads the grid gets (attn.grid_threads): 1 on one
+  /// thread (the splits would only add merges), else enough chunks for
+  /// kSplitItemsPerThread items per thread (at least 1, at most one per
+  /// key tile of the cache).
+  Value numSplitsFor(OpBuilder &b, Location loc, Value items, Value work);
+  static constexpr int64_t kSplitItemsPerThread = 2;
   /// The (query, key) pairs of one head over the batch: Nq times each
   /// entry's keys (Nk, or its kv_len), an upper bound (masks ignored).
   Value densePairs(OpBuilder &b, Location loc);
@@ -766,11 +776,11 @@ public:
                                  Value pacc);
 
   /// The part of one work item both forms share: the key tiles that `tile`'s
-  /// rows read (split `split` of them in the decode form, or all when
-  /// `split` is null), walked from a fresh state; none when the tile has
-  /// no rows.
+  /// rows read (chunk `split` of `numSplits` in the decode form, or all
+  /// when `split` is null), walked from a fresh state; none when the tile
+  /// has no rows.
   State computeQueryTile(OpBuilder &b, Location loc, const QueryTile &tile,
-                         Value split);
+                         Value split = Value(), Value numSplits = Value());
 };
 
 /// A ragged `op` in the fused form (`schedule.splits` == 0) or the decode

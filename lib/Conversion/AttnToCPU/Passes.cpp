@@ -65,7 +65,7 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     // An op attn-select-form meant for the other form is left to it.
-    StringRef form = opts.splits > 0 ? "decode" : "fused";
+    StringRef form = opts.splits != 0 ? "decode" : "fused";
     auto mark = op->getAttrOfType<DictionaryAttr>(kFormAttr);
     auto markedForm = mark ? mark.getAs<StringAttr>("form") : StringAttr();
     if (markedForm && markedForm.getValue() != form)
@@ -77,7 +77,7 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
       emitRuntimeShapeChecks(rewriter, op.getLoc(), op);
     SmallVector<Value> results = buildGuardedOrZeros(
         rewriter, op.getLoc(), op, [&](OpBuilder &, Location) {
-          TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits > 0,
+          TileSizes tiles = chooseTileSizes(op, opts.target, opts.splits != 0,
                                             opts.tileQ, opts.tileK);
           ScheduleSpec schedule = ScheduleSpec::forOp(op, tiles, opts.splits);
           VectorShape shape =
@@ -110,8 +110,8 @@ struct LowerAttentionFused : public OpRewritePattern<AttentionOp> {
                                  opts.instrument);
           choice.bf16Products = lowering.bf16Products();
           recordLoweringChoice(op, choice);
-          return opts.splits > 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
-                                 : lowering.buildFused(rewriter, op.getLoc());
+          return opts.splits != 0 ? lowering.buildSplitKv(rewriter, op.getLoc())
+                                  : lowering.buildFused(rewriter, op.getLoc());
         });
     rewriter.replaceOp(op, results);
     return success();
@@ -175,8 +175,9 @@ struct ConvertAttnToSplitKvPass
     : public attn::impl::ConvertAttnToSplitKvBase<ConvertAttnToSplitKvPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (splits <= 0) {
-      getOperation()->emitError("attn: splits must be positive; got ")
+    if (splits == 0 || splits < -1) {
+      getOperation()->emitError(
+          "attn: splits must be positive, or -1 (chosen at run time); got ")
           << static_cast<int64_t>(splits);
       return signalPassFailure();
     }

@@ -82,7 +82,7 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
     const VectorShape &shape, bool instrument, std::string &bf16Products) {
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  bool decode = schedule.splits > 0;
+  bool decode = schedule.splits != 0;
   // The packed op's sizes: B = 1, Nq = the packed query tokens.
   FusedLowering packed(op, b, schedule, shape, instrument);
   bf16Products = packed.bf16Products();
@@ -92,7 +92,12 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
              im.c(1));
   Value tiles =
       packed.rulesAt(b, loc)->numQueryTiles(longestSequence(b, loc, op, seqs));
-  Value numSplits = im.c(schedule.splits);
+  Value work =
+      packed.gridWork(b, loc, raggedPairs(b, loc, op, seqs, packed.nk));
+  Value numSplits =
+      decode ? packed.numSplitsFor(
+                   b, loc, im.mul(im.mul(seqs, packed.hkv), tiles), work)
+             : Value();
   double negInf = -std::numeric_limits<double>::infinity();
 
   // The shared results: out and lse of the packed rows, or the decode
@@ -116,9 +121,8 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
   SmallVector<OpFoldResult> ubs = {seqs, packed.hkv, tiles};
   if (decode)
     ubs.push_back(numSplits);
-  Value pairs = raggedPairs(b, loc, op, seqs, packed.nk);
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
-  packed.markGridWork(b, loc, forall, pairs);
+  packed.markGridWork(b, loc, forall, work);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());
@@ -164,14 +168,16 @@ SmallVector<Value> mlir::attn::cpu::buildRaggedWorkList(
           [&](OpBuilder &tb, Location tl) {
             FusedLowering::QueryTile one = tile;
             one.qs = arith::ConstantIndexOp::create(tb, tl, 1);
-            yieldState(tb, tl, seq.computeQueryTile(tb, tl, one, split));
+            yieldState(tb, tl,
+                       seq.computeQueryTile(tb, tl, one, split, numSplits));
           },
           [&](OpBuilder &eb, Location el) {
-            yieldState(eb, el, seq.computeQueryTile(eb, el, tile, split));
+            yieldState(eb, el,
+                       seq.computeQueryTile(eb, el, tile, split, numSplits));
           });
       st = {ifOp.getResult(0), ifOp.getResult(1), ifOp.getResult(2)};
     } else {
-      st = seq.computeQueryTile(b, loc, tile, split);
+      st = seq.computeQueryTile(b, loc, tile, split, numSplits);
     }
     // The tile's place in the packed rows.
     Value row = m.add(seqRow, tile.q0);

@@ -13,7 +13,9 @@ using namespace mlir::attn::cpu;
 SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
   IndexMath im{b, loc};
   Value numQTiles = rulesAt(b, loc)->numQueryTiles(nq);
-  Value numSplits = im.c(schedule.splits);
+  Value work = gridWork(b, loc, densePairs(b, loc));
+  Value numSplits =
+      numSplitsFor(b, loc, im.mul(im.mul(batch, hkv), numQTiles), work);
   // Partial states, one slot per split: m, l [B, Hkv, S, R, Nq] and
   // acc [B, Hkv, S, R, Nq, Dv] (f32).
   SmallVector<OpFoldResult> rowShape = {batch, hkv, numSplits, groups, nq};
@@ -23,16 +25,15 @@ SmallVector<Value> FusedLowering::buildSplitKv(OpBuilder &b, Location loc) {
                               tensor::EmptyOp::create(b, loc, accShape, f32)};
   // The grid: (batch, K/V head, query tile, split).
   SmallVector<OpFoldResult> ubs = {batch, hkv, numQTiles, numSplits};
-  Value pairs = densePairs(b, loc);
   auto forall = scf::ForallOp::create(b, loc, ubs, dests, std::nullopt);
-  markGridWork(b, loc, forall, pairs);
+  markGridWork(b, loc, forall, work);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());
     QueryTile tile = queryTileAt(b, loc, forall.getInductionVars());
     Value bIdx = tile.b, gIdx = tile.g, q0 = tile.q0, qs = tile.qs;
     Value sIdx = forall.getInductionVar(3);
-    State st = computeQueryTile(b, loc, tile, sIdx);
+    State st = computeQueryTile(b, loc, tile, sIdx, numSplits);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> off = {bIdx, gIdx, sIdx, zero, q0};

@@ -264,6 +264,12 @@ static void testCompile(AttnContext ctx, AttnModule module,
   expectCompileError(ctx, module, &opts, AttnOutputObject,
                      "max_decode_queries must be >= 0");
   attnCompileOptionsInit(&opts);
+  CHECK(opts.splits == -1, "splits default %lld", (long long)opts.splits);
+  opts.form = "decode";
+  opts.splits = 0;
+  expectCompileError(ctx, module, &opts, AttnOutputObject,
+                     "splits >= 1 or -1 (chosen at run time)");
+  attnCompileOptionsInit(&opts);
   opts.opt_level = 9;
   CHECK(attnLogicalResultIsFailure(
             attnCompile(module, &opts, AttnOutputObject, append, &b)),

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --convert-attn-to-split-kv="splits=4" --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-split-kv --canonicalize --cse | FileCheck %s --check-prefix=AUTO
 
 // Decode: one new token (Nq = 1) against a KV cache of capacity 4096 with
 // per-batch valid length kv_len, bottom-right aligned. The readable key tiles
@@ -27,6 +28,23 @@
 // CHECK: linalg.generic {{.*}} ins(%[[P]]#0, %[[P]]#2
 // CHECK: math.exp
 // CHECK: arith.divf
+// splits=-1 (the default): the count is chosen at run time from the
+// threads the grid gets (attn.grid_threads of the grid's work): 1 on one
+// thread, else ceil(2 threads / 64 items), at most the cache's 32 key tiles.
+// AUTO-LABEL: func.func @decode
+// AUTO: %[[WORK:.+]] = arith.muli %{{.+}}, %c8192 : index
+// AUTO: %[[T:.+]] = attn.grid_threads %[[WORK]]
+// AUTO: %[[T2:.+]] = arith.muli %[[T]], %c2 : index
+// AUTO: %[[WANT:.+]] = arith.ceildivsi %[[T2]], %c64 : index
+// AUTO: %[[CAP:.+]] = arith.minsi %[[WANT]], %c32 : index
+// AUTO: %[[MANY:.+]] = arith.cmpi sgt, %[[T]], %c1 : index
+// AUTO: %[[N:.+]] = arith.select %[[MANY]], %[[CAP]], %c1 : index
+// AUTO: %[[P:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (8, 8, %[[N]])
+// AUTO-SAME: -> (tensor<8x8x?x4x1xf32>, tensor<8x8x?x4x1xf32>, tensor<8x8x?x4x1x128xf32>)
+// AUTO-NEXT: attn.grid_work %[[WORK]]
+// The chunk of split s: ceil(tiles / N) tiles each.
+// AUTO: arith.ceildivsi %{{.+}}, %[[N]]
+// AUTO: scf.forall.in_parallel
 func.func @decode(%q: tensor<8x32x1x128xf32>, %k: tensor<8x8x4096x128xf32>,
                   %v: tensor<8x8x4096x128xf32>, %len: tensor<8xi32>)
     -> tensor<8x32x1x128xf32> {

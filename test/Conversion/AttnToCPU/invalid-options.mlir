@@ -3,6 +3,7 @@
 // RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-q=-1" 2>&1 | FileCheck %s --check-prefix=TQ
 // RUN: not attn-opt %s --convert-attn-to-fused-loops="tile-k=-8" 2>&1 | FileCheck %s --check-prefix=TK
 // RUN: not attn-opt %s --convert-attn-to-split-kv="splits=0" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not attn-opt %s --convert-attn-to-split-kv="splits=-2" 2>&1 | FileCheck %s --check-prefix=SPLITS2
 // RUN: not attn-opt %s --convert-attn-to-split-kv="tile-q=-2" 2>&1 | FileCheck %s --check-prefix=DTQ
 // tile-q = tile-k = 0 means "chosen from the shape" (attn::chooseTileSizes).
 // (The target is named, so the choice does not depend on this host's cores
@@ -14,7 +15,8 @@
 
 // TQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -1, tile-k = 0
 // TK: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = 0, tile-k = -8
-// SPLITS: error: attn: splits must be positive; got 0
+// SPLITS: error: attn: splits must be positive, or -1 (chosen at run time); got 0
+// SPLITS2: error: attn: splits must be positive, or -1 (chosen at run time); got -2
 // DTQ: error: attn: tile sizes must be positive (or 0 for the default); got tile-q = -2, tile-k = 0
 // CPU: error: attn: unknown target CPU 'bogus'
 // FEATURE: error: attn: unknown target feature '+nosuchfeature'
