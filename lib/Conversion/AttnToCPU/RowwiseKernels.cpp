@@ -126,10 +126,8 @@ SmallVector<Value> FusedLowering::horizontalSums(OpBuilder &b, Location loc,
 }
 
 bool FusedLowering::hintsNextPage() const {
-  if (!pageSize)
-    return false;
-  int64_t s = staticSize(pageSize);
-  return ShapedType::isDynamic(s) || s < kLongPageKeys;
+  // (The verifier makes paged pools' page size static.)
+  return pageSize && staticSize(pageSize) < kLongPageKeys;
 }
 
 int64_t FusedLowering::prefetchDistance(const TileRows &rows) {
