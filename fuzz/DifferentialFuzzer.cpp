@@ -52,6 +52,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -472,6 +473,13 @@ const char *npyDtype(ElementKind kind) {
   }
 }
 
+/// The multiply-adds below which a grid runs on one thread: none where the
+/// decode form's split count is chosen at run time (small problems would
+/// always get 1 chunk), else the default.
+int64_t minParallelWorkFor(const Config &c) {
+  return c.splits < 0 ? 0 : JitOptions().minParallelWork;
+}
+
 /// Writes the spec and inputs for attn-run; returns the replay command.
 std::string dump(const std::string &spec, const Config &c,
                  const std::vector<Arg> &args,
@@ -486,10 +494,15 @@ std::string dump(const std::string &spec, const Config &c,
     os << spec;
   }
   std::ostringstream cmd;
+  // A split count chosen at run time depends on the threads.
+  if (c.splits < 0)
+    cmd << "env OMP_NUM_THREADS=" << std::thread::hardware_concurrency() << " ";
   cmd << "attn-run " << base
       << ".mlir --verify --reps=0 --form=" << kFormNames[c.form]
       << " --tile-q=" << c.tileQ << " --tile-k=" << c.tileK
-      << " --splits=" << c.splits << " -O" << c.optLevel;
+      << " --splits=" << c.splits << " -O" << c.optLevel
+      << " --parallel=" << (c.parallel ? "true" : "false")
+      << " --min-parallel-work=" << minParallelWorkFor(c);
   for (size_t a = 0; a < inputs.size(); ++a) {
     const HostTensor &t = inputs[a];
     ::attn::npy::Array arr;
@@ -512,9 +525,6 @@ std::string dump(const std::string &spec, const Config &c,
       return "(cannot write " + path + ": " + err + ")";
     cmd << " --input " << a << "=" << path;
   }
-  if (!c.parallel)
-    cmd << "   (the fuzzer ran it with parallel=false; attn-run always runs "
-           "parallel)";
   return cmd.str();
 }
 
@@ -568,6 +578,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   opts.tileK = c.tileK;
   opts.splits = c.splits;
   opts.parallel = c.parallel;
+  opts.minParallelWork = minParallelWorkFor(c);
   opts.optLevel = c.optLevel;
   auto jit = JitFunction::compile(*module, "f", opts);
   if (!jit)

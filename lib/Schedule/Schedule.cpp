@@ -42,6 +42,8 @@ int64_t Schedule::numKeyTiles(int64_t nk) const {
 
 llvm::SmallVector<int64_t> Schedule::grid(int64_t batch, int64_t hkv,
                                           int64_t nq) const {
+  assert(spec.splits >= 0 && "a split count chosen at run time has no host "
+                             "grid");
   llvm::SmallVector<int64_t> g = {batch, hkv, numQueryTiles(nq)};
   if (spec.splits > 0)
     g.push_back(spec.splits);
@@ -56,6 +58,8 @@ std::pair<int64_t, int64_t> Schedule::keyTileRange(int64_t qt, int64_t nq,
   auto [q0, qs] = rules.queryTile(qt, nq);
   auto [lo, hi] = rules.readableKeys(q0, qs, kvLen, nq);
   auto range = rules.keyTiles(lo, hi);
+  assert((split < 0 || spec.splits >= 0) &&
+         "a split count chosen at run time has no host split");
   if (split >= 0 && spec.splits > 0)
     range = rules.splitTiles(range.first, range.second, split);
   return range;

@@ -121,11 +121,6 @@ struct AttnForallToParallelOrSequentialPass
       outer.push_back(forall);
       return WalkResult::skip(); // nested foralls go with their root
     });
-    for (scf::ForallOp forall : outer)
-      if (forall->getNumResults() != 0) {
-        forall.emitOpError("with results cannot become a parallel loop");
-        return signalPassFailure();
-      }
     if (!parallel) {
       // A serial build: loop nests only, nested grids first (the markers go
       // with canonicalization).
@@ -133,12 +128,22 @@ struct AttnForallToParallelOrSequentialPass
       getOperation()->walk(
           [&](scf::ForallOp forall) { all.push_back(forall); });
       for (scf::ForallOp forall : all)
+        if (forall->getNumResults() != 0) {
+          forall.emitOpError("with results cannot become a loop nest");
+          return signalPassFailure();
+        }
+      for (scf::ForallOp forall : all)
         if (failed(scf::forallToForLoop(rewriter, forall))) {
           forall.emitOpError("cannot be converted to a loop nest");
           return signalPassFailure();
         }
       return;
     }
+    for (scf::ForallOp forall : outer)
+      if (forall->getNumResults() != 0) {
+        forall.emitOpError("with results cannot become a parallel loop");
+        return signalPassFailure();
+      }
     for (scf::ForallOp forall : outer) {
       SymbolTable *symbols = symbolsFor(forall, tables);
       if (!symbols)

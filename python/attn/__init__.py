@@ -506,13 +506,16 @@ def load_library(path, prefix="attn_"):
 
 def jit(spec, prefix="attn_", form="fused", parallel=True, target_cpu="",
         name="<python>", device="cpu", gpu_chip="", gpu_warps=0,
-        gpu_tile_k=64, max_decode_queries=16):
+        gpu_tile_k=64, max_decode_queries=16, splits=-1):
     """JIT-compiles the spec text through the C API (libattn_compiler).
 
     ``form`` is ``"fused"``, ``"decode"`` (split-KV), ``"naive"`` or
     ``"auto"``: one kernel that runs the split-KV form for calls with at
     most ``max_decode_queries`` query rows and the fused form beyond (the
     query length of a dynamically shaped kernel is read per call).
+    ``splits`` is the split-KV form's number of KV chunks: -1 (the default)
+    chooses it per call from the threads the call runs on, a positive count
+    fixes it.
 
     ``device`` says where the kernels run: ``"cpu"`` (this host), ``"gpu"``
     (an NVIDIA GPU: CUDA tensors, ``kernel.gpu``; ``gpu_chip`` defaults to
@@ -526,4 +529,4 @@ def jit(spec, prefix="attn_", form="fused", parallel=True, target_cpu="",
                      target_cpu=target_cpu, name=name, device=device,
                      gpu_chip=gpu_chip, gpu_warps=gpu_warps,
                      gpu_tile_k=gpu_tile_k,
-                     max_decode_queries=max_decode_queries)
+                     max_decode_queries=max_decode_queries, splits=splits)

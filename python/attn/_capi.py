@@ -81,7 +81,8 @@ class _JitOwner:
 
 
 def jit(spec, prefix, form, parallel, target_cpu, name, device="cpu",
-        gpu_chip="", gpu_warps=0, gpu_tile_k=64, max_decode_queries=16):
+        gpu_chip="", gpu_warps=0, gpu_tile_k=64, max_decode_queries=16,
+        splits=-1):
     from . import CompileError, KernelLibrary
     lib = _library()
     ctx = lib.attnContextCreate()
@@ -107,6 +108,7 @@ def jit(spec, prefix, form, parallel, target_cpu, name, device="cpu",
     opts.gpu_warps = gpu_warps
     opts.gpu_tile_k = gpu_tile_k
     opts.max_decode_queries = max_decode_queries
+    opts.splits = splits
     handle = lib.attnJitLibraryCreate(module, ctypes.byref(opts))
     lib.attnModuleDestroy(module)
     if not handle.ptr:

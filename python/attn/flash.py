@@ -90,15 +90,17 @@ def _tensor(dims, elt):
         ("?" if d is None else str(d)) + "x" for d in dims) + elt + ">"
 
 
-def _kernel(text, name, device, form="fused"):
+def _kernel(text, name, device, form="fused", splits=-1):
     """The JIT kernel of `text`; `form` is the CPU form ("auto": split-KV
     for calls of few query rows, fused beyond; GPU kernels choose so
-    themselves)."""
-    key = (text, device)
+    themselves), `splits` the split-KV form's KV chunks (-1: per call from
+    the threads)."""
+    key = (text, device, splits)
     if key not in _KERNELS:
         from . import jit
         _KERNELS[key] = jit(text, name=f"attn.flash.{name}", device=device,
-                            form=form if device == "cpu" else "fused")[name]
+                            form=form if device == "cpu" else "fused",
+                            splits=splits)[name]
     return _KERNELS[key]
 
 
@@ -340,6 +342,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     ``cache_seqlens + Nnew`` keys per sequence. ``cache_leftpad`` (``[B]``)
     gives each sequence's first valid key (left padding: ``kv_start``; the
     positions of causal masks, windows and ALiBi stay those of the cache).
+    ``num_splits`` > 0 fixes the split-KV form's KV chunks (CPU kernels);
+    0, flash-attn's heuristic, chooses them per call from the threads.
     Rotary embeddings and ``cache_batch_idx`` are not supported (raise)."""
     if rotary_cos is not None or rotary_sin is not None:
         raise NotImplementedError("attn.flash: rotary embeddings are not "
@@ -386,9 +390,13 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     # Without return_softmax_lse the kernel has no lse result (one
     # allocation less per call).
     with_lse = bool(return_softmax_lse)
+    # num_splits as flash-attn reads it: 0 (or less) a heuristic, here the
+    # count chosen per call from the threads; a positive count fixes the
+    # split-KV form's chunks (CPU kernels; GPU kernels choose their own).
+    splits = int(num_splits) if num_splits and int(num_splits) > 0 else -1
     key = ("kvcache", elt, hq, hkv, d, dv, tuple(mods),
            k_cache.shape[1] if paged else None, alibi_slopes is not None,
-           starts is not None, scaled, device, with_lse)
+           starts is not None, scaled, device, with_lse, splits)
     kernel = _KERNELS.get(key)
     if kernel is None:
         args = [("q", _tensor([None, None, hq, d], elt), "q")]
@@ -409,7 +417,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
                           [None, hq, None] if with_lse else None, elt)
         # Decode steps (a few new queries against a long cache) run split-KV,
         # longer chunks fused: one kernel, chosen per call.
-        kernel = _KERNELS[key] = _kernel(text, name, device, form="auto")
+        kernel = _KERNELS[key] = _kernel(text, name, device, form="auto",
+                                         splits=splits)
     # q's dtype and device (_abi.empty_like: new_empty on a plain tensor).
     out = _empty(q, (bsz, nq, hq, dv), elt)
     inputs.append(out)

@@ -1,15 +1,17 @@
 // The decode form's split count chosen at run time (--splits=-1, the
 // default): 1 where the grid runs on one thread, else enough chunks for two
-// work items per thread, at most one per key tile. One (batch, K/V head)
-// item here and 8 key tiles of 128 keys: 1 thread -> 1 split, 8 threads ->
-// 8 splits. Every count gives the reference's output; the partial states
+// work items per thread, at most one per key tile, and only as many as
+// chunks of ceil(tiles / count) tiles fill. One (batch, K/V head) item here
+// and 8 key tiles of 128 keys: 1 thread -> 1 split, 3 threads -> 6 wanted,
+// chunks of 2 tiles -> 4 splits, 8 threads -> 8, 64 threads -> 8 (the cap). Every count gives the reference's output; the partial states
 // (R 8 x Dv 128 f32 per split, 4 KiB) show the count in the kernel's peak
-// memory: under 0.02 MiB for 1 split (with the kernel's other buffers), over
-// 0.03 MiB for 8.
+// memory: under 0.02 MiB for 1 split (with the kernel's other buffers),
+// 0.02 MiB for 4, over 0.03 MiB for 8.
 //
 // RUN: env OMP_NUM_THREADS=1 attn-run %s --form=decode --verify --reps=1 | FileCheck %s --check-prefix=ONE
 // RUN: env OMP_NUM_THREADS=8 attn-run %s --form=decode --verify --reps=1 | FileCheck %s --check-prefix=EIGHT
-// RUN: env OMP_NUM_THREADS=3 attn-run %s --form=decode --verify --reps=1 | FileCheck %s --check-prefix=OK
+// RUN: env OMP_NUM_THREADS=64 attn-run %s --form=decode --verify --reps=1 | FileCheck %s --check-prefix=EIGHT
+// RUN: env OMP_NUM_THREADS=3 attn-run %s --form=decode --verify --reps=1 | FileCheck %s --check-prefix=FOUR
 // Grids that run on the calling thread get 1 split: below the work
 // threshold, or built without OpenMP.
 // RUN: env OMP_NUM_THREADS=8 attn-run %s --form=decode --min-parallel-work=1000000000 --verify --reps=1 | FileCheck %s --check-prefix=ONE
@@ -27,7 +29,8 @@
 // ONE: [ok
 // EIGHT: memory: peak {{0\.0[3-9][0-9]}} MiB allocated by the kernel
 // EIGHT: [ok
-// OK: [ok
+// FOUR: memory: peak {{0\.02[0-9]}} MiB allocated by the kernel
+// FOUR: [ok
 // FIXED: lowering: form decode, tiles 16 x 128, 8 key splits
 // FIXED: memory: peak {{0\.0[3-9][0-9]}} MiB allocated by the kernel
 // FIXED: [ok

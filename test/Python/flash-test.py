@@ -249,6 +249,21 @@ for b in range(B):
     ok = ok and close(out[b], reference(q1[b], dk, dv, kv_len=lens[b])[0],
                       2e-5)
 check(ok, f"{mode} flash_attn_with_kvcache paged decode")
+# The same with a fixed number of KV chunks (num_splits; 0 above: chosen per
+# call from the threads), and against the per-call choice's output.
+for ns in (1, 3):
+    out_ns = N(flash.flash_attn_with_kvcache(T(q1), T(pool_k), T(pool_v),
+                                             cache_seqlens=T(lens),
+                                             block_table=T(pt),
+                                             num_splits=ns))
+    ok = True
+    for b in range(B):
+        dk = pool_k[pt[b]].reshape(-1, HKV, D)
+        dv = pool_v[pt[b]].reshape(-1, HKV, D)
+        ok = ok and close(out_ns[b], reference(q1[b], dk, dv,
+                                               kv_len=lens[b])[0], 2e-5)
+    check(ok and close(out_ns, out, 2e-5),
+          f"{mode} flash_attn_with_kvcache paged decode, num_splits={ns}")
 # The same decode with a softmax_scale (the split-KV kernel's run-time
 # operand), twice with different scales.
 ok = True

@@ -12,7 +12,7 @@
 // RUN: %python %S/../Execution/Inputs/write_npy.py %t.v.npy f4 1x1x3x1 1.7014118346046923e38
 // RUN: attn-run %s --form=naive --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s
-// RUN: attn-run %s --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s
+// RUN: attn-run %s --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s
 // CHECK:      out: bf16 [1, 1, 1, 1] {{.*}} [ok
 // CHECK-NEXT: {{^}}1.70141e+38{{$}}
 func.func @f(%q: tensor<1x1x1x2xbf16>, %k: tensor<1x1x3x2xbf16>,

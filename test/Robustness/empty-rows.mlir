@@ -30,7 +30,7 @@
 // RUN: attn-run %s --entry=mask_len --form=naive %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
 // RUN: attn-run %s --entry=mask_len --form=fused %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
 // RUN: attn-run %s --entry=mask_len --form=fused --tile-q=1 --tile-k=1 %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
-// RUN: attn-run %s --entry=mask_len --form=decode %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
+// RUN: attn-run %s --entry=mask_len --form=decode --splits=4 %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
 // RUN: attn-run %s --entry=mask_len --form=decode --tile-q=1 --tile-k=1 --splits=4 %{mask_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=MASK
 // MASK:      out: f32 [2, 1, 4, 1] {{.*}} [ok
 // MASK-NEXT: {{^}}1 0 2 4 0 0 0 0{{$}}
@@ -71,7 +71,7 @@ func.func @bias_row(%q: tensor<1x1x4x1xf32>, %k: tensor<1x1x6x1xf32>,
 // RUN: attn-run %s --entry=sigmoid_window --form=naive %{sigmoid_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=SIGMOID
 // RUN: attn-run %s --entry=sigmoid_window --form=fused %{sigmoid_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=SIGMOID
 // RUN: attn-run %s --entry=sigmoid_window --form=fused --tile-q=1 --tile-k=1 %{sigmoid_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=SIGMOID
-// RUN: attn-run %s --entry=sigmoid_window --form=decode %{sigmoid_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=SIGMOID
+// RUN: attn-run %s --entry=sigmoid_window --form=decode --splits=4 %{sigmoid_inputs} --verify --reps=0 --print | FileCheck %s --check-prefix=SIGMOID
 // SIGMOID:      out: f32 [1, 1, 4, 1] {{.*}} [ok
 // SIGMOID-NEXT: {{^}}0 0 0.5 1{{$}}
 func.func @sigmoid_window(%q: tensor<1x1x4x1xf32>, %k: tensor<1x1x2x1xf32>,

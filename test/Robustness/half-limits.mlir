@@ -16,7 +16,7 @@
 // DEFINE: %{f16sub} = --input q=%t.q16.npy --input k=%t.k16.npy --input v=%t.v16sub.npy
 // RUN: attn-run %s --entry=f16 --form=naive %{f16} --verify --reps=0 --print | FileCheck %s --check-prefix=F16
 // RUN: attn-run %s --entry=f16 --form=fused %{f16} --verify --reps=0 --print | FileCheck %s --check-prefix=F16
-// RUN: attn-run %s --entry=f16 --form=decode %{f16} --verify --reps=0 --print | FileCheck %s --check-prefix=F16
+// RUN: attn-run %s --entry=f16 --form=decode --splits=4 %{f16} --verify --reps=0 --print | FileCheck %s --check-prefix=F16
 // F16:      out: f16 [1, 1, 2, 1] {{.*}} [ok
 // F16-NEXT: {{^}}65504 21840{{$}}
 // F16-NEXT: lse: f32 [1, 1, 2] {{.*}} [ok
@@ -24,7 +24,7 @@
 // The smallest f16 subnormal (2^-24) in every v row comes back unchanged.
 // RUN: attn-run %s --entry=f16 --form=naive %{f16sub} --verify --reps=0 --print | FileCheck %s --check-prefix=F16SUB
 // RUN: attn-run %s --entry=f16 --form=fused %{f16sub} --verify --reps=0 --print | FileCheck %s --check-prefix=F16SUB
-// RUN: attn-run %s --entry=f16 --form=decode %{f16sub} --verify --reps=0 --print | FileCheck %s --check-prefix=F16SUB
+// RUN: attn-run %s --entry=f16 --form=decode --splits=4 %{f16sub} --verify --reps=0 --print | FileCheck %s --check-prefix=F16SUB
 // F16SUB:      out: f16 [1, 1, 2, 1] {{.*}} [ok
 // F16SUB-NEXT: {{^}}5.96046e-08 5.96046e-08{{$}}
 func.func @f16(%q: tensor<1x1x2x2xf16>, %k: tensor<1x1x3x2xf16>,
@@ -46,7 +46,7 @@ func.func @f16(%q: tensor<1x1x2x2xf16>, %k: tensor<1x1x3x2xf16>,
 // DEFINE: %{bf16} = --input q=%t.qb.npy --input k=%t.kb.npy --input v=%t.vb.npy
 // RUN: attn-run %s --entry=bf16 --form=naive %{bf16} --verify --reps=0 --print | FileCheck %s --check-prefix=BF16
 // RUN: attn-run %s --entry=bf16 --form=fused %{bf16} --verify --reps=0 --print | FileCheck %s --check-prefix=BF16
-// RUN: attn-run %s --entry=bf16 --form=decode %{bf16} --verify --reps=0 --print | FileCheck %s --check-prefix=BF16
+// RUN: attn-run %s --entry=bf16 --form=decode --splits=4 %{bf16} --verify --reps=0 --print | FileCheck %s --check-prefix=BF16
 // BF16:      out: bf16 [1, 1, 2, 1] {{.*}} [ok
 // BF16-NEXT: {{^}}9.96921e+37 3.32307e+37{{$}}
 // BF16-NEXT: lse: f32 [1, 1, 2] {{.*}} [ok

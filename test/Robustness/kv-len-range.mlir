@@ -18,11 +18,11 @@
 // RUN: attn-run %s --entry=i64 --form=naive --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --entry=i64 --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --entry=i64 --form=fused --tile-q=1 --tile-k=2 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
-// RUN: attn-run %s --entry=i64 --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
+// RUN: attn-run %s --entry=i64 --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --entry=i64 --form=decode --tile-k=1 --splits=3 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len64.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --entry=i32 --form=naive --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len32.npy --verify --reps=0 --print | FileCheck %s
 // RUN: attn-run %s --entry=i32 --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len32.npy --verify --reps=0 --print | FileCheck %s
-// RUN: attn-run %s --entry=i32 --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len32.npy --verify --reps=0 --print | FileCheck %s
+// RUN: attn-run %s --entry=i32 --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len32.npy --verify --reps=0 --print | FileCheck %s
 //
 // CHECK:      out: f32 [6, 1, 2, 1] {{.*}} [ok
 // CHECK-NEXT: {{^}}0 0 1.5 2.33333 0 0 1.5 2.33333{{$}}

@@ -36,7 +36,7 @@ func.func @scale1000(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
 // q values ~1e3 with the default scale 1/sqrt(2): logits ~707 apart.
 // RUN: attn-run %s --entry=default_scale --form=naive %{in1000} --verify --reps=0 --print | FileCheck %s --check-prefix=Q1000
 // RUN: attn-run %s --entry=default_scale --form=fused %{in1000} --verify --reps=0 --print | FileCheck %s --check-prefix=Q1000
-// RUN: attn-run %s --entry=default_scale --form=decode %{in1000} --verify --reps=0 --print | FileCheck %s --check-prefix=Q1000
+// RUN: attn-run %s --entry=default_scale --form=decode --splits=4 %{in1000} --verify --reps=0 --print | FileCheck %s --check-prefix=Q1000
 // Q1000:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // Q1000-NEXT: {{^}}2 2.5 3{{$}}
 // Q1000-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -53,7 +53,7 @@ func.func @default_scale(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
 // Logits up to 2e38, near the f32 limit (3.4e38): still exact.
 // RUN: attn-run %s --entry=near_max --form=naive %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=NEARMAX
 // RUN: attn-run %s --entry=near_max --form=fused %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=NEARMAX
-// RUN: attn-run %s --entry=near_max --form=decode %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=NEARMAX
+// RUN: attn-run %s --entry=near_max --form=decode --splits=4 %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=NEARMAX
 // NEARMAX:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // NEARMAX-NEXT: {{^}}2 2.5 3{{$}}
 // NEARMAX-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -70,7 +70,7 @@ func.func @near_max(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
 // A soft cap bounds the same logits to +-30 (tanh of +-1e38 is +-1 exactly).
 // RUN: attn-run %s --entry=softcap --form=naive %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CAP
 // RUN: attn-run %s --entry=softcap --form=fused %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CAP
-// RUN: attn-run %s --entry=softcap --form=decode %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CAP
+// RUN: attn-run %s --entry=softcap --form=decode --splits=4 %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CAP
 // CAP:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // CAP-NEXT: {{^}}2 2.5 2{{$}}
 // CAP-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -89,7 +89,7 @@ func.func @softcap(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
 // NaN when they fold the scale into an exponential of base 2.
 // RUN: attn-run %s --entry=huge_scale --form=naive --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
 // RUN: attn-run %s --entry=huge_scale --form=fused --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
-// RUN: attn-run %s --entry=huge_scale --form=decode --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
+// RUN: attn-run %s --entry=huge_scale --form=decode --splits=4 --input q=%t.qtiny.npy --input k=%t.k.npy --input v=%t.v.npy --verify --reps=0 --print | FileCheck %s --check-prefix=HUGESCALE
 // HUGESCALE:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // HUGESCALE:      lse: f32 [1, 1, 3] {{.*}} [ok
 func.func @huge_scale(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
@@ -106,7 +106,7 @@ func.func @huge_scale(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,
 // finite logits). The f64 reference has no overflow, so no --verify.
 // RUN: attn-run %s --entry=overflow --form=naive %{in} --reps=0 --print | FileCheck %s --check-prefix=OVERFLOW
 // RUN: attn-run %s --entry=overflow --form=fused %{in} --reps=0 --print | FileCheck %s --check-prefix=OVERFLOW
-// RUN: attn-run %s --entry=overflow --form=decode %{in} --reps=0 --print | FileCheck %s --check-prefix=OVERFLOW
+// RUN: attn-run %s --entry=overflow --form=decode --splits=4 %{in} --reps=0 --print | FileCheck %s --check-prefix=OVERFLOW
 // OVERFLOW:      out: f32 [1, 1, 3, 1]
 // OVERFLOW-NEXT: {{^}}2 2.5 {{-?nan}}{{$}}
 func.func @overflow(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x4x2xf32>,

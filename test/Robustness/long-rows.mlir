@@ -7,7 +7,7 @@
 //
 // RUN: attn-run %s --form=naive --verify --reps=0 | FileCheck %s --check-prefix=RANDOM
 // RUN: attn-run %s --form=fused --verify --reps=0 | FileCheck %s --check-prefix=RANDOM
-// RUN: attn-run %s --form=decode --verify --reps=0 | FileCheck %s --check-prefix=RANDOM
+// RUN: attn-run %s --form=decode --splits=4 --verify --reps=0 | FileCheck %s --check-prefix=RANDOM
 // RANDOM: out: f32 [1, 2, 4, 1] {{.*}} [ok
 // RANDOM: lse: f32 [1, 2, 4] {{.*}} [ok
 //
@@ -17,7 +17,7 @@
 // DEFINE: %{in} = --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy
 // RUN: attn-run %s --form=naive %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=EXACT
 // RUN: attn-run %s --form=fused %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=EXACT
-// RUN: attn-run %s --form=decode %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=EXACT
+// RUN: attn-run %s --form=decode --splits=4 %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=EXACT
 // EXACT:      out: f32 [1, 2, 4, 1] sum 8 abs-sum 8 {{.*}} [ok
 // EXACT-NEXT: {{^}}1 1 1 1 1 1 1 1{{$}}
 // EXACT-NEXT: lse: f32 [1, 2, 4] {{.*}} [ok

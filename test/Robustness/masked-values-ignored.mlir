@@ -19,7 +19,7 @@
 // DEFINE: %{in} = --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len.npy
 // RUN: attn-run %s --entry=cache --form=naive %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CACHE
 // RUN: attn-run %s --entry=cache --form=fused %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CACHE
-// RUN: attn-run %s --entry=cache --form=decode %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CACHE
+// RUN: attn-run %s --entry=cache --form=decode --splits=4 %{in} --verify --reps=0 --print | FileCheck %s --check-prefix=CACHE
 // CACHE:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // CACHE-NEXT: {{^}}1.5 1.26894 1.5{{$}}
 // CACHE-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -42,7 +42,7 @@ func.func @cache(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x40x2xf32>,
 // DEFINE: %{inc} = --input q=%t.qc.npy --input k=%t.kc.npy --input v=%t.vc.npy
 // RUN: attn-run %s --entry=causal --form=naive %{inc} --verify --reps=0 --print | FileCheck %s --check-prefix=CAUSAL
 // RUN: attn-run %s --entry=causal --form=fused %{inc} --verify --reps=0 --print | FileCheck %s --check-prefix=CAUSAL
-// RUN: attn-run %s --entry=causal --form=decode %{inc} --verify --reps=0 --print | FileCheck %s --check-prefix=CAUSAL
+// RUN: attn-run %s --entry=causal --form=decode --splits=4 %{inc} --verify --reps=0 --print | FileCheck %s --check-prefix=CAUSAL
 // CAUSAL:      out: f32 [1, 1, 2, 1] {{.*}} [ok
 // CAUSAL-NEXT: {{^}}1 1.5{{$}}
 func.func @causal(%q: tensor<1x1x2x1xf32>, %k: tensor<1x1x3x1xf32>,

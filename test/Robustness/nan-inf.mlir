@@ -24,7 +24,7 @@
 // lse = -inf for a row whose logits are all NaN), so no --verify.
 // RUN: attn-run %s --form=naive --input q=%t.q_nan.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b0.npy --reps=0 --print | FileCheck %s --check-prefix=QNAN
 // RUN: attn-run %s --form=fused --input q=%t.q_nan.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b0.npy --reps=0 --print | FileCheck %s --check-prefix=QNAN
-// RUN: attn-run %s --form=decode --input q=%t.q_nan.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b0.npy --reps=0 --print | FileCheck %s --check-prefix=QNAN
+// RUN: attn-run %s --form=decode --splits=4 --input q=%t.q_nan.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b0.npy --reps=0 --print | FileCheck %s --check-prefix=QNAN
 // QNAN:      out: f32 [1, 1, 3, 1]
 // QNAN-NEXT: {{^}}2.5 {{-?nan}} 2.48249{{$}}
 // QNAN-NEXT: lse: f32 [1, 1, 3]
@@ -33,7 +33,7 @@
 // NaN in v at key 3, which every row reads: every out is NaN, lse is exact.
 // RUN: attn-run %s --form=naive --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v_nan.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=VNAN
 // RUN: attn-run %s --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v_nan.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=VNAN
-// RUN: attn-run %s --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v_nan.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=VNAN
+// RUN: attn-run %s --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v_nan.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=VNAN
 // VNAN:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // VNAN-NEXT: {{^}}{{-?nan}} {{-?nan}} {{-?nan}}{{$}}
 // VNAN-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -42,7 +42,7 @@
 // NaN in k at key 2, which every row reads: out and lse are NaN.
 // RUN: attn-run %s --form=naive --input q=%t.q.npy --input k=%t.k_nan.npy --input v=%t.v.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=KNAN
 // RUN: attn-run %s --form=fused --input q=%t.q.npy --input k=%t.k_nan.npy --input v=%t.v.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=KNAN
-// RUN: attn-run %s --form=decode --input q=%t.q.npy --input k=%t.k_nan.npy --input v=%t.v.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=KNAN
+// RUN: attn-run %s --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k_nan.npy --input v=%t.v.npy --input bias=%t.b0.npy --verify --reps=0 --print | FileCheck %s --check-prefix=KNAN
 // KNAN:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // KNAN-NEXT: {{^}}{{-?nan}} {{-?nan}} {{-?nan}}{{$}}
 // KNAN-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok
@@ -52,7 +52,7 @@
 // key 2 is ignored by row 2, out = (e + 2e + 4) / (2e + 1).
 // RUN: attn-run %s --form=naive --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b_inf.npy --verify --reps=0 --print | FileCheck %s --check-prefix=BINF
 // RUN: attn-run %s --form=fused --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b_inf.npy --verify --reps=0 --print | FileCheck %s --check-prefix=BINF
-// RUN: attn-run %s --form=decode --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b_inf.npy --verify --reps=0 --print | FileCheck %s --check-prefix=BINF
+// RUN: attn-run %s --form=decode --splits=4 --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input bias=%t.b_inf.npy --verify --reps=0 --print | FileCheck %s --check-prefix=BINF
 // BINF:      out: f32 [1, 1, 3, 1] {{.*}} [ok
 // BINF-NEXT: {{^}}{{-?nan}} 2.26894 1.88841{{$}}
 // BINF-NEXT: lse: f32 [1, 1, 3] {{.*}} [ok

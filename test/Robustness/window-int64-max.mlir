@@ -8,10 +8,10 @@
 //
 // RUN: attn-run %s --entry=right --form=naive --verify --reps=0 | FileCheck %s
 // RUN: attn-run %s --entry=right --form=fused --verify --reps=0 | FileCheck %s
-// RUN: attn-run %s --entry=right --form=decode --verify --reps=0 | FileCheck %s
+// RUN: attn-run %s --entry=right --form=decode --splits=4 --verify --reps=0 | FileCheck %s
 // RUN: attn-run %s --entry=left_bottom_right --form=naive --verify --reps=0 | FileCheck %s
 // RUN: attn-run %s --entry=left_bottom_right --form=fused --verify --reps=0 | FileCheck %s
-// RUN: attn-run %s --entry=left_bottom_right --form=decode --verify --reps=0 | FileCheck %s
+// RUN: attn-run %s --entry=left_bottom_right --form=decode --splits=4 --verify --reps=0 | FileCheck %s
 // CHECK: out: {{.*}} [ok
 // CHECK: lse: {{.*}} [ok
 

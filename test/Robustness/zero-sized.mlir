@@ -5,7 +5,7 @@
 //
 // RUN: attn-run %s --entry=nq0 --form=naive --verify --reps=0 --print | FileCheck %s --check-prefix=NQ0
 // RUN: attn-run %s --entry=nq0 --form=fused --verify --reps=0 --print | FileCheck %s --check-prefix=NQ0
-// RUN: attn-run %s --entry=nq0 --form=decode --verify --reps=0 --print | FileCheck %s --check-prefix=NQ0
+// RUN: attn-run %s --entry=nq0 --form=decode --splits=4 --verify --reps=0 --print | FileCheck %s --check-prefix=NQ0
 // NQ0:      out: f32 [2, 1, 0, 4] sum 0 abs-sum 0 | vs reference: {{.*}} [ok
 // NQ0-NEXT: lse: f32 [2, 1, 0] sum 0 abs-sum 0 | vs reference: {{.*}} [ok
 func.func @nq0(%q: tensor<2x1x0x4xf32>, %k: tensor<2x1x5x4xf32>,
@@ -19,7 +19,7 @@ func.func @nq0(%q: tensor<2x1x0x4xf32>, %k: tensor<2x1x5x4xf32>,
 
 // RUN: attn-run %s --entry=nk0 --form=naive --verify --reps=0 --print | FileCheck %s --check-prefix=NK0
 // RUN: attn-run %s --entry=nk0 --form=fused --verify --reps=0 --print | FileCheck %s --check-prefix=NK0
-// RUN: attn-run %s --entry=nk0 --form=decode --verify --reps=0 --print | FileCheck %s --check-prefix=NK0
+// RUN: attn-run %s --entry=nk0 --form=decode --splits=4 --verify --reps=0 --print | FileCheck %s --check-prefix=NK0
 // RUN: attn-run %s --entry=nk0 --form=fused --tile-q=1 --tile-k=1 --verify --reps=0 --print | FileCheck %s --check-prefix=NK0
 // NK0:      out: f32 [1, 2, 2, 3] sum 0 abs-sum 0 | vs reference: {{.*}} [ok
 // NK0-NEXT: {{^}}0 0 0 0 0 0 0 0{{$}}
@@ -38,7 +38,7 @@ func.func @nk0(%q: tensor<1x2x2x4xf32>, %k: tensor<1x1x0x4xf32>,
 
 // RUN: attn-run %s --entry=b0 --form=naive --verify --reps=0 | FileCheck %s --check-prefix=B0
 // RUN: attn-run %s --entry=b0 --form=fused --verify --reps=0 | FileCheck %s --check-prefix=B0
-// RUN: attn-run %s --entry=b0 --form=decode --verify --reps=0 | FileCheck %s --check-prefix=B0
+// RUN: attn-run %s --entry=b0 --form=decode --splits=4 --verify --reps=0 | FileCheck %s --check-prefix=B0
 // B0: out: f16 [0, 3, 2, 4] sum 0 abs-sum 0 | vs reference: {{.*}} [ok
 func.func @b0(%q: tensor<0x3x2x4xf16>, %k: tensor<0x3x2x4xf16>,
               %v: tensor<0x3x2x4xf16>, %kv_len: tensor<0xi64>,
@@ -52,12 +52,12 @@ func.func @b0(%q: tensor<0x3x2x4xf16>, %k: tensor<0x3x2x4xf16>,
 // The same with every size dynamic, given at run time.
 // RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=0,Nk=3,Dqk=4,Dv=4 --form=naive --verify --reps=0 | FileCheck %s --check-prefix=DYN-NQ0
 // RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=0,Nk=3,Dqk=4,Dv=4 --form=fused --verify --reps=0 | FileCheck %s --check-prefix=DYN-NQ0
-// RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=0,Nk=3,Dqk=4,Dv=4 --form=decode --verify --reps=0 | FileCheck %s --check-prefix=DYN-NQ0
+// RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=0,Nk=3,Dqk=4,Dv=4 --form=decode --splits=4 --verify --reps=0 | FileCheck %s --check-prefix=DYN-NQ0
 // DYN-NQ0:      out: f32 [1, 2, 0, 4] sum 0 {{.*}} [ok
 // DYN-NQ0-NEXT: lse: f32 [1, 2, 0] sum 0 {{.*}} [ok
 // RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=3,Nk=0,Dqk=4,Dv=4 --form=naive --verify --reps=0 --print | FileCheck %s --check-prefix=DYN-NK0
 // RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=3,Nk=0,Dqk=4,Dv=4 --form=fused --verify --reps=0 --print | FileCheck %s --check-prefix=DYN-NK0
-// RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=3,Nk=0,Dqk=4,Dv=4 --form=decode --verify --reps=0 --print | FileCheck %s --check-prefix=DYN-NK0
+// RUN: attn-run %s --entry=dynamic --size B=1,Hq=2,Hkv=1,Nq=3,Nk=0,Dqk=4,Dv=4 --form=decode --splits=4 --verify --reps=0 --print | FileCheck %s --check-prefix=DYN-NK0
 // DYN-NK0:      out: f32 [1, 2, 3, 4] sum 0 abs-sum 0 {{.*}} [ok
 // DYN-NK0-NEXT: {{^}}0 0 0 0 0 0 0 0{{$}}
 // DYN-NK0-NEXT: {{^}}0 0 0 0 0 0 0 0{{$}}
@@ -66,7 +66,7 @@ func.func @b0(%q: tensor<0x3x2x4xf16>, %k: tensor<0x3x2x4xf16>,
 // DYN-NK0-NEXT: {{^}}-inf -inf -inf -inf -inf -inf{{$}}
 // RUN: attn-run %s --entry=dynamic --size B=0,Hq=2,Hkv=1,Nq=3,Nk=5,Dqk=4,Dv=4 --form=naive --verify --reps=0 | FileCheck %s --check-prefix=DYN-B0
 // RUN: attn-run %s --entry=dynamic --size B=0,Hq=2,Hkv=1,Nq=3,Nk=5,Dqk=4,Dv=4 --form=fused --verify --reps=0 | FileCheck %s --check-prefix=DYN-B0
-// RUN: attn-run %s --entry=dynamic --size B=0,Hq=2,Hkv=1,Nq=3,Nk=5,Dqk=4,Dv=4 --form=decode --verify --reps=0 | FileCheck %s --check-prefix=DYN-B0
+// RUN: attn-run %s --entry=dynamic --size B=0,Hq=2,Hkv=1,Nq=3,Nk=5,Dqk=4,Dv=4 --form=decode --splits=4 --verify --reps=0 | FileCheck %s --check-prefix=DYN-B0
 // DYN-B0:      out: f32 [0, 2, 3, 4] sum 0 {{.*}} [ok
 // DYN-B0-NEXT: lse: f32 [0, 2, 3] sum 0 {{.*}} [ok
 func.func @dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,

@@ -8,9 +8,10 @@
 // CHECK-LABEL: func.func @threads(
 // CHECK-NOT: attn.grid_threads
 // CHECK: %[[ONE:.*]] = arith.constant 1 : index
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ONE]]
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ONE]]
-// CHECK: memref.store
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ONE]] step
+// CHECK: %[[INNER:.*]] = arith.constant 1 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[INNER]] step
+// CHECK: memref.store %[[ONE]]
 // CHECK-NOT: scf.forall
 // CHECK-NOT: omp_get
 func.func @threads(%m: memref<?xindex>, %w: index) {
@@ -27,8 +28,23 @@ func.func @threads(%m: memref<?xindex>, %w: index) {
 
 // -----
 
+// Nested ones too.
 func.func @with_results(%t: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{'scf.forall' op with results cannot become a parallel loop}}
+  scf.forall (%j) in (4) {
+    // expected-error @below {{'scf.forall' op with results cannot become a loop nest}}
+    %r = scf.forall (%i) in (4) shared_outs(%o = %t) -> tensor<4xf32> {
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %o into %o[0] [4] [1] : tensor<4xf32> into tensor<4xf32>
+      }
+    }
+  }
+  return %t : tensor<4xf32>
+}
+
+// -----
+
+func.func @with_results_outer(%t: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'scf.forall' op with results cannot become a loop nest}}
   %r = scf.forall (%i) in (4) shared_outs(%o = %t) -> tensor<4xf32> {
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %o into %o[0] [4] [1] : tensor<4xf32> into tensor<4xf32>

@@ -600,7 +600,8 @@ def Attn_GridWorkOp : Attn_Op<"grid_work",
 // GridThreadsOp
 //===----------------------------------------------------------------------===//
 
-def Attn_GridThreadsOp : Attn_Op<"grid_threads", [Pure]> {
+def Attn_GridThreadsOp : Attn_Op<"grid_threads",
+    [MemoryEffects<[MemRead<Attn_GridChoice>]>]> {
   let summary = "the threads a grid of the given work would run on";
   let description = [{
     Placed by the CPU lowerings before a kernel's grid (an `scf.forall`
@@ -613,6 +614,10 @@ def Attn_GridThreadsOp : Attn_Op<"grid_threads", [Pure]> {
     (several threads, a parallel region may open here, and `work` is at
     least `min-parallel-work`), 1 where it runs on the calling thread
     (inside another grid, in a serial build, or below the threshold).
+
+    It reads the thread choice (the resource `attn.grid_work` writes, no
+    memory): it is not merged or moved across another grid's marker or a
+    call (which may set the thread count), and is erased when unused.
 
     ```mlir
     %threads = attn.grid_threads %work

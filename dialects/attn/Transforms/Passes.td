@@ -295,8 +295,8 @@ def AttnForallToParallelOrSequential
     serialized on the calling thread anyway, after entering and leaving it.
 
     Nested `scf.forall`s go with their outermost one (loop nests inside the
-    function). A forall with results, or one outside a `func.func`, is an
-    error.
+    function). A forall with results, or (with `parallel`) one outside a
+    `func.func`, is an error.
 
     Each `attn.grid_threads %w` (placed before a grid whose shape depends
     on its threads, the decode form's split count) becomes the same choice

@@ -274,6 +274,7 @@ FusedLowering::State FusedLowering::computeQueryTile(OpBuilder &b, Location loc,
   auto rules = rulesAt(b, loc);
   auto [lo, hi] = rules->readableKeys(tile.q0, tile.qs, tile.kvLen, nq);
   auto [ktLo, ktHi] = rules->keyTiles(lo, hi);
+  assert(!split == !numSplits && "a split needs the number of splits");
   if (split)
     std::tie(ktLo, ktHi) = rules->splitTiles(ktLo, ktHi, split, numSplits);
   State st = initState(b, loc, tile.qs);
@@ -320,7 +321,12 @@ Value FusedLowering::numSplitsFor(OpBuilder &b, Location loc, Value items,
   Value want =
       m.ceilDiv(m.mul(threads, m.c(kSplitItemsPerThread)), m.max(items, one));
   Value keyTiles = m.max(m.ceilDiv(nk, m.c(schedule.tiles.k)), one);
-  return m.select(m.slt(one, threads), m.min(want, keyTiles), one);
+  // Chunks of ceil(tiles / n) tiles (TileRules::splitTiles): n chunks may
+  // fill fewer than n (8 tiles in 6 chunks fill 4 of them); the count that
+  // those chunks fill, over the cache's key tiles.
+  Value n = m.min(want, keyTiles);
+  n = m.ceilDiv(keyTiles, m.ceilDiv(keyTiles, n));
+  return m.select(m.slt(one, threads), n, one);
 }
 
 SmallVector<Value> FusedLowering::buildFused(OpBuilder &b, Location loc) {

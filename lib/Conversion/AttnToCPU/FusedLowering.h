@@ -756,7 +756,8 @@ public:
   /// time from the threads the grid gets (attn.grid_threads): 1 on one
   /// thread (the splits would only add merges), else enough chunks for
   /// kSplitItemsPerThread items per thread (at least 1, at most one per
-  /// key tile of the cache).
+  /// key tile of the cache, and only as many as the cache's key tiles fill
+  /// in chunks of splitTiles's size).
   Value numSplitsFor(OpBuilder &b, Location loc, Value items, Value work);
   static constexpr int64_t kSplitItemsPerThread = 2;
   /// The (query, key) pairs of one head over the batch: Nq times each

@@ -30,15 +30,19 @@
 // CHECK: arith.divf
 // splits=-1 (the default): the count is chosen at run time from the
 // threads the grid gets (attn.grid_threads of the grid's work): 1 on one
-// thread, else ceil(2 threads / 64 items), at most the cache's 32 key tiles.
+// thread, else ceil(2 threads / 64 items), at most the cache's 32 key tiles,
+// as many as chunks of ceil(32 / that) tiles fill.
 // AUTO-LABEL: func.func @decode
 // AUTO: %[[WORK:.+]] = arith.muli %{{.+}}, %c8192 : index
 // AUTO: %[[T:.+]] = attn.grid_threads %[[WORK]]
 // AUTO: %[[T2:.+]] = arith.muli %[[T]], %c2 : index
 // AUTO: %[[WANT:.+]] = arith.ceildivsi %[[T2]], %c64 : index
 // AUTO: %[[CAP:.+]] = arith.minsi %[[WANT]], %c32 : index
+// The chunks of ceil(32 / n) tiles that 32 tiles fill:
+// AUTO: %[[PER:.+]] = arith.ceildivsi %c32, %[[CAP]] : index
+// AUTO: %[[FILLED:.+]] = arith.ceildivsi %c32, %[[PER]] : index
 // AUTO: %[[MANY:.+]] = arith.cmpi sgt, %[[T]], %c1 : index
-// AUTO: %[[N:.+]] = arith.select %[[MANY]], %[[CAP]], %c1 : index
+// AUTO: %[[N:.+]] = arith.select %[[MANY]], %[[FILLED]], %c1 : index
 // AUTO: %[[P:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (8, 8, %[[N]])
 // AUTO-SAME: -> (tensor<8x8x?x4x1xf32>, tensor<8x8x?x4x1xf32>, tensor<8x8x?x4x1x128xf32>)
 // AUTO-NEXT: attn.grid_work %[[WORK]]
