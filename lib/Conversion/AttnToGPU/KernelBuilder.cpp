@@ -415,8 +415,8 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // Shared memory: Q [TQ][D+8], K [2][TK][D+8], V [2][TK][Dv+8].
   const SharedTiles sh = emitSharedTiles();
   const bool useWgmma = sh.layout.swizzled;
-  const TileLayout qLayout = sh.qLayout, vLayout = sh.vLayout;
-  Value qs = sh.q, ks = sh.k, vs = sh.v;
+  const TileLayout qLayout = sh.qLayout;
+  Value qs = sh.q;
 
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
   Value kvLen = emitBlockLogitContext(blk, modAccess, firstOfSeq);
@@ -427,8 +427,9 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   Value qCount = a.add(a.sub(qLast, q0), ci(1));
   ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
   TileRules<IRArith> rules(spec, a);
-  std::pair<Value, Value> keys = rules.readableKeys(q0, qCount, kvLen, nq);
-  std::pair<Value, Value> tiles = rules.keyTiles(keys.first, keys.second);
+  std::pair<Value, Value> readable = rules.readableKeys(q0, qCount, kvLen, nq);
+  std::pair<Value, Value> tiles =
+      rules.keyTiles(readable.first, readable.second);
   if (splitMode)
     tiles = rules.splitTiles(tiles.first, tiles.second, split, numSplits);
   Value ktLo = tiles.first, ktHi = tiles.second;
@@ -451,50 +452,16 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
                               valid);
       },
       tokens);
-  // A mask_mod region classified over key tile `t` by the shared MaskBounds
-  // rules (as the CPU forms do; the same for every thread of the block): may
-  // it allow a pair of the tile, may it deny one? A region that reads
-  // integer mod_inputs is classified by the tile map kernel before this one
-  // (one byte per tile); others here, by every thread (no tensor reads).
-  Block *maskMod = op.getMaskModBlock();
-  auto classifyTile = [&](Value t) -> MaskBounds<IRArith>::Truth {
-    return classifyBlockKeyTile(blk, rt, q0, qLast, t, modAccess);
-  };
-  // Key tile `t` is read (loaded and computed) when it is in range and the
-  // mask_mod region may allow a pair of it; a tile it denies entirely is
-  // neither loaded (its copies read nothing) nor computed. Each tile is
-  // classified once, when its copies are issued, and the classification is
-  // carried to the iteration that computes it.
+  const BlockKeys keys{rt, q0, qLast, qCount, ktLo, ktHi};
   using Truth = MaskBounds<IRArith>::Truth;
-  auto classifyIfMasked = [&](Value t) -> Truth {
-    return maskMod ? classifyTile(t) : Truth{a.cb(true), a.cb(false)};
-  };
-  auto readTile = [&](Value t, const Truth &cls) {
-    return a.both(a.slt(t, ktHi), cls.mayTrue);
-  };
-  auto copyKv = [&](Value tile, Value buf, Value inRange) {
-    Value k0 = a.mul(tile, ci(tk));
-    auto rowOf = [&](Value r) {
-      Value key = a.add(k0, r);
-      Value valid = a.both(inRange, a.slt(key, kvLen));
-      if (ptBuf)
-        return pagedRow(seq, hk, a.min(key, nkLast), valid);
-      return std::make_pair(phys(bb, hk, kRow(blk, a.min(key, nkLast)), ci(0)),
-                            valid);
-    };
-    emitTileCopy(ks, {buf}, qLayout, tk, d, k, rowOf, tokens, Value(),
-                 kScaleBuf);
-    emitTileCopy(vs, {buf}, vLayout, tk, dv, v, rowOf, tokens, Value(),
-                 vScaleBuf);
-  };
-  Truth firstCls = classifyIfMasked(ktLo);
-  copyKv(ktLo, ci(0), readTile(ktLo, firstCls));
+  Truth firstCls = classifyKeyTileIfMasked(blk, keys, ktLo, modAccess);
+  emitKeyValueTileCopy(blk, sh, ktLo, ci(0), readsKeyTile(keys, ktLo, firstCls),
+                       tokens);
   waitForCopies(tokens, 0);
   if (useWgmma)
     fenceForAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 
-  auto cType = VectorType::get({2, 2}, f32);
   // The warp's rows: rowFrags fragments of 16 (fragment f: rows wrow +
   // 16 f ...).
   const int64_t nf = rowFrags;
@@ -512,78 +479,6 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
 
   emitRowFacts(blk, row0);
 
-  // The key loop: state m[2 nf], l[2 nf] (per-lane partial sums), O
-  // fragments [f][nd].
-  Value ninf = cf(-std::numeric_limits<double>::infinity());
-  Value zeroC = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
-  blk.zeroC = zeroC;
-  const int64_t nRows = 2 * nf, nOut = dv / 8;
-  const int64_t oBase = keyLoopOBase(), nState = oBase + nf * nOut;
-  SmallVector<Value> init(nRows, ninf);
-  init.append(nRows, cf(0.0));
-  for (int64_t i = 0; i < nf * nOut; ++i)
-    init.push_back(zeroC);
-  // After the state: the classification of the tile the iteration computes.
-  if (maskMod) {
-    init.push_back(firstCls.mayTrue);
-    init.push_back(firstCls.mayFalse);
-  }
-  auto loop = scf::ForOp::create(b, loc, ktLo, ktHi, ci(1), init);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
-    ValueRange state = loop.getRegionIterArgs().take_front(nState);
-    Truth curCls = maskMod ? Truth{loop.getRegionIterArgs()[nState],
-                                   loop.getRegionIterArgs()[nState + 1]}
-                           : Truth{a.cb(true), a.cb(false)};
-    Value cur = remu(a.sub(t, ktLo), ci(2));
-    Value nextBuf = a.sub(ci(1), cur);
-    Value tNext = a.add(t, ci(1));
-    tokens.clear();
-    Truth nextCls = classifyIfMasked(tNext);
-    copyKv(tNext, nextBuf, readTile(tNext, nextCls));
-    waitForCopies(tokens, 1);
-    if (useWgmma)
-      fenceForAsyncProxy();
-    gpu::BarrierOp::create(b, loc);
-
-    // A tile the mask_mod region denies entirely keeps the state.
-    scf::IfOp visit;
-    if (maskMod) {
-      visit = scf::IfOp::create(b, loc, TypeRange(ValueRange(state)),
-                                curCls.mayTrue, /*withElseRegion=*/true);
-      b.setInsertionPointToStart(&visit.getThenRegion().front());
-    }
-
-    SmallVector<Value> newState =
-        emitKeyTileStep(blk, sh, qFrag, state, t, cur, [&](Value k0) {
-          // The tile computes all tk columns (those past Nk are
-          // zero-filled), so it is full only when all tk keys are readable:
-          // a tail tile cut short by Nk is a boundary tile (found by the
-          // warp-level emulator).
-          Value full = rules.isFull(q0, qCount, k0, ci(tk), kvLen, nq);
-          // The mask_mod region: the tile is full only when it allows
-          // every pair.
-          if (maskMod)
-            full = a.both(full, a.negate(curCls.mayFalse));
-          return full;
-        });
-    if (visit) {
-      scf::YieldOp::create(b, loc, newState);
-      b.setInsertionPointToStart(&visit.getElseRegion().front());
-      scf::YieldOp::create(b, loc, ValueRange(state));
-      b.setInsertionPointAfter(visit);
-      newState.assign(visit.getResults().begin(), visit.getResults().end());
-    }
-    gpu::BarrierOp::create(b, loc);
-    if (maskMod) {
-      newState.push_back(nextCls.mayTrue);
-      newState.push_back(nextCls.mayFalse);
-    }
-    scf::YieldOp::create(b, loc, newState);
-  }
-
-  emitEpilogue(blk, loop.getResults());
+  emitEpilogue(blk,
+               emitKeyLoop(blk, sh, qFrag, keys, modAccess, firstCls, tokens));
 }

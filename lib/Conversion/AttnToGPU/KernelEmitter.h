@@ -445,6 +445,42 @@ private:
                                      ArrayRef<Value> qFrag, ValueRange state,
                                      Value t, Value cur,
                                      function_ref<Value(Value)> isFull);
+  /// The block's row tile `rt`, its queries [q0, qLast] (qCount of them)
+  /// and the key tiles [ktLo, ktHi) it visits (its split's chunk of them).
+  struct BlockKeys {
+    Value rt, q0, qLast, qCount, ktLo, ktHi;
+  };
+  /// Key tile `t` classified for the block's rows by the mask_mod region
+  /// (classifyBlockKeyTile), or {true, false} (may allow, never denies)
+  /// without one.
+  MaskBounds<IRArith>::Truth
+  classifyKeyTileIfMasked(const BlockState &blk, const BlockKeys &keys, Value t,
+                          const ModInputAccess &modAccess);
+  /// Whether key tile `t` is read (loaded and computed): in the block's
+  /// range and not denied entirely by the mask_mod region (`cls`); a tile
+  /// that is not read is neither loaded (its copies read nothing) nor
+  /// computed.
+  Value readsKeyTile(const BlockKeys &keys, Value t,
+                     const MaskBounds<IRArith>::Truth &cls);
+  /// Copies key tile `tile`'s K and V rows into shared buffer `buf`
+  /// (paged or not; rows past kv_len, or all when `inRange` is false,
+  /// zero-filled), adding the copies to `tokens`.
+  void emitKeyValueTileCopy(const BlockState &blk, const SharedTiles &sh,
+                            Value tile, Value buf, Value inRange,
+                            SmallVectorImpl<Value> &tokens);
+  /// The key loop over [keys.ktLo, keys.ktHi) from a fresh state (sets
+  /// blk.zeroC): each iteration issues the next tile's copies (double
+  /// buffered; the first tile's, classified as `firstCls`, are in flight
+  /// in `tokens`), waits for its own, and runs emitKeyTileStep unless the
+  /// mask_mod region denies the tile entirely. Each tile is classified
+  /// once, when its copies are issued, and the classification is carried
+  /// to the iteration that computes it. Returns the final state (m, l per
+  /// row, then the O fragments; keyLoopOBase).
+  SmallVector<Value> emitKeyLoop(BlockState &blk, const SharedTiles &sh,
+                                 ArrayRef<Value> qFrag, const BlockKeys &keys,
+                                 const ModInputAccess &modAccess,
+                                 MaskBounds<IRArith>::Truth firstCls,
+                                 SmallVectorImpl<Value> &tokens);
   /// Dynamic shared memory of the kernel being emitted.
   int64_t sharedBytes() { return sharedLayout().bytes; }
   /// Commits the copies in `tokens` as one group and waits until at most

@@ -245,3 +245,124 @@ void KernelEmitter::emitMmaSyncPV(const BlockState &blk,
     }
   }
 }
+
+MaskBounds<IRArith>::Truth
+KernelEmitter::classifyKeyTileIfMasked(const BlockState &blk,
+                                       const BlockKeys &keys, Value t,
+                                       const ModInputAccess &modAccess) {
+  if (!op.getMaskModBlock())
+    return {a.cb(true), a.cb(false)};
+  return classifyBlockKeyTile(blk, keys.rt, keys.q0, keys.qLast, t, modAccess);
+}
+
+Value KernelEmitter::readsKeyTile(const BlockKeys &keys, Value t,
+                                  const MaskBounds<IRArith>::Truth &cls) {
+  return a.both(a.slt(t, keys.ktHi), cls.mayTrue);
+}
+
+void KernelEmitter::emitKeyValueTileCopy(const BlockState &blk,
+                                         const SharedTiles &sh, Value tile,
+                                         Value buf, Value inRange,
+                                         SmallVectorImpl<Value> &tokens) {
+  Value k0 = a.mul(tile, ci(tk));
+  auto rowOf = [&](Value r) {
+    Value key = a.add(k0, r);
+    Value valid = a.both(inRange, a.slt(key, blk.kvLen));
+    if (ptBuf)
+      return pagedRow(blk.seq, blk.hk, a.min(key, blk.nkLast), valid);
+    return std::make_pair(
+        phys(blk.bb, blk.hk, kRow(blk, a.min(key, blk.nkLast)), ci(0)), valid);
+  };
+  emitTileCopy(sh.k, {buf}, sh.qLayout, tk, d, k, rowOf, tokens, Value(),
+               kScaleBuf);
+  emitTileCopy(sh.v, {buf}, sh.vLayout, tk, dv, v, rowOf, tokens, Value(),
+               vScaleBuf);
+}
+
+SmallVector<Value> KernelEmitter::emitKeyLoop(
+    BlockState &blk, const SharedTiles &sh, ArrayRef<Value> qFrag,
+    const BlockKeys &keys, const ModInputAccess &modAccess,
+    MaskBounds<IRArith>::Truth firstCls, SmallVectorImpl<Value> &tokens) {
+  using Truth = MaskBounds<IRArith>::Truth;
+  Block *maskMod = op.getMaskModBlock();
+  const bool useWgmma = sh.layout.swizzled;
+  const int64_t nf = rowFrags;
+  auto cType = VectorType::get({2, 2}, f32);
+  ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
+  TileRules<IRArith> rules(spec, a);
+  // State m[2 nf], l[2 nf] (per-lane partial sums), O fragments [f][nd].
+  Value ninf = cf(-std::numeric_limits<double>::infinity());
+  Value zeroC = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
+  blk.zeroC = zeroC;
+  const int64_t nRows = 2 * nf, nOut = dv / 8;
+  const int64_t oBase = keyLoopOBase(), nState = oBase + nf * nOut;
+  SmallVector<Value> init(nRows, ninf);
+  init.append(nRows, cf(0.0));
+  for (int64_t i = 0; i < nf * nOut; ++i)
+    init.push_back(zeroC);
+  // After the state: the classification of the tile the iteration computes.
+  if (maskMod) {
+    init.push_back(firstCls.mayTrue);
+    init.push_back(firstCls.mayFalse);
+  }
+  auto loop = scf::ForOp::create(b, loc, keys.ktLo, keys.ktHi, ci(1), init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    ValueRange state = loop.getRegionIterArgs().take_front(nState);
+    Truth curCls = maskMod ? Truth{loop.getRegionIterArgs()[nState],
+                                   loop.getRegionIterArgs()[nState + 1]}
+                           : Truth{a.cb(true), a.cb(false)};
+    Value cur = remu(a.sub(t, keys.ktLo), ci(2));
+    Value nextBuf = a.sub(ci(1), cur);
+    Value tNext = a.add(t, ci(1));
+    tokens.clear();
+    Truth nextCls = classifyKeyTileIfMasked(blk, keys, tNext, modAccess);
+    emitKeyValueTileCopy(blk, sh, tNext, nextBuf,
+                         readsKeyTile(keys, tNext, nextCls), tokens);
+    waitForCopies(tokens, 1);
+    if (useWgmma)
+      fenceForAsyncProxy();
+    gpu::BarrierOp::create(b, loc);
+
+    // A tile the mask_mod region denies entirely keeps the state.
+    scf::IfOp visit;
+    if (maskMod) {
+      visit = scf::IfOp::create(b, loc, TypeRange(ValueRange(state)),
+                                curCls.mayTrue, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(&visit.getThenRegion().front());
+    }
+
+    SmallVector<Value> newState =
+        emitKeyTileStep(blk, sh, qFrag, state, t, cur, [&](Value k0) {
+          // The tile computes all tk columns (those past Nk are
+          // zero-filled), so it is full only when all tk keys are readable:
+          // a tail tile cut short by Nk is a boundary tile (found by the
+          // warp-level emulator).
+          Value full =
+              rules.isFull(keys.q0, keys.qCount, k0, ci(tk), blk.kvLen, nq);
+          // The mask_mod region: the tile is full only when it allows
+          // every pair.
+          if (maskMod)
+            full = a.both(full, a.negate(curCls.mayFalse));
+          return full;
+        });
+    if (visit) {
+      scf::YieldOp::create(b, loc, newState);
+      b.setInsertionPointToStart(&visit.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange(state));
+      b.setInsertionPointAfter(visit);
+      newState.assign(visit.getResults().begin(), visit.getResults().end());
+    }
+    gpu::BarrierOp::create(b, loc);
+    if (maskMod) {
+      newState.push_back(nextCls.mayTrue);
+      newState.push_back(nextCls.mayFalse);
+    }
+    scf::YieldOp::create(b, loc, newState);
+  }
+
+  return loop.getResults();
+}
