@@ -101,6 +101,28 @@ TEST(Schedule, SplitsPartitionTheTiles) {
   EXPECT_EQ(last.first, last.second);
 }
 
+TEST(Schedule, FilledSplitsLeaveNoChunkEmpty) {
+  ScheduleSpec spec;
+  HostArith a;
+  TileRules<HostArith> rules(spec, a);
+  // 8 tiles: 6 chunks of 2 fill 4; 3 of 3 fill 3; 5 of 2 fill 4.
+  EXPECT_EQ(rules.filledSplits(8, 6), 4);
+  EXPECT_EQ(rules.filledSplits(8, 3), 3);
+  EXPECT_EQ(rules.filledSplits(8, 5), 4);
+  EXPECT_EQ(rules.filledSplits(8, 8), 8);
+  EXPECT_EQ(rules.filledSplits(8, 1), 1);
+  // Every chunk of the filled count is non-empty, for every tile count.
+  for (int64_t tiles = 1; tiles <= 40; ++tiles)
+    for (int64_t n = 1; n <= tiles; ++n) {
+      int64_t f = rules.filledSplits(tiles, n);
+      EXPECT_LE(f, n);
+      for (int64_t s = 0; s < f; ++s) {
+        auto [lo, hi] = rules.splitTiles(0, tiles, s, f);
+        EXPECT_LT(lo, hi) << tiles << " tiles, " << f << " chunks, chunk " << s;
+      }
+    }
+}
+
 /// One random case: a spec, its sizes and the form's tiles.
 struct Case {
   int64_t batch, hkv, group, nq, nk, d = 16, tq, tk, splits;

@@ -219,6 +219,10 @@ public:
   std::pair<V, V> splitTiles(V ktLo, V ktHi, V split) {
     return splitTiles(ktLo, ktHi, split, a.c(spec.splits));
   }
+  /// How many of `n` chunks of `tiles` key tiles splitTiles fills (chunks
+  /// of ceil(tiles / n) tiles: 8 tiles in 6 chunks fill 4), for `n` in
+  /// [1, tiles].
+  V filledSplits(V tiles, V n) { return a.ceilDiv(tiles, a.ceilDiv(tiles, n)); }
   /// The same with the number of splits a value (chosen at run time, as the
   /// GPU form does from the grid it needs).
   std::pair<V, V> splitTiles(V ktLo, V ktHi, V split, V numSplits) {

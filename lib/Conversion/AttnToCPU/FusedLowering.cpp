@@ -321,11 +321,8 @@ Value FusedLowering::numSplitsFor(OpBuilder &b, Location loc, Value items,
   Value want =
       m.ceilDiv(m.mul(threads, m.c(kSplitItemsPerThread)), m.max(items, one));
   Value keyTiles = m.max(m.ceilDiv(nk, m.c(schedule.tiles.k)), one);
-  // Chunks of ceil(tiles / n) tiles (TileRules::splitTiles): n chunks may
-  // fill fewer than n (8 tiles in 6 chunks fill 4 of them); the count that
-  // those chunks fill, over the cache's key tiles.
-  Value n = m.min(want, keyTiles);
-  n = m.ceilDiv(keyTiles, m.ceilDiv(keyTiles, n));
+  // Only the chunks the cache's key tiles fill.
+  Value n = rulesAt(b, loc)->filledSplits(keyTiles, m.min(want, keyTiles));
   return m.select(m.slt(one, threads), n, one);
 }
 

@@ -299,14 +299,13 @@ public:
   /// Whether the row-wise kernels hint paged rows one page ahead, K and V
   /// both while Q K^T runs: pages shorter than kLongPageKeys (page sizes
   /// are static: the verifier says so). Longer pages are hinted as
-  /// contiguous rows are (K by
-  /// Q K^T, V by P V; prefetchRow finds each key's page, so any tile size
-  /// works), which the hardware prefetchers help within a page. A 1-thread
-  /// f32 decode step (d 128) over pages of 256 keys took 8.2-8.8 ms that
-  /// way against 9.5-10.4 ms with next-page hints (contiguous: 7.8-8.1),
-  /// pages of 128 8.7-9.8 against 9.7-10.4; pages of 64 gained nothing
-  /// (9.7-12.0 against 9.6-10.6), and pages of 16 lost (V hinted by P V:
-  /// 12-15 ms against 10-11; Benchmarks.md). Measured on f32 rows only.
+  /// contiguous rows are (K by Q K^T, V by P V; prefetchRow finds each
+  /// key's page, so any tile size works), which the hardware prefetchers help
+  /// within a page. A 1-thread f32 decode step (d 128) over pages of 256 keys
+  /// took 8.2-8.8 ms that way against 9.5-10.4 ms with next-page hints
+  /// (contiguous: 7.8-8.1), pages of 128 8.7-9.8 against 9.7-10.4; pages of 64
+  /// gained nothing (9.7-12.0 against 9.6-10.6), and pages of 16 lost (V hinted
+  /// by P V: 12-15 ms against 10-11; Benchmarks.md). Measured on f32 rows only.
   bool hintsNextPage() const;
   static constexpr int64_t kLongPageKeys = 128;
 

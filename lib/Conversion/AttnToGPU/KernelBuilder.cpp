@@ -421,9 +421,7 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
   // Per-block facts: kv_len, the rows' queries, the key tiles to visit.
   Value kvLen = emitBlockLogitContext(blk, modAccess, firstOfSeq);
   Value row0 = a.mul(rt, ci(tq));
-  // (Not a structured binding: lambdas below capture them.)
-  Value q0, qLast;
-  std::tie(q0, qLast) = rowTileQueries(rt);
+  auto [q0, qLast] = rowTileQueries(rt);
   Value qCount = a.add(a.sub(qLast, q0), ci(1));
   ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
   TileRules<IRArith> rules(spec, a);
@@ -479,6 +477,6 @@ void KernelEmitter::emitKernel(gpu::LaunchOp launch) {
 
   emitRowFacts(blk, row0);
 
-  emitEpilogue(blk,
-               emitKeyLoop(blk, sh, qFrag, keys, modAccess, firstCls, tokens));
+  emitEpilogue(blk, emitKeyLoop(blk, sh, qFrag, rules, keys, modAccess,
+                                firstCls, tokens));
 }

@@ -468,7 +468,8 @@ private:
   void emitKeyValueTileCopy(const BlockState &blk, const SharedTiles &sh,
                             Value tile, Value buf, Value inRange,
                             SmallVectorImpl<Value> &tokens);
-  /// The key loop over [keys.ktLo, keys.ktHi) from a fresh state (sets
+  /// The key loop over [keys.ktLo, keys.ktHi) (`rules`: the block's
+  /// schedule rules) from a fresh state (sets
   /// blk.zeroC): each iteration issues the next tile's copies (double
   /// buffered; the first tile's, classified as `firstCls`, are in flight
   /// in `tokens`), waits for its own, and runs emitKeyTileStep unless the
@@ -477,7 +478,9 @@ private:
   /// to the iteration that computes it. Returns the final state (m, l per
   /// row, then the O fragments; keyLoopOBase).
   SmallVector<Value> emitKeyLoop(BlockState &blk, const SharedTiles &sh,
-                                 ArrayRef<Value> qFrag, const BlockKeys &keys,
+                                 ArrayRef<Value> qFrag,
+                                 TileRules<IRArith> &rules,
+                                 const BlockKeys &keys,
                                  const ModInputAccess &modAccess,
                                  MaskBounds<IRArith>::Truth firstCls,
                                  SmallVectorImpl<Value> &tokens);

@@ -281,15 +281,14 @@ void KernelEmitter::emitKeyValueTileCopy(const BlockState &blk,
 
 SmallVector<Value> KernelEmitter::emitKeyLoop(
     BlockState &blk, const SharedTiles &sh, ArrayRef<Value> qFrag,
-    const BlockKeys &keys, const ModInputAccess &modAccess,
-    MaskBounds<IRArith>::Truth firstCls, SmallVectorImpl<Value> &tokens) {
+    TileRules<IRArith> &rules, const BlockKeys &keys,
+    const ModInputAccess &modAccess, MaskBounds<IRArith>::Truth firstCls,
+    SmallVectorImpl<Value> &tokens) {
   using Truth = MaskBounds<IRArith>::Truth;
   Block *maskMod = op.getMaskModBlock();
   const bool useWgmma = sh.layout.swizzled;
   const int64_t nf = rowFrags;
   auto cType = VectorType::get({2, 2}, f32);
-  ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
-  TileRules<IRArith> rules(spec, a);
   // State m[2 nf], l[2 nf] (per-lane partial sums), O fragments [f][nd].
   Value ninf = cf(-std::numeric_limits<double>::infinity());
   Value zeroC = arith::ConstantOp::create(
