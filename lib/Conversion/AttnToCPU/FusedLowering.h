@@ -379,11 +379,31 @@ public:
   /// pairs of columns j .. j + lanes), and each step is one `vdpbf16ps` per
   /// `lanes` columns (products exact in f32, sums rounded to f32, denormal
   /// inputs and results flushed to zero).
+  ///
+  /// `keys`: which keys a register block's rows read (causal diagonals,
+  /// windows, kv_len), so that the kernel does no work for keys they
+  /// cannot read. Along N (Q K^T: B's columns are keys) a block none of
+  /// whose rows reads a column of the block is skipped, and its entries of
+  /// C are left as they were (the logits' masks read them as -inf); along
+  /// k (P V: k runs over keys, `keysPerStep` per step, the first at
+  /// `offset` from the tile's) a block's k loop is cut to its keys (the
+  /// weights of the others are 0).
+  struct BlockKeys {
+    /// The keys [lo, hi), relative to the key tile, that rows
+    /// [i0, i0 + rows) read (lo may be negative, hi past the tile).
+    std::function<std::pair<Value, Value>(OpBuilder &, Location, Value i0,
+                                          Value rows)>
+        of;
+    bool alongN = true;
+    Value offset;
+    int64_t keysPerStep = 1;
+  };
   Value microkernel(
       OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
       function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
       function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
-      bool zeroInit = false, bool guard = false, bool pairs = false);
+      bool zeroInit = false, bool guard = false, bool pairs = false,
+      const BlockKeys *keys = nullptr);
 
   /// Indices of row j, column `col` of a K or V tile ([1, 1, ks, D] or
   /// [1, ks, 1, D]); `zero` is an index constant 0.
@@ -660,7 +680,8 @@ public:
   /// nw), with p rounded to bf16 and both sides in pairs of keys
   /// (pairedPV).
   Value pairedPVTile(OpBuilder &b, Location loc, Value acc, Value p,
-                     Value vTile, Value qs, Value n);
+                     Value vTile, Value qs, Value n,
+                     const BlockKeys *keys = nullptr);
 
   /// An f32 copy [ks, D] of a K or V tile in the op's layout and element
   /// type, written into `dest`.
@@ -713,10 +734,11 @@ public:
   /// One online-softmax step with score tile `s` (logits, or raw scores
   /// that `rowLogits` turns into logits) and V tile. `full` says the tile has
   /// no masked key (so every weight is a real one): only then may the
-  /// microkernel multiply weights by V unguarded.
+  /// microkernel multiply weights by V unguarded. `blockKeys` (may be
+  /// null): the keys each register block's rows read, for P V's k loops.
   State update(OpBuilder &b, Location loc, State st, Value s,
                const TileRows &vRows, Value qs, Value full,
-               const RowLogits &rowLogits);
+               const RowLogits &rowLogits, const BlockKeys *blockKeys);
 
   State initState(OpBuilder &b, Location loc, Value qs);
 

@@ -26,7 +26,7 @@ Value FusedLowering::microkernel(
     OpBuilder &b, Location loc, Value c, Value m, Value n, Value kEnd,
     function_ref<Value(OpBuilder &, Location, Value, Value, Value)> readA,
     function_ref<Value(OpBuilder &, Location, Value, Value)> readB,
-    bool zeroInit, bool guard, bool pairs) {
+    bool zeroInit, bool guard, bool pairs, const BlockKeys *keys) {
   assert(!(pairs && guard) && "no guarded bf16 pairs");
   IndexMath im{b, loc};
   // f32: one nw-wide accumulator per row (LLVM splits it into registers).
@@ -36,6 +36,73 @@ Value FusedLowering::microkernel(
   auto i32VecTy = VectorType::get({width}, b.getI32Type());
   auto bf16VecTy = VectorType::get({2 * width}, b.getBF16Type());
   Value zero = im.c(0), one = im.c(1);
+  // Block (rows [i0, i0 + rows), columns [j0, j0 + nw)) of head r over
+  // k in [kLo, kHi): the updated C.
+  auto block = [&](OpBuilder &b3, Location l3, Value r, Value i0, Value j0,
+                   int64_t rows, Value kLo, Value kHi, Value cIn) -> Value {
+    IndexMath m3{b3, l3};
+    Value pad = arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
+    SmallVector<bool> inBounds = {true};
+    SmallVector<Value> accs, cols;
+    for (int64_t p = 0; p < parts; ++p)
+      cols.push_back(m3.add(j0, m3.c(p * width)));
+    Value zeros;
+    if (zeroInit)
+      zeros = splatConstant(b3, l3, vecTy, 0.0);
+    for (int64_t ii = 0; ii < rows; ++ii)
+      for (int64_t p = 0; p < parts; ++p)
+        accs.push_back(zeroInit
+                           ? zeros
+                           : Value(vector::TransferReadOp::create(
+                                 b3, l3, vecTy, cIn,
+                                 ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]},
+                                 pad, inBounds)));
+    auto kLoop = scf::ForOp::create(
+        b3, l3, kLo, kHi, one, accs,
+        [&](OpBuilder &b4, Location l4, Value k, ValueRange a4) {
+          IndexMath m4{b4, l4};
+          SmallVector<Value> bRows;
+          for (int64_t p = 0; p < parts; ++p) {
+            Value row = readB(b4, l4, k, m4.add(j0, m4.c(p * width)));
+            if (pairs)
+              row = vector::BitCastOp::create(b4, l4, bf16VecTy, row);
+            bRows.push_back(row);
+          }
+          SmallVector<Value> next;
+          for (int64_t ii = 0; ii < rows; ++ii) {
+            Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
+            if (pairs) {
+              // The query's pair broadcast to every pair of lanes.
+              Value words = vector::BroadcastOp::create(b4, l4, i32VecTy, a);
+              Value splat = vector::BitCastOp::create(b4, l4, bf16VecTy, words);
+              for (int64_t p = 0; p < parts; ++p)
+                next.push_back(x86vector::DotBF16Op::create(
+                    b4, l4, vecTy, a4[ii * parts + p], splat, bRows[p]));
+              continue;
+            }
+            Value splat = vector::BroadcastOp::create(b4, l4, vecTy, a);
+            Value fma = vector::FMAOp::create(b4, l4, splat, bRows[0], a4[ii]);
+            if (guard) {
+              // A lane-wise condition (not a scalar one, which LLVM
+              // turns into a branch per row): a masked FMA.
+              Value zero = splatConstant(b4, l4, vecTy, 0.0);
+              Value isZero = arith::CmpFOp::create(
+                  b4, l4, arith::CmpFPredicate::OEQ, splat, zero);
+              fma = arith::SelectOp::create(b4, l4, isZero, a4[ii], fma);
+            }
+            next.push_back(fma);
+          }
+          scf::YieldOp::create(b4, l4, next);
+        });
+    Value out = cIn;
+    for (int64_t ii = 0; ii < rows; ++ii)
+      for (int64_t p = 0; p < parts; ++p)
+        out = vector::TransferWriteOp::create(
+                  b3, l3, kLoop.getResult(ii * parts + p), out,
+                  ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]}, inBounds)
+                  .getResult();
+    return out;
+  };
   // Rows [lo, hi) of head r in register blocks of `rows` x nw at columns
   // [j0, j0 + nw): the block's accumulators stay in registers over the
   // whole k loop, which broadcasts one A scalar per row and reads one
@@ -46,71 +113,34 @@ Value FusedLowering::microkernel(
         b2, l2, lo, hi, im.c(rows), ValueRange{cIn},
         [&](OpBuilder &b3, Location l3, Value i0, ValueRange c3) {
           IndexMath m3{b3, l3};
-          Value pad =
-              arith::ConstantOp::create(b3, l3, b3.getF32FloatAttr(0.0));
-          SmallVector<bool> inBounds = {true};
-          SmallVector<Value> accs, cols;
-          for (int64_t p = 0; p < parts; ++p)
-            cols.push_back(m3.add(j0, m3.c(p * width)));
-          Value zeros;
-          if (zeroInit)
-            zeros = splatConstant(b3, l3, vecTy, 0.0);
-          for (int64_t ii = 0; ii < rows; ++ii)
-            for (int64_t p = 0; p < parts; ++p)
-              accs.push_back(
-                  zeroInit ? zeros
-                           : Value(vector::TransferReadOp::create(
-                                 b3, l3, vecTy, c3[0],
-                                 ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]},
-                                 pad, inBounds)));
-          auto kLoop = scf::ForOp::create(
-              b3, l3, zero, kEnd, one, accs,
-              [&](OpBuilder &b4, Location l4, Value k, ValueRange a4) {
-                IndexMath m4{b4, l4};
-                SmallVector<Value> bRows;
-                for (int64_t p = 0; p < parts; ++p) {
-                  Value row = readB(b4, l4, k, m4.add(j0, m4.c(p * width)));
-                  if (pairs)
-                    row = vector::BitCastOp::create(b4, l4, bf16VecTy, row);
-                  bRows.push_back(row);
-                }
-                SmallVector<Value> next;
-                for (int64_t ii = 0; ii < rows; ++ii) {
-                  Value a = readA(b4, l4, r, m4.add(i0, m4.c(ii)), k);
-                  if (pairs) {
-                    // The query's pair broadcast to every pair of lanes.
-                    Value words =
-                        vector::BroadcastOp::create(b4, l4, i32VecTy, a);
-                    Value splat =
-                        vector::BitCastOp::create(b4, l4, bf16VecTy, words);
-                    for (int64_t p = 0; p < parts; ++p)
-                      next.push_back(x86vector::DotBF16Op::create(
-                          b4, l4, vecTy, a4[ii * parts + p], splat, bRows[p]));
-                    continue;
-                  }
-                  Value splat = vector::BroadcastOp::create(b4, l4, vecTy, a);
-                  Value fma =
-                      vector::FMAOp::create(b4, l4, splat, bRows[0], a4[ii]);
-                  if (guard) {
-                    // A lane-wise condition (not a scalar one, which LLVM
-                    // turns into a branch per row): a masked FMA.
-                    Value zero = splatConstant(b4, l4, vecTy, 0.0);
-                    Value isZero = arith::CmpFOp::create(
-                        b4, l4, arith::CmpFPredicate::OEQ, splat, zero);
-                    fma = arith::SelectOp::create(b4, l4, isZero, a4[ii], fma);
-                  }
-                  next.push_back(fma);
-                }
-                scf::YieldOp::create(b4, l4, next);
-              });
-          Value out = c3[0];
-          for (int64_t ii = 0; ii < rows; ++ii)
-            for (int64_t p = 0; p < parts; ++p)
-              out = vector::TransferWriteOp::create(
-                        b3, l3, kLoop.getResult(ii * parts + p), out,
-                        ValueRange{r, m3.add(i0, m3.c(ii)), cols[p]}, inBounds)
-                        .getResult();
-          scf::YieldOp::create(b3, l3, out);
+          // The block's keys: along k, its k loop's bounds; along N,
+          // whether it reads any of the panel's columns (else C stays).
+          Value kLo = zero, kHi = kEnd, reads;
+          if (keys) {
+            auto [lo, hi] = keys->of(b3, l3, i0, m3.c(rows));
+            if (keys->alongN) {
+              reads = m3.andI(m3.slt(lo, m3.add(j0, m3.c(nw))), m3.slt(j0, hi));
+            } else {
+              Value per = m3.c(keys->keysPerStep);
+              kLo = m3.max(zero, m3.floorDiv(m3.sub(lo, keys->offset), per));
+              kHi = m3.min(kEnd, m3.ceilDiv(m3.sub(hi, keys->offset), per));
+            }
+          }
+          if (reads) {
+            auto ifOp = scf::IfOp::create(
+                b3, l3, reads,
+                [&](OpBuilder &tb, Location tl) {
+                  scf::YieldOp::create(
+                      tb, tl, block(tb, tl, r, i0, j0, rows, kLo, kHi, c3[0]));
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(eb, el, c3[0]);
+                });
+            scf::YieldOp::create(b3, l3, ifOp.getResult(0));
+            return;
+          }
+          scf::YieldOp::create(b3, l3,
+                               block(b3, l3, r, i0, j0, rows, kLo, kHi, c3[0]));
         });
     return jLoop.getResult(0);
   };
@@ -597,7 +627,8 @@ Value FusedLowering::packValuePairs(OpBuilder &b, Location loc, Value vTile,
 }
 
 Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,
-                                  Value p, Value vTile, Value qs, Value n) {
+                                  Value p, Value vTile, Value qs, Value n,
+                                  const BlockKeys *keys) {
   Type i32 = b.getI32Type();
   Value half = arith::DivUIOp::create(b, loc, n, IndexMath{b, loc}.c(2));
   // The weights as bf16 pairs in words, pP[r, i, k] = (p[r, i, 2k],
@@ -620,7 +651,7 @@ Value FusedLowering::pairedPVTile(OpBuilder &b, Location loc, Value acc,
             bb, bl, VectorType::get({lanes}, bb.getI32Type()), vP,
             ValueRange{k, e}, pad, inBounds));
       },
-      /*zeroInit=*/false, /*guard=*/false, /*pairs=*/true);
+      /*zeroInit=*/false, /*guard=*/false, /*pairs=*/true, keys);
 }
 
 Value FusedLowering::convertKeyTile(OpBuilder &b, Location loc, Value tile,

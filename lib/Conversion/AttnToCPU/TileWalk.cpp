@@ -195,6 +195,34 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
     return SmallVector<OpFoldResult>(s.size(), lb.getIndexAttr(1));
   };
   auto rules = rulesAt(lb, l);
+  // With softmax and logits that are just `scale * q.k` plus the
+  // structural masks (no soft cap, bias, ALiBi or mask tensor), the
+  // score tile keeps its raw dot products: the vector softmax step
+  // applies the scale and, per row, the readable key interval as it
+  // reads them. Otherwise a logit generic writes the final logits
+  // (full tiles skip the structural mask arithmetic).
+  bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
+                      !op.getAlibiSlopes() && !op.getMask() &&
+                      !op.getScoreModBlock() && !op.getMaskModBlock();
+  // Where a causal diagonal or a window cuts into tiles, which keys each
+  // register block of the packed kernels reads: P V's k loops skip the
+  // others (weight 0). Q K^T skips the blocks none of whose rows reads one
+  // of its keys (about half of a diagonal tile) where only the vector
+  // softmax reads the scores, each row only its own keys; a logit generic
+  // (which reads every score) gets them all.
+  std::optional<BlockKeys> blockKeys;
+  if (schedule.causal || schedule.windowLeft || schedule.windowRight) {
+    blockKeys.emplace();
+    blockKeys->of = [this, q0, k0, kvLen](OpBuilder &rb, Location rl, Value i0,
+                                          Value rows) {
+      IndexMath rm{rb, rl};
+      auto [lo, hi] =
+          rulesAt(rb, rl)->readableKeys(rm.add(q0, i0), rows, kvLen, nq);
+      return std::make_pair(rm.sub(lo, k0), rm.sub(hi, k0));
+    };
+  }
+  const BlockKeys *pvKeys = blockKeys ? &*blockKeys : nullptr;
+  const BlockKeys *qkKeys = vectorLogits ? pvKeys : nullptr;
   // Paged K/V: the tile is rows [k0 % S, k0 % S + ks) of one page (key
   // tiles divide the page size), read in place from the pool; or whole pages
   // read one by one (key tiles a multiple of the page size).
@@ -354,7 +382,7 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
               bb, bl, VectorType::get({lanes}, bb.getI32Type()), kP,
               ValueRange{p, j}, pad, inBounds));
         },
-        /*zeroInit=*/true, /*guard=*/false, /*pairs=*/true);
+        /*zeroInit=*/true, /*guard=*/false, /*pairs=*/true, qkKeys);
   };
   f32PackedQK = [&](OpBuilder &fb, Location fl) -> Value {
     Value kT = scratchTile(fb, fl, {dqk, ks}, f32, 1);
@@ -408,7 +436,7 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
               bb, bl, VectorType::get({nw}, f32), kT, ValueRange{d, j0}, pad,
               inBounds));
         },
-        /*zeroInit=*/true);
+        /*zeroInit=*/true, /*guard=*/false, /*pairs=*/false, qkKeys);
   };
   auto packedQK = [&](OpBuilder &fb, Location fl) -> Value {
     if (amxQK) {
@@ -449,15 +477,6 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
         lb, l, kTileVisitFn, TypeRange{},
         ValueRange{cast(bIdx), cast(gIdx), cast(tile.qt), cast(kt), boundary});
   }
-  // With softmax and logits that are just `scale * q.k` plus the
-  // structural masks (no soft cap, bias, ALiBi or mask tensor), the
-  // score tile keeps its raw dot products: the vector softmax step
-  // applies the scale and, per row, the readable key interval as it
-  // reads them. Otherwise a logit generic writes the final logits
-  // (full tiles skip the structural mask arithmetic).
-  bool vectorLogits = softmax && !lctx.softcap && !op.getBias() &&
-                      !op.getAlibiSlopes() && !op.getMask() &&
-                      !op.getScoreModBlock() && !op.getMaskModBlock();
   RowLogits rowLogits;
   if (vectorLogits) {
     rowLogits.scale = lctx.scale;
@@ -482,7 +501,7 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
     s = ifOp.getResult(0);
   }
 
-  return update(lb, l, st, s, vRows, qs, full, rowLogits);
+  return update(lb, l, st, s, vRows, qs, full, rowLogits, pvKeys);
 }
 
 Value FusedLowering::logits(OpBuilder &b, Location loc, Value s, Value bIdx,

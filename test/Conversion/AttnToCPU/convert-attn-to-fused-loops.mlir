@@ -40,8 +40,19 @@
 // 32- and 64-bit pairs, interleave 128-bit blocks: one instruction each)
 // CHECK-COUNT-64:  vector.shuffle
 // CHECK-COUNT-16:  vector.transfer_write
-// CHECK:       vector.transfer_read %[[KT]]
+// A block runs only where its rows read one of its 32 keys (a causal
+// diagonal tile skips the blocks above the diagonal, about half); a skipped
+// block leaves its scores unwritten, which the softmax never reads.
+// CHECK:       %[[READS:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
+// CHECK-NEXT:  scf.if %[[READS]] -> (tensor<?x?x?xf32>)
+// CHECK:         vector.transfer_read %[[KT]]
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK:       } else {
+// CHECK-NEXT:    scf.yield %{{.+}} : tensor<?x?x?xf32>
+// The rows left over, one by one, skip the same way.
+// CHECK:       scf.if
+// CHECK:         vector.fma {{.*}} : vector<32xf32>
+// CHECK:       } else {
 // Other tiles (decode rows, tails): per key row, a 16-lane dot product with
 // each query row of the tile (d unrolled into independent chains), one
 // horizontal sum per logit.
@@ -72,9 +83,14 @@
 // CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J]]]{{.*}}{in_bounds = [true]}
 // CHECK-NEXT:          arith.cmpf ogt, {{.*}} : vector<16xf32>
 // CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf.
+// ...other rows visit the vectors from the one holding lo up to hi (the
+// scores past hi may never have been computed), and mask the lanes outside
+// [lo, hi) (two lane masks) to -inf.
 // CHECK:           } else {
-// CHECK:             scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:             %[[LO0:.+]] = arith.maxsi %{{.+}}, %c0 : index
+// CHECK-NEXT:        %[[LOREM:.+]] = arith.remui %[[LO0]], %c16 : index
+// CHECK-NEXT:        %[[FROM:.+]] = arith.subi %[[LO0]], %[[LOREM]] : index
+// CHECK:             scf.for %[[J2:.+]] = %[[FROM]] to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
 // CHECK:               vector.create_mask
 // CHECK:               vector.create_mask
 // CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
@@ -121,11 +137,18 @@
 // CHECK:                 vector.transfer_write
 // CHECK:           } else {
 // CHECK:             scf.if
-// CHECK:               scf.for
+// A masked row's sweeps end at its last key hi (not at the tile's end), and
+// zeros fill the rest of its row of P.
+// CHECK:               %[[SUMHI:.+]]:2 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16
 // CHECK:                 math.fma
 // CHECK-NEXT:            math.exp2 %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
 // CHECK-NEXT:            arith.select
 // CHECK-NEXT:            vector.transfer_write
+// CHECK:               %[[PEND:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:          %[[ZLO:.+]] = scf.for %{{.+}} = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %[[SUMHI]]#1)
+// CHECK-NEXT:            vector.transfer_write %[[ZERO16:.+]], %{{.+}} : vector<16xf32>, tensor<?x?x?xf32>
+// CHECK:               scf.for %{{.+}} = %[[PEND]] to %{{.+}} step %c16 iter_args(%{{.+}} = %[[ZLO]])
+// CHECK-NEXT:            vector.transfer_write %[[ZERO16]], %{{.+}} : vector<16xf32>, tensor<?x?x?xf32>
 // CHECK:             } else {
 // CHECK:               scf.for
 // CHECK:                 arith.mulf {{.*}} : vector<16xf32>
@@ -150,14 +173,14 @@
 // CHECK:         %[[SNEW:.+]] = arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
 // CHECK:         arith.bitcast %[[LOLD]] : vector<16xf32> to vector<16xi32>
 // CHECK:         %[[W:.+]] = arith.mulf %[[ALPHA]], %{{.+}} : vector<16xf32>
-// (3) Row by row: P *= s' and acc *= alpha s' / s, each factor from the
-// row's lane.
+// (3) Row by row: P *= s' over the row's span (P is 0 elsewhere) and
+// acc *= alpha s' / s, each factor from the row's lane.
 // CHECK:         scf.for %[[II2:.+]] = %c0 to %[[ROWS]] step %c1
 // CHECK:           vector.extract %[[SNEW]][%[[II2]]] : f32 from vector<16xf32>
-// CHECK:           scf.for
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16
 // CHECK:             arith.mulf {{.*}} : vector<16xf32>
 // CHECK:           vector.extract %[[W]][%[[II2]]] : f32 from vector<16xf32>
-// CHECK:           scf.for
+// CHECK:           scf.for %{{.+}} = %c0 to %c64 step %c16
 // CHECK:             arith.mulf {{.*}} : vector<16xf32>
 // P V: unguarded on full tiles and on boundary tiles whose V tile is all
 // finite (the sum of v * 0 over the tile is 0); guarded (a zero weight adds
@@ -169,6 +192,13 @@
 // CHECK:       vector.reduction <add>
 // CHECK:       arith.cmpf oeq
 // CHECK:     scf.if %[[UNGUARDED]]
+// Each 8-row block's k loop runs over the keys its rows read, not the whole
+// tile (the other weights are 0): from lo - k0 (lo = 0 under a causal mask)
+// to hi - k0, within the tile.
+// CHECK:       %[[LOK:.+]] = arith.subi %c0, %{{.+}} : index
+// CHECK-NEXT:  %[[KLO:.+]] = arith.maxsi %[[LOK]], %c0 : index
+// CHECK-NEXT:  %[[KHI:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// CHECK:       scf.for %{{.+}} = %[[KLO]] to %[[KHI]] step %c1
 // CHECK-COUNT-8: vector.fma
 // CHECK-NOT:     arith.select
 // CHECK:       } else {

@@ -1,0 +1,138 @@
+// REQUIRES: x86_64-host
+// Causal diagonals and windows inside tiles: the packed Q K^T kernel skips
+// the register blocks none of whose rows reads one of their keys (leaving
+// those scores unwritten), the softmax sweeps of a masked row stop at its
+// last key and fill the rest of its row of P with zeros, and each register
+// block's P V runs over the keys its rows read only. Every entry below has
+// tiles cut by a diagonal or a window at sizes that are not multiples of the
+// register tiles (8 x 32 on AVX-512, 6 x 16 on AVX2, 4 rows on x86-64), and
+// runs on each target this host runs (AVX-512 where it has it) against the
+// f64 reference, with the form's tiles and with tiles that put the diagonal
+// across a tile at an offset.
+//
+// RUN: for e in causal_top_left causal_bottom_right window window_causal_kv_len causal_bf16 causal_f16 paged64 paged16; do \
+// RUN:   for t in host haswell x86-64; do \
+// RUN:     for tiles in "" "--tile-q=48 --tile-k=64"; do \
+// RUN:       cpu=; if [ $t != host ]; then cpu=--target-cpu=$t; fi; \
+// RUN:       attn-run %s --entry=$e --form=fused $cpu $tiles --verify --reps=0 --seed=3 > /dev/null || echo FAIL $e $t $tiles; \
+// RUN:       echo done; \
+// RUN:     done; done; done | FileCheck %s
+// The sigmoid normalization and a bias read every score through a logit
+// generic: their Q K^T computes whole tiles; P V still runs over each
+// block's keys.
+// RUN: for e in causal_bias window_sigmoid; do \
+// RUN:   attn-run %s --entry=$e --form=fused --verify --reps=0 --seed=3 > /dev/null || echo FAIL $e; echo done; \
+// RUN: done | FileCheck %s --check-prefix=LOGITS
+//
+// CHECK-NOT: FAIL
+// CHECK-COUNT-48: done
+// CHECK-NOT: FAIL
+// LOGITS-NOT: FAIL
+// LOGITS-COUNT-2: done
+// LOGITS-NOT: FAIL
+
+// Nq = Nk = 203, top-left: the diagonal tiles of every query tile.
+func.func @causal_top_left(%q: tensor<1x4x203x64xf32>, %k: tensor<1x2x203x64xf32>,
+                           %v: tensor<1x2x203x64xf32>)
+    -> (tensor<1x4x203x64xf32>, tensor<1x4x203xf32>) {
+  %o, %lse = attn.attention q(%q : tensor<1x4x203x64xf32>)
+      k(%k : tensor<1x2x203x64xf32>) v(%v : tensor<1x2x203x64xf32>)
+      causal(top_left) -> tensor<1x4x203x64xf32>, tensor<1x4x203xf32>
+  return %o, %lse : tensor<1x4x203x64xf32>, tensor<1x4x203xf32>
+}
+
+// Nq = 70 against Nk = 333, bottom-right: the diagonal starts at key 263.
+func.func @causal_bottom_right(%q: tensor<2x2x70x32xf32>, %k: tensor<2x2x333x32xf32>,
+                               %v: tensor<2x2x333x32xf32>)
+    -> tensor<2x2x70x32xf32> {
+  %o = attn.attention q(%q : tensor<2x2x70x32xf32>)
+      k(%k : tensor<2x2x333x32xf32>) v(%v : tensor<2x2x333x32xf32>)
+      causal(bottom_right) -> tensor<2x2x70x32xf32>
+  return %o : tensor<2x2x70x32xf32>
+}
+
+// A window of 37 keys back and 9 ahead: two diagonals cut each band tile.
+func.func @window(%q: tensor<1x2x290x64xf32>, %k: tensor<1x2x290x64xf32>,
+                  %v: tensor<1x2x290x64xf32>)
+    -> (tensor<1x2x290x64xf32>, tensor<1x2x290xf32>) {
+  %o, %lse = attn.attention q(%q : tensor<1x2x290x64xf32>)
+      k(%k : tensor<1x2x290x64xf32>) v(%v : tensor<1x2x290x64xf32>)
+      window_left(37) window_right(9)
+      -> tensor<1x2x290x64xf32>, tensor<1x2x290xf32>
+  return %o, %lse : tensor<1x2x290x64xf32>, tensor<1x2x290xf32>
+}
+
+// Causal (bottom-right, on kv_len) with a window and per-batch lengths
+// (random in [0, 250]): the diagonal moves with kv_len, and the rows of a
+// short batch entry that sit before key 0 read nothing.
+func.func @window_causal_kv_len(%q: tensor<2x2x120x32xf32>, %k: tensor<2x2x250x32xf32>,
+                                %v: tensor<2x2x250x32xf32>, %len: tensor<2xi32>)
+    -> (tensor<2x2x120x32xf32>, tensor<2x2x120xf32>) {
+  %o, %lse = attn.attention q(%q : tensor<2x2x120x32xf32>)
+      k(%k : tensor<2x2x250x32xf32>) v(%v : tensor<2x2x250x32xf32>)
+      kv_len(%len : tensor<2xi32>) causal(bottom_right) window_left(50)
+      -> tensor<2x2x120x32xf32>, tensor<2x2x120xf32>
+  return %o, %lse : tensor<2x2x120x32xf32>, tensor<2x2x120xf32>
+}
+
+// bf16 and f16 (AVX-512 BF16 pairs on Zen 4, AMX where the host has it,
+// f32 kernels elsewhere).
+func.func @causal_bf16(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x1x150x64xbf16>,
+                       %v: tensor<1x1x150x64xbf16>) -> tensor<1x4x150x64xbf16> {
+  %o = attn.attention q(%q : tensor<1x4x150x64xbf16>)
+      k(%k : tensor<1x1x150x64xbf16>) v(%v : tensor<1x1x150x64xbf16>)
+      causal(top_left) -> tensor<1x4x150x64xbf16>
+  return %o : tensor<1x4x150x64xbf16>
+}
+
+func.func @causal_f16(%q: tensor<1x2x150x64xf16>, %k: tensor<1x2x150x64xf16>,
+                      %v: tensor<1x2x150x64xf16>) -> tensor<1x2x150x64xf16> {
+  %o = attn.attention q(%q : tensor<1x2x150x64xf16>)
+      k(%k : tensor<1x2x150x64xf16>) v(%v : tensor<1x2x150x64xf16>)
+      causal(top_left) -> tensor<1x2x150x64xf16>
+  return %o : tensor<1x2x150x64xf16>
+}
+
+// Paged caches (random page tables and lengths): pages of 64 keys (a key
+// tile within a page) and of 16 (P V per page of a tile, each page's k loops
+// from its first key).
+func.func @paged64(%q: tensor<2x4x100x32xf32>, %kp: tensor<16x2x64x32xf32>,
+                   %vp: tensor<16x2x64x32xf32>, %pt: tensor<2x8xi32>,
+                   %len: tensor<2xi32>) -> tensor<2x4x100x32xf32> {
+  %o = attn.attention q(%q : tensor<2x4x100x32xf32>)
+      k(%kp : tensor<16x2x64x32xf32>) v(%vp : tensor<16x2x64x32xf32>)
+      page_table(%pt : tensor<2x8xi32>) kv_len(%len : tensor<2xi32>)
+      causal(bottom_right) -> tensor<2x4x100x32xf32>
+  return %o : tensor<2x4x100x32xf32>
+}
+
+func.func @paged16(%q: tensor<2x4x100x32xf32>, %kp: tensor<80x2x16x32xf32>,
+                   %vp: tensor<80x2x16x32xf32>, %pt: tensor<2x32xi32>,
+                   %len: tensor<2xi32>) -> tensor<2x4x100x32xf32> {
+  %o = attn.attention q(%q : tensor<2x4x100x32xf32>)
+      k(%kp : tensor<80x2x16x32xf32>) v(%vp : tensor<80x2x16x32xf32>)
+      page_table(%pt : tensor<2x32xi32>) kv_len(%len : tensor<2xi32>)
+      causal(bottom_right) window_left(70) -> tensor<2x4x100x32xf32>
+  return %o : tensor<2x4x100x32xf32>
+}
+
+// A bias (scores through a logit generic) under a causal mask.
+func.func @causal_bias(%q: tensor<1x2x130x32xf32>, %k: tensor<1x2x130x32xf32>,
+                       %v: tensor<1x2x130x32xf32>, %bias: tensor<1x2x130x130xf32>)
+    -> tensor<1x2x130x32xf32> {
+  %o = attn.attention q(%q : tensor<1x2x130x32xf32>)
+      k(%k : tensor<1x2x130x32xf32>) v(%v : tensor<1x2x130x32xf32>)
+      bias(%bias : tensor<1x2x130x130xf32>) causal(top_left)
+      -> tensor<1x2x130x32xf32>
+  return %o : tensor<1x2x130x32xf32>
+}
+
+// The sigmoid normalization under a window.
+func.func @window_sigmoid(%q: tensor<1x2x130x32xf32>, %k: tensor<1x2x130x32xf32>,
+                          %v: tensor<1x2x130x32xf32>) -> tensor<1x2x130x32xf32> {
+  %o = attn.attention q(%q : tensor<1x2x130x32xf32>)
+      k(%k : tensor<1x2x130x32xf32>) v(%v : tensor<1x2x130x32xf32>)
+      window_left(20) window_right(3) norm(sigmoid)
+      -> tensor<1x2x130x32xf32>
+  return %o : tensor<1x2x130x32xf32>
+}
