@@ -1,9 +1,8 @@
 // REQUIRES: x86_64-host
 // Causal diagonals and windows inside tiles: the packed Q K^T kernel skips
 // the register blocks none of whose rows reads one of their keys (leaving
-// those scores unwritten), the softmax sweeps of a masked row stop at its
-// last key and fill the rest of its row of P with zeros, and each register
-// block's P V runs over the keys its rows read only. Every entry below has
+// those scores unwritten, for the softmax's lane masks to hide), and each
+// register block's P V runs over the keys its rows read only. Every entry below has
 // tiles cut by a diagonal or a window at sizes that are not multiples of the
 // register tiles (8 x 32 on AVX-512, 6 x 16 on AVX2, 4 rows on x86-64), and
 // runs on each target this host runs (AVX-512 where it has it) against the

@@ -110,28 +110,14 @@ public:
     return arith::AddFOp::create(nb, nl, x, negSafe);
   }
 
-  /// The columns [from, to) a sweep over keys [lo, hi) visits, in vectors
-  /// from `from` on: the whole row, or (`masked`) from the vector holding
-  /// lo to hi. The masked rows of a diagonal or window tile visit only
-  /// their keys (the row's other columns hold scores the Q K^T kernel may
-  /// have skipped).
-  std::pair<Value, Value> span(OpBuilder &b, Location l, Value lo, Value hi,
-                               bool masked) const {
-    if (!masked || !lo)
-      return {zero, masked ? hi : ks};
-    IndexMath m{b, l};
-    return {m.roundDown(m.max(lo, zero), lanes), hi};
-  }
-
   /// Sweep 1 over row (r, i) of p, reading keys [lo, hi): the row's maxima
   /// lane by lane (of the raw scores, when the scale is a positive
   /// constant; -inf where no key is read), not yet reduced across lanes.
   Value maxSweep(OpBuilder &b5, Location l5, Value p, Value r, Value i,
                  Value lo, Value hi, bool masked) const {
     Value maxScale = positiveScale ? Value() : scale;
-    auto [from, to] = span(b5, l5, lo, hi, masked);
     auto maxLoop = scf::ForOp::create(
-        b5, l5, from, to, step,
+        b5, l5, zero, ks, step,
         ValueRange{splat(b5, l5, fconst(b5, l5, kNegInf))},
         [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
           Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
@@ -148,9 +134,8 @@ public:
   }
 
   /// Sweep 2 over row (r, i) of p, reading keys [lo, hi): P = exp(x - safe)
-  /// in place (0 outside [lo, hi), the vectors outside the span written
-  /// with zeros). Returns the row's sums lane by lane (not yet reduced
-  /// across lanes) and p with the row's P written.
+  /// in place. Returns the row's sums lane by lane (not yet reduced across
+  /// lanes) and p with the row's P written.
   SmallVector<Value> sumSweep(OpBuilder &b5, Location l5, Value p, Value r,
                               Value i, Value safe, Value lo, Value hi,
                               bool masked) const {
@@ -179,9 +164,8 @@ public:
       } else {
         shift = splat(b6, l6, arith::NegFOp::create(b6, l6, safe));
       }
-      auto [from, to] = span(b6, l6, lo, hi, masked);
       auto sumLoop = scf::ForOp::create(
-          b6, l6, from, to, step,
+          b6, l6, zero, ks, step,
           ValueRange{splat(b6, l6, fconst(b6, l6, 0.0)), p},
           [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
             Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
@@ -208,16 +192,7 @@ public:
                 b3, l3,
                 ValueRange{arith::AddFOp::create(b3, l3, it3[0], e, kFast), t});
           });
-      Value t = sumLoop.getResult(1);
-      if (masked) {
-        // Zeros before the span and after its last vector.
-        IndexMath m{b6, l6};
-        Value end = m.add(
-            from, m.mul(m.ceilDiv(m.max(m.sub(to, from), zero), step), step));
-        t = zeroColumns(b6, l6, t, r, i, zero, from);
-        t = zeroColumns(b6, l6, t, r, i, end, ks);
-      }
-      return {sumLoop.getResult(0), t};
+      return {sumLoop.getResult(0), sumLoop.getResult(1)};
     };
     Value inRange = arith::CmpFOp::create(b5, l5, arith::CmpFPredicate::OLT,
                                           math::AbsFOp::create(b5, l5, safe),
@@ -230,24 +205,6 @@ public:
                                 math::AbsFOp::create(b5, l5, scale),
                                 fconst(b5, l5, 1e38)));
     return llvm::to_vector(ifThenElse(b5, l5, inRange, sweep));
-  }
-
-  /// Row (r, i) of t zero at columns [from, to), `from` a multiple of
-  /// lanes, in vectors (lanes past the tile's end not written).
-  Value zeroColumns(OpBuilder &b, Location l, Value t, Value r, Value i,
-                    Value from, Value to) const {
-    return scf::ForOp::create(
-               b, l, from, to, step, ValueRange{t},
-               [&](OpBuilder &b3, Location l3, Value j0, ValueRange it) {
-                 Value z = splat(b3, l3, fconst(b3, l3, 0.0));
-                 scf::YieldOp::create(
-                     b3, l3,
-                     vector::TransferWriteOp::create(b3, l3, z, it[0],
-                                                     ValueRange{r, i, j0},
-                                                     ArrayRef<bool>{false})
-                         .getResult());
-               })
-        .getResult(0);
   }
 
   /// Lane k of the result: the maximum (or the sum) of the lanes of
@@ -313,10 +270,10 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
   SmallVector<bool> oob = {false};
 
   // t[r, i, 0:n] *= factor (a splat), one vector of lanes at a time.
-  auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value from, Value n,
-                      Value r, Value i, Value factor) -> Value {
+  auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
+                      Value i, Value factor) -> Value {
     auto loop = scf::ForOp::create(
-        nb, nl, from, n, step, ValueRange{t},
+        nb, nl, zero, n, step, ValueRange{t},
         [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
           Value x = vector::TransferReadOp::create(b3, l3, vecTy, it3[0],
                                                    ValueRange{r, i, j0},
@@ -486,17 +443,12 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                   b4, l4, zero, rows, one, ValueRange{it4[2], p},
                   [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
                     Value i = IndexMath{b2, l2}.add(i0, ii);
-                    // P is 0 outside the row's span.
-                    auto [lo, hi, whole] = rowKeys(b2, l2, i);
-                    (void)whole;
-                    auto [from, to] =
-                        rowSweeps.span(b2, l2, lo, hi, /*masked=*/true);
                     Value scaledP =
-                        scaleRow(b2, l2, it2[1], from, to, r, i,
+                        scaleRow(b2, l2, it2[1], ks, r, i,
                                  splat(b2, l2, laneOf(b2, l2, invL, ii)));
                     // acc[r, i, :] *= alpha s' / s.
                     Value scaledAcc =
-                        scaleRow(b2, l2, it2[0], zero, dv, r, i,
+                        scaleRow(b2, l2, it2[0], dv, r, i,
                                  splat(b2, l2, laneOf(b2, l2, wOld, ii)));
                     scf::YieldOp::create(b2, l2,
                                          ValueRange{scaledAcc, scaledP});
@@ -604,9 +556,6 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
         [&](OpBuilder &gb, Location gl) { return rowwise(gb, gl, false); },
         [&](OpBuilder &gb, Location gl) { return rowwise(gb, gl, true); });
   };
-  // Whole register-tile columns of Dv: the microkernel (f16 / bf16 V rows
-  // converted to f32 once per key tile or page); otherwise the row-wise
-  // kernel.
   // A block's k loop runs over the keys its rows read, from a page's
   // first key j0 on (the weights of the others are 0).
   auto pvKeys = [&](Value j0, int64_t keysPerStep) {
@@ -619,6 +568,9 @@ FusedLowering::State FusedLowering::update(OpBuilder &b, Location loc, State st,
     }
     return keys;
   };
+  // Whole register-tile columns of Dv: the microkernel (f16 / bf16 V rows
+  // converted to f32 once per key tile or page); otherwise the row-wise
+  // kernel.
   auto pv = [&](OpBuilder &fb, Location fl, Value acc, Value p, Value vRows,
                 bool converted, Value n, bool guard, Value j0) {
     std::optional<BlockKeys> keys = pvKeys(j0, 1);

@@ -32,8 +32,6 @@
 // With AVX2's passes of 16 columns (one 64-byte line), P V goes over the keys
 // in chunks of 8 rows (4 KiB), each chunk's eight passes one after the other.
 // AVX2-LABEL: func.func @decode
-// (After the check for a V tile that is not finite, where P V starts.)
-// AVX2: scf.yield %true : i1
 // AVX2: scf.for %[[C0:arg[0-9]+]] = %c0 to %[[KS:[0-9]+]] step %c8 iter_args(%{{.+}}) -> (tensor<?x?x?xf32>)
 // AVX2-NEXT: %[[NEXT:.+]] = arith.addi %[[C0]], %c8 : index
 // AVX2-NEXT: %[[HI:.+]] = arith.minsi %[[NEXT]], %[[KS]] : index
