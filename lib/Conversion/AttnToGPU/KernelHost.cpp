@@ -279,6 +279,15 @@ void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
     want = a.ceilDiv(a.mul(sms, ci(kBlocksPerSm)), a.mul(hkv, batch));
   }
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
+  if (splitsOpt <= 0) {
+    // A chosen count: only as many chunks as chunks of ceil(tiles / S) key
+    // tiles of the longest cache fill (6 wanted over 8 tiles: 4 of 2 tiles,
+    // not 6 with 2 empty), the rule of the CPU's decode form. A fixed count
+    // stays as given.
+    ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
+    TileRules<IRArith> rules(spec, a);
+    numSplits = rules.filledSplits(maxSplits, numSplits);
+  }
   Value wsSize = a.mul(wsRows(), ci(dv + 2));
   auto wsType = MemRefType::get({ShapedType::kDynamic}, f32);
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());

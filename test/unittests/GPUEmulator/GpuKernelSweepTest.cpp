@@ -598,8 +598,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The split-KV grid follows the device's multiprocessor count (the host
 // code's attn_gpu_sm_count; 132 when the runtime cannot tell): 2 blocks per
-// SM over B * Hkv, at most one split per key tile. Decode, B = 1, Hkv = 2,
-// 1024 keys in 16 key tiles: 4 SMs give 4 splits, 132 (and "unknown") 16.
+// SM over B * Hkv, at most one split per key tile, and only as many as
+// chunks of ceil(tiles / S) tiles fill. Decode, B = 1, Hkv = 2, 1024 keys in
+// 16 key tiles: 4 SMs give 4 splits; 7 SMs want 7, but chunks of 3 tiles
+// fill 6; 132 (and "unknown") give 16.
 TEST(GpuSplitGrid, FollowsTheDeviceSmCount) {
   const char *text = R"mlir(
 func.func @f(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x1024x64xf16>,
@@ -645,6 +647,7 @@ func.func @f(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x1024x64xf16>,
     return stats.blocks - 64 * 2;
   };
   EXPECT_EQ(splitBlocks(4), 4 * 2);
+  EXPECT_EQ(splitBlocks(7), 6 * 2);
   EXPECT_EQ(splitBlocks(132), 16 * 2);
   EXPECT_EQ(splitBlocks(0), 16 * 2);
 }
