@@ -13,22 +13,26 @@
 // RUN:   for t in host haswell x86-64; do \
 // RUN:     for tiles in "" "--tile-q=48 --tile-k=64"; do \
 // RUN:       cpu=; if [ $t != host ]; then cpu=--target-cpu=$t; fi; \
-// RUN:       attn-run %s --entry=$e --form=fused $cpu $tiles --verify --reps=0 --seed=3 > /dev/null || echo FAIL $e $t $tiles; \
-// RUN:       echo done; \
-// RUN:     done; done; done | FileCheck %s
+// RUN:       attn-run %s --entry=$e --form=fused $cpu $tiles --verify --reps=0 --seed=3 > /dev/null && echo ok || echo FAIL $e $t $tiles; \
+// RUN:     done; done; done | sort | uniq -c | FileCheck %s --implicit-check-not=FAIL
 // The sigmoid normalization and a bias read every score through a logit
 // generic: their Q K^T computes whole tiles; P V still runs over each
 // block's keys.
 // RUN: for e in causal_bias window_sigmoid; do \
-// RUN:   attn-run %s --entry=$e --form=fused --verify --reps=0 --seed=3 > /dev/null || echo FAIL $e; echo done; \
-// RUN: done | FileCheck %s --check-prefix=LOGITS
+// RUN:   attn-run %s --entry=$e --form=fused --verify --reps=0 --seed=3 > /dev/null && echo ok || echo FAIL $e; \
+// RUN: done | sort | uniq -c | FileCheck %s --check-prefix=LOGITS --implicit-check-not=FAIL
+// The decode (split-KV) form takes the same packed kernels for query tiles
+// of at least a register tile of rows.
+// RUN: for e in causal_bottom_right window_causal_kv_len paged16; do for t in host haswell; do \
+// RUN:   cpu=; if [ $t != host ]; then cpu=--target-cpu=$t; fi; \
+// RUN:   attn-run %s --entry=$e --form=decode --splits=3 $cpu --verify --reps=0 --seed=3 > /dev/null && echo ok || echo FAIL $e $t; \
+// RUN: done; done | sort | uniq -c | FileCheck %s --check-prefix=DECODE --implicit-check-not=FAIL
 //
-// CHECK-NOT: FAIL
-// CHECK-COUNT-48: done
-// CHECK-NOT: FAIL
-// LOGITS-NOT: FAIL
-// LOGITS-COUNT-2: done
-// LOGITS-NOT: FAIL
+// Every run prints ok, a failing one FAIL and its case; the counts of each
+// line (sort | uniq -c) must be all ok.
+// CHECK: {{^ *}}48 ok{{$}}
+// LOGITS: {{^ *}}2 ok{{$}}
+// DECODE: {{^ *}}6 ok{{$}}
 
 // Nq = Nk = 203, top-left: the diagonal tiles of every query tile.
 func.func @causal_top_left(%q: tensor<1x4x203x64xf32>, %k: tensor<1x2x203x64xf32>,

@@ -280,8 +280,8 @@ void KernelEmitter::emitSplitLaunches(Value smem, Value &token) {
   }
   numSplits = a.min(a.max(want, ci(1)), maxSplits);
   if (splitsOpt <= 0) {
-    // A chosen count: only as many chunks as chunks of ceil(tiles / S) key
-    // tiles of the longest cache fill (6 wanted over 8 tiles: 4 of 2 tiles,
+    // A chosen count: only as many chunks as chunks of ceil(tiles / S) of
+    // the cache's Nk key tiles fill (6 wanted over 8 tiles: 4 of 2 tiles,
     // not 6 with 2 empty), the rule of the CPU's decode form. A fixed count
     // stays as given.
     ScheduleSpec spec = ScheduleSpec::forOp(op, TileSizes{tq, tk});
