@@ -210,16 +210,20 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
   // of its keys (about half of a diagonal tile) where only the vector
   // softmax reads the scores, each row only its own keys; a logit generic
   // (which reads every score) gets them all.
+  // The keys [lo, hi) relative to this key tile (lo may be negative, hi
+  // past the tile) that the tile's query rows [i0, i0 + rows) may read: for
+  // a register block here, for one row in the vector softmax below.
+  auto tileKeys = [this, q0, k0, kvLen](OpBuilder &rb, Location rl, Value i0,
+                                        Value rows) {
+    IndexMath rm{rb, rl};
+    auto [lo, hi] =
+        rulesAt(rb, rl)->readableKeys(rm.add(q0, i0), rows, kvLen, nq);
+    return std::make_pair(rm.sub(lo, k0), rm.sub(hi, k0));
+  };
   std::optional<BlockKeys> blockKeys;
   if (schedule.causal || schedule.windowLeft || schedule.windowRight) {
     blockKeys.emplace();
-    blockKeys->of = [this, q0, k0, kvLen](OpBuilder &rb, Location rl, Value i0,
-                                          Value rows) {
-      IndexMath rm{rb, rl};
-      auto [lo, hi] =
-          rulesAt(rb, rl)->readableKeys(rm.add(q0, i0), rows, kvLen, nq);
-      return std::make_pair(rm.sub(lo, k0), rm.sub(hi, k0));
-    };
+    blockKeys->of = tileKeys;
   }
   const BlockKeys *pvKeys = blockKeys ? &*blockKeys : nullptr;
   const BlockKeys *qkKeys = vectorLogits ? pvKeys : nullptr;
@@ -480,12 +484,10 @@ FusedLowering::computeKeyTile(OpBuilder &lb, Location l, const QueryTile &tile,
   RowLogits rowLogits;
   if (vectorLogits) {
     rowLogits.scale = lctx.scale;
-    rowLogits.keys = [&, q0, k0, ks, kvLen](OpBuilder &rb, Location rl,
-                                            Value i) {
+    rowLogits.keys = [tileKeys, ks](OpBuilder &rb, Location rl, Value i) {
       IndexMath rm{rb, rl};
-      auto rowRules = rulesAt(rb, rl);
-      auto [lo, hi] = rowRules->readableKeys(rm.add(q0, i), rm.c(1), kvLen, nq);
-      return std::make_pair(rm.sub(lo, k0), rm.min(rm.sub(hi, k0), ks));
+      auto [lo, hi] = tileKeys(rb, rl, i, rm.c(1));
+      return std::make_pair(lo, rm.min(hi, ks));
     };
   } else {
     auto ifOp = scf::IfOp::create(
