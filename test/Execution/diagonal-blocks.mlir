@@ -28,11 +28,47 @@
 // RUN:   attn-run %s --entry=$e --form=decode --splits=3 $cpu --verify --reps=0 --seed=3 > /dev/null && echo ok || echo FAIL $e $t; \
 // RUN: done; done | sort | uniq -c | FileCheck %s --check-prefix=DECODE --implicit-check-not=FAIL
 //
+// Keys no query row reads contribute nothing even when their K rows hold NaN
+// and their V rows infinities: past kv_len, before every row's window, and
+// in pages no row reads or no page table names. The register blocks' P V
+// bounds stop at the keys their rows read (bf16 pairs included: batch 1
+// of the low-precision entries reads from key 19 and batch 0 up to key
+// 210, so a pair straddles each end). The inputs are the seeded random ones
+// with those rows overwritten; a run that read one of them would put NaN or
+// inf into its rows of the output, which the reference does not have.
+// RUN: %python %S/Inputs/write_npy.py %t.len.npy i4 2 250,173
+// RUN: attn-run %s --entry=window_causal_kv_len --input kv_len=%t.len.npy --save-input=q=%t.q.npy --save-input=k=%t.k.npy --save-input=v=%t.v.npy --reps=0 --seed=5 > /dev/null
+// RUN: %python %S/Inputs/poison_rows.py %t.k.npy %t.k.npy nan 0:0-80,1:0-3,1:173-250
+// RUN: %python %S/Inputs/poison_rows.py %t.v.npy %t.v.npy inf 0:0-80,1:0-3,1:173-250
+// RUN: %python %S/Inputs/write_npy.py %t.pt.npy i4 2x32 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63
+// RUN: %python %S/Inputs/write_npy.py %t.plen.npy i4 2 500,301
+// RUN: attn-run %s --entry=paged16 --input page_table=%t.pt.npy --input kv_len=%t.plen.npy --save-input=q=%t.pq.npy --save-input=k=%t.pk.npy --save-input=v=%t.pv.npy --reps=0 --seed=5 > /dev/null
+// RUN: %python %S/Inputs/poison_rows.py %t.pk.npy %t.pk.npy nan 0-20:0-16,20:0-10,31:4-16,32-40:0-16,40:0-3,50:13-16,51-80:0-16
+// RUN: %python %S/Inputs/poison_rows.py %t.pv.npy %t.pv.npy -inf 0-20:0-16,20:0-10,31:4-16,32-40:0-16,40:0-3,50:13-16,51-80:0-16
+// RUN: %python %S/Inputs/write_npy.py %t.llen.npy i4 2 211,150
+// RUN: for e in bf16 f16; do \
+// RUN:   attn-run %s --entry=window_kv_len_$e --input kv_len=%t.llen.npy --save-input=q=%t.$e.q.npy --save-input=k=%t.$e.k.npy --save-input=v=%t.$e.v.npy --reps=0 --seed=5 > /dev/null; \
+// RUN:   %python %S/Inputs/poison_rows.py %t.$e.k.npy %t.$e.k.npy nan 0:0-80,1:0-19,1:150-211; \
+// RUN:   %python %S/Inputs/poison_rows.py %t.$e.v.npy %t.$e.v.npy inf 0:0-80,1:0-19,1:150-211; \
+// RUN: done
+// RUN: for t in host haswell x86-64 nodot; do for f in fused decode; do \
+// RUN:   cpu=; if [ $t = nodot ]; then cpu=--bf16-dot-products=false; elif [ $t != host ]; then cpu=--target-cpu=$t; fi; \
+// RUN:   form=--form=$f; if [ $f = decode ]; then form="--form=decode --splits=3"; fi; \
+// RUN:   for tiles in "" "--tile-q=48 --tile-k=64"; do \
+// RUN:     attn-run %s --entry=window_causal_kv_len $form $cpu $tiles --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len.npy --verify --reps=0 > /dev/null && echo ok || echo FAIL dense $t $f $tiles; \
+// RUN:   done; \
+// RUN:   attn-run %s --entry=paged16 $form $cpu --input q=%t.pq.npy --input k=%t.pk.npy --input v=%t.pv.npy --input page_table=%t.pt.npy --input kv_len=%t.plen.npy --verify --reps=0 > /dev/null && echo ok || echo FAIL paged $t $f; \
+// RUN:   for e in bf16 f16; do \
+// RUN:     attn-run %s --entry=window_kv_len_$e $form $cpu --input q=%t.$e.q.npy --input k=%t.$e.k.npy --input v=%t.$e.v.npy --input kv_len=%t.llen.npy --verify --reps=0 > /dev/null && echo ok || echo FAIL $e $t $f; \
+// RUN:   done; \
+// RUN: done; done | sort | uniq -c | FileCheck %s --check-prefix=UNREAD --implicit-check-not=FAIL
+//
 // Every run prints ok, a failing one FAIL and its case; the counts of each
 // line (sort | uniq -c) must be all ok.
 // CHECK: {{^ *}}48 ok{{$}}
 // LOGITS: {{^ *}}2 ok{{$}}
 // DECODE: {{^ *}}6 ok{{$}}
+// UNREAD: {{^ *}}40 ok{{$}}
 
 // Nq = Nk = 203, top-left: the diagonal tiles of every query tile.
 func.func @causal_top_left(%q: tensor<1x4x203x64xf32>, %k: tensor<1x2x203x64xf32>,
@@ -138,4 +174,26 @@ func.func @window_sigmoid(%q: tensor<1x2x130x32xf32>, %k: tensor<1x2x130x32xf32>
       window_left(20) window_right(3) norm(sigmoid)
       -> tensor<1x2x130x32xf32>
   return %o : tensor<1x2x130x32xf32>
+}
+
+// bf16 and f16 under a window, a bottom-right diagonal and kv_len, for the
+// runs over keys no row reads.
+func.func @window_kv_len_bf16(%q: tensor<2x4x90x64xbf16>, %k: tensor<2x2x211x64xbf16>,
+                              %v: tensor<2x2x211x64xbf16>, %len: tensor<2xi32>)
+    -> tensor<2x4x90x64xbf16> {
+  %o = attn.attention q(%q : tensor<2x4x90x64xbf16>)
+      k(%k : tensor<2x2x211x64xbf16>) v(%v : tensor<2x2x211x64xbf16>)
+      kv_len(%len : tensor<2xi32>) causal(bottom_right) window_left(41)
+      -> tensor<2x4x90x64xbf16>
+  return %o : tensor<2x4x90x64xbf16>
+}
+
+func.func @window_kv_len_f16(%q: tensor<2x4x90x64xf16>, %k: tensor<2x2x211x64xf16>,
+                             %v: tensor<2x2x211x64xf16>, %len: tensor<2xi32>)
+    -> tensor<2x4x90x64xf16> {
+  %o = attn.attention q(%q : tensor<2x4x90x64xf16>)
+      k(%k : tensor<2x2x211x64xf16>) v(%v : tensor<2x2x211x64xf16>)
+      kv_len(%len : tensor<2xi32>) causal(bottom_right) window_left(41)
+      -> tensor<2x4x90x64xf16>
+  return %o : tensor<2x4x90x64xf16>
 }
