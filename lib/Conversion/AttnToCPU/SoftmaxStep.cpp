@@ -39,6 +39,10 @@ ValueRange ifThenElse(
 /// `lanes` f32 lanes. `masked`: lanes outside the row's keys [lo, hi) and
 /// past the tile's end are masked; otherwise every lane of the row is a
 /// logit (the row's keys are the whole tile, a multiple of lanes wide).
+/// `inBounds` (masked sweeps): the tile is a multiple of lanes wide, so
+/// every vector is read and written whole, the lanes outside [lo, hi)
+/// selected away; otherwise the vectors past the tile's end are partial
+/// (masked loads and stores, which AVX2 has only as the slow vmaskmovps).
 class RowSweeps {
 public:
   RowSweeps(OpBuilder &b, int64_t lanes, Value zero, Value step, Value ks,
@@ -88,10 +92,10 @@ public:
   /// The logits of row (r, i) at columns j0 + [0, lanes), -inf on the lanes
   /// outside `mask`: the scores times `by` (none: the scores as they are).
   Value readRow(OpBuilder &nb, Location nl, Value t, Value r, Value i, Value j0,
-                Value mask, Value by) const {
+                Value mask, Value by, bool inBounds) const {
     Value x = vector::TransferReadOp::create(
         nb, nl, vecTy, t, ValueRange{r, i, j0}, fconst(nb, nl, kNegInf),
-        ArrayRef<bool>{!mask});
+        ArrayRef<bool>{!mask || inBounds});
     if (by)
       x = arith::MulFOp::create(nb, nl, x, splat(nb, nl, by));
     if (!mask)
@@ -105,8 +109,9 @@ public:
   /// overflowed to inf (and then inf - inf makes the row NaN, as in the
   /// other forms).
   Value shiftedLogits(OpBuilder &nb, Location nl, Value t, Value r, Value i,
-                      Value j0, Value mask, Value negSafe) const {
-    Value x = readRow(nb, nl, t, r, i, j0, mask, scale);
+                      Value j0, Value mask, Value negSafe,
+                      bool inBounds) const {
+    Value x = readRow(nb, nl, t, r, i, j0, mask, scale, inBounds);
     return arith::AddFOp::create(nb, nl, x, negSafe);
   }
 
@@ -114,14 +119,14 @@ public:
   /// lane by lane (of the raw scores, when the scale is a positive
   /// constant; -inf where no key is read), not yet reduced across lanes.
   Value maxSweep(OpBuilder &b5, Location l5, Value p, Value r, Value i,
-                 Value lo, Value hi, bool masked) const {
+                 Value lo, Value hi, bool masked, bool inBounds) const {
     Value maxScale = positiveScale ? Value() : scale;
     auto maxLoop = scf::ForOp::create(
         b5, l5, zero, ks, step,
         ValueRange{splat(b5, l5, fconst(b5, l5, kNegInf))},
         [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
           Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
-          Value x = readRow(b3, l3, p, r, i, j0, mask, maxScale);
+          Value x = readRow(b3, l3, p, r, i, j0, mask, maxScale, inBounds);
           // max(acc, x) ignoring a NaN x, as a compare and select (one
           // vmaxps; maxnumf would add NaN fix-ups): the running max is never
           // NaN.
@@ -138,7 +143,7 @@ public:
   /// lanes) and p with the row's P written.
   SmallVector<Value> sumSweep(OpBuilder &b5, Location l5, Value p, Value r,
                               Value i, Value safe, Value lo, Value hi,
-                              bool masked) const {
+                              bool masked, bool inBounds) const {
     // While |safe| < 2^16 (and |c| < 1e38), as
     // 2^(x (c log2(e)) - safe log2(e)): the logit's scale c and log2(e) are
     // one FMA, and the exponential needs no Cody-Waite reduction. The
@@ -171,12 +176,14 @@ public:
             Value mask = masked ? laneMask(b3, l3, lo, hi, j0) : Value();
             Operation *exp;
             if (base2) {
-              Value x = readRow(b3, l3, it3[1], r, i, j0, mask, Value());
+              Value x =
+                  readRow(b3, l3, it3[1], r, i, j0, mask, Value(), inBounds);
               exp = math::Exp2Op::create(
                   b3, l3, math::FmaOp::create(b3, l3, x, by, shift));
             } else {
-              exp = math::ExpOp::create(
-                  b3, l3, shiftedLogits(b3, l3, it3[1], r, i, j0, mask, shift));
+              exp = math::ExpOp::create(b3, l3,
+                                        shiftedLogits(b3, l3, it3[1], r, i, j0,
+                                                      mask, shift, inBounds));
             }
             // x <= m' (or NaN): the short polynomial applies.
             exp->setAttr(kExpNonPositiveAttr, UnitAttr::get(b3.getContext()));
@@ -184,9 +191,9 @@ public:
             if (mask)
               e = arith::SelectOp::create(b3, l3, mask, e,
                                           splat(b3, l3, fconst(b3, l3, 0.0)));
-            Value t = vector::TransferWriteOp::create(b3, l3, e, it3[1],
-                                                      ValueRange{r, i, j0},
-                                                      ArrayRef<bool>{!mask})
+            Value t = vector::TransferWriteOp::create(
+                          b3, l3, e, it3[1], ValueRange{r, i, j0},
+                          ArrayRef<bool>{!mask || inBounds})
                           .getResult();
             scf::YieldOp::create(
                 b3, l3,
@@ -267,24 +274,54 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
   auto splat = [&](OpBuilder &nb, Location nl, Value x) -> Value {
     return rowSweeps.splat(nb, nl, x);
   };
-  SmallVector<bool> oob = {false};
+  // Whether the tile's rows are whole vectors (every key tile but a last,
+  // partial one): its sweeps then read and write whole vectors only.
+  Value wholeVectors = divisible(b, loc, ks, lanes);
 
-  // t[r, i, 0:n] *= factor (a splat), one vector of lanes at a time.
+  // t[r, i, 0:n] *= factor (a splat), one vector of lanes at a time: whole
+  // vectors where `whole` (n a multiple of lanes), else the last one
+  // partial (a masked load and store).
   auto scaleRow = [&](OpBuilder &nb, Location nl, Value t, Value n, Value r,
-                      Value i, Value factor) -> Value {
-    auto loop = scf::ForOp::create(
-        nb, nl, zero, n, step, ValueRange{t},
-        [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
-          Value x = vector::TransferReadOp::create(b3, l3, vecTy, it3[0],
-                                                   ValueRange{r, i, j0},
-                                                   fconst(b3, l3, 0.0), oob);
-          x = arith::MulFOp::create(b3, l3, x, factor);
-          scf::YieldOp::create(b3, l3,
-                               vector::TransferWriteOp::create(
-                                   b3, l3, x, it3[0], ValueRange{r, i, j0}, oob)
-                                   .getResult());
+                      Value i, Value factor, Value whole) -> Value {
+    return ifThenElse(
+        nb, nl, whole,
+        [&](OpBuilder &b2, Location l2, bool inBounds) -> SmallVector<Value> {
+          SmallVector<bool> ib = {inBounds};
+          auto loop = scf::ForOp::create(
+              b2, l2, zero, n, step, ValueRange{t},
+              [&](OpBuilder &b3, Location l3, Value j0, ValueRange it3) {
+                Value x = vector::TransferReadOp::create(
+                    b3, l3, vecTy, it3[0], ValueRange{r, i, j0},
+                    fconst(b3, l3, 0.0), ib);
+                x = arith::MulFOp::create(b3, l3, x, factor);
+                scf::YieldOp::create(
+                    b3, l3,
+                    vector::TransferWriteOp::create(b3, l3, x, it3[0],
+                                                    ValueRange{r, i, j0}, ib)
+                        .getResult());
+              });
+          return {loop.getResult(0)};
+        })[0];
+  };
+  Value wholeDv = divisible(b, loc, dv, lanes);
+
+  // A row's sweeps: unmasked where its keys are the whole tile (`whole`),
+  // else masked, on whole vectors where the tile is a multiple of lanes wide.
+  auto rowSweep =
+      [&](OpBuilder &b2, Location l2, Value whole,
+          function_ref<SmallVector<Value>(OpBuilder &, Location, bool, bool)>
+              sweep) -> ValueRange {
+    return ifThenElse(
+        b2, l2, whole,
+        [&](OpBuilder &nb, Location nl, bool isWhole) -> SmallVector<Value> {
+          if (isWhole)
+            return sweep(nb, nl, /*masked=*/false, /*inBounds=*/true);
+          return llvm::to_vector(
+              ifThenElse(nb, nl, wholeVectors,
+                         [&](OpBuilder &mb, Location ml, bool inBounds) {
+                           return sweep(mb, ml, /*masked=*/true, inBounds);
+                         }));
         });
-    return loop.getResult(0);
   };
 
   // Lane `ii` of a vector of rows.
@@ -325,7 +362,7 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                 if (rowLogits.keys)
                   std::tie(lo, hi) = rowLogits.keys(b2, l2, i);
                 IndexMath m2{b2, l2};
-                Value whole = divisible(b2, l2, ks, lanes);
+                Value whole = wholeVectors;
                 if (lo)
                   whole = m2.andI(whole, m2.eq(lo, zero));
                 if (hi != ks)
@@ -372,14 +409,13 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                     Value i = IndexMath{b2, l2}.add(i0, ii);
                     Value lo, hi, whole;
                     std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
-                    Value partial =
-                        ifThenElse(b2, l2, whole,
-                                   [&](OpBuilder &nb, Location nl,
-                                       bool isWhole) -> SmallVector<Value> {
-                                     return {rowSweeps.maxSweep(
-                                         nb, nl, it4[3], r, i, lo, hi,
-                                         /*masked=*/!isWhole)};
-                                   })[0];
+                    Value partial = rowSweep(
+                        b2, l2, whole,
+                        [&](OpBuilder &nb, Location nl, bool masked,
+                            bool inBounds) -> SmallVector<Value> {
+                          return {rowSweeps.maxSweep(nb, nl, it4[3], r, i, lo,
+                                                     hi, masked, inBounds)};
+                        })[0];
                     scf::YieldOp::create(
                         b2, l2, writeScratch(b2, l2, partial, it2[0], ii));
                   });
@@ -399,12 +435,12 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                     Value lo, hi, whole;
                     std::tie(lo, hi, whole) = rowKeys(b2, l2, i);
                     Value safe = laneOf(b2, l2, safeRows, ii);
-                    ValueRange swept = ifThenElse(
+                    ValueRange swept = rowSweep(
                         b2, l2, whole,
-                        [&](OpBuilder &nb, Location nl, bool isWhole) {
+                        [&](OpBuilder &nb, Location nl, bool masked,
+                            bool inBounds) {
                           return rowSweeps.sumSweep(nb, nl, it2[0], r, i, safe,
-                                                    lo, hi,
-                                                    /*masked=*/!isWhole);
+                                                    lo, hi, masked, inBounds);
                         });
                     scf::YieldOp::create(
                         b2, l2,
@@ -443,13 +479,13 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
                   b4, l4, zero, rows, one, ValueRange{it4[2], p},
                   [&](OpBuilder &b2, Location l2, Value ii, ValueRange it2) {
                     Value i = IndexMath{b2, l2}.add(i0, ii);
-                    Value scaledP =
-                        scaleRow(b2, l2, it2[1], ks, r, i,
-                                 splat(b2, l2, laneOf(b2, l2, invL, ii)));
+                    Value scaledP = scaleRow(
+                        b2, l2, it2[1], ks, r, i,
+                        splat(b2, l2, laneOf(b2, l2, invL, ii)), wholeVectors);
                     // acc[r, i, :] *= alpha s' / s.
-                    Value scaledAcc =
-                        scaleRow(b2, l2, it2[0], dv, r, i,
-                                 splat(b2, l2, laneOf(b2, l2, wOld, ii)));
+                    Value scaledAcc = scaleRow(
+                        b2, l2, it2[0], dv, r, i,
+                        splat(b2, l2, laneOf(b2, l2, wOld, ii)), wholeDv);
                     scf::YieldOp::create(b2, l2,
                                          ValueRange{scaledAcc, scaledP});
                   });

@@ -70,6 +70,11 @@
 // scale (1/8) is a positive constant, so the max is taken over the raw
 // scores and scaled once. A row whose readable keys [lo, hi) are the whole
 // tile (a multiple of 16 wide) reads every lane as a logit...
+// Whether the tile is whole vectors wide (every tile but a last, partial
+// one):
+// CHECK:     %[[KS:.+]] = tensor.dim %{{.+}}, %c2 : tensor<?x?x?xf32>
+// CHECK-NEXT: %[[KSREM:.+]] = arith.remsi %[[KS]], %c16
+// CHECK-NEXT: %[[WHOLEV:.+]] = arith.cmpi eq, %[[KSREM]], %c0
 // CHECK:     scf.for %[[R:.+]] = %c0 to %c4 step %c1
 // CHECK:       scf.for %[[I0:.+]] = %c0 to %{{.+}} step %c16
 // CHECK:         %[[ROWS:.+]] = arith.minsi %{{.+}}, %c16
@@ -84,15 +89,22 @@
 // CHECK-NEXT:          arith.cmpf ogt, {{.*}} : vector<16xf32>
 // CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // ...other rows mask the lanes outside [lo, hi) (two lane masks) to -inf
-// (which also hides the scores of the blocks Q K^T skipped).
+// (which also hides the scores of the blocks Q K^T skipped), reading whole
+// vectors where the tile is whole vectors wide (a masked load is slow on
+// AVX2) and only the partial last vector's lanes otherwise.
 // CHECK:           } else {
-// CHECK:             scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
-// CHECK:               vector.create_mask
-// CHECK:               vector.create_mask
-// CHECK:               vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]]
-// CHECK-NEXT:          arith.select {{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK:               arith.cmpf ogt
-// CHECK:               arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:        scf.if %[[WHOLEV]] -> (vector<16xf32>)
+// CHECK-NEXT:          scf.for %[[J2:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:                 vector.create_mask
+// CHECK:                 vector.create_mask
+// CHECK:                 vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J2]]], %{{[^ ]+}} {in_bounds = [true]}
+// CHECK-NEXT:            arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:                 arith.cmpf ogt
+// CHECK:                 arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:             } else {
+// CHECK-NEXT:          scf.for %[[J3:.+]] = %c0 to %{{.+}} step %c16 iter_args(%{{.+}} = %{{.+}}) -> (vector<16xf32>)
+// CHECK:                 vector.transfer_read %{{.+}}[%[[R]], %[[I]], %[[J3]]], %{{[^ ]+}} : tensor<?x?x?xf32>, vector<16xf32>
+// CHECK-NEXT:            arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:           vector.transfer_write %[[PART]], %{{.+}}[%[[II]], %c0] {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
 // The block's 16 row maxima at once, one lane per row: the scratch rows
 // (those past the block's rows read as -inf) through a transpose-and-reduce
@@ -132,12 +144,13 @@
 // CHECK-NEXT:            math.exp %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
 // CHECK:                 vector.transfer_write
 // CHECK:           } else {
-// CHECK:             scf.if
-// CHECK:               scf.for
-// CHECK:                 math.fma
-// CHECK-NEXT:            math.exp2 %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
-// CHECK-NEXT:            arith.select
-// CHECK-NEXT:            vector.transfer_write
+// CHECK-NEXT:        scf.if %[[WHOLEV]]
+// CHECK:               scf.if
+// CHECK:                 scf.for
+// CHECK:                   math.fma
+// CHECK-NEXT:              math.exp2 %{{.+}} {attn.exp_nonpositive} : vector<16xf32>
+// CHECK-NEXT:              arith.select
+// CHECK-NEXT:              vector.transfer_write {{.*}} {in_bounds = [true]}
 // CHECK:             } else {
 // CHECK:               scf.for
 // CHECK:                 arith.mulf {{.*}} : vector<16xf32>
@@ -164,13 +177,22 @@
 // CHECK:         %[[W:.+]] = arith.mulf %[[ALPHA]], %{{.+}} : vector<16xf32>
 // (3) Row by row: P *= s' and acc *= alpha s' / s, each factor from the
 // row's lane.
+// Whole vectors where the tile is a multiple of 16 wide (and the 64 values
+// of an accumulator row).
 // CHECK:         scf.for %[[II2:.+]] = %c0 to %[[ROWS]] step %c1
 // CHECK:           vector.extract %[[SNEW]][%[[II2]]] : f32 from vector<16xf32>
-// CHECK:           scf.for
-// CHECK:             arith.mulf {{.*}} : vector<16xf32>
+// CHECK:           scf.if %[[WHOLEV]]
+// CHECK-NEXT:        scf.for
+// CHECK-NEXT:          vector.transfer_read {{.*}} {in_bounds = [true]}
+// CHECK-NEXT:          arith.mulf {{.*}} : vector<16xf32>
+// CHECK-NEXT:          vector.transfer_write {{.*}} {in_bounds = [true]}
+// CHECK:           } else {
+// CHECK-NEXT:        scf.for
+// CHECK-NEXT:          vector.transfer_read %{{.+}}, %{{[^ ]+}} : tensor<?x?x?xf32>, vector<16xf32>
 // CHECK:           vector.extract %[[W]][%[[II2]]] : f32 from vector<16xf32>
-// CHECK:           scf.for
-// CHECK:             arith.mulf {{.*}} : vector<16xf32>
+// CHECK:           scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK-NEXT:        vector.transfer_read {{.*}} {in_bounds = [true]}
+// CHECK-NEXT:        arith.mulf {{.*}} : vector<16xf32>
 // P V: unguarded on full tiles and on boundary tiles whose V tile is all
 // finite (the sum of v * 0 over the tile is 0); guarded (a zero weight adds
 // nothing, even against NaN in v) otherwise.
