@@ -31,25 +31,28 @@
 // Keys no query row reads contribute nothing even when their K rows hold NaN
 // and their V rows infinities: past kv_len, before every row's window, and
 // in pages no row reads or no page table names. The register blocks' P V
-// bounds stop at the keys their rows read (bf16 pairs included: batch 1
-// of the low-precision entries reads from key 19 and batch 0 up to key
-// 210, so a pair straddles each end). The inputs are the seeded random ones
+// bounds stop at the keys their rows read (bf16 pairs included: in the
+// low-precision entries batch 1 reads from key 19 and batch 0 up to key
+// 208, so a pair of keys straddles each end). The paged cache's page table
+// runs backwards (batch 0 logical page p in pool page 31 - p, batch 1 in
+// 79 - p; pool pages 32-47 unreferenced), so a kernel that ignored it would
+// read poisoned rows. The inputs are the seeded random ones
 // with those rows overwritten; a run that read one of them would put NaN or
 // inf into its rows of the output, which the reference does not have.
 // RUN: %python %S/Inputs/write_npy.py %t.len.npy i4 2 250,173
 // RUN: attn-run %s --entry=window_causal_kv_len --input kv_len=%t.len.npy --save-input=q=%t.q.npy --save-input=k=%t.k.npy --save-input=v=%t.v.npy --reps=0 --seed=5 > /dev/null
 // RUN: %python %S/Inputs/poison_rows.py %t.k.npy %t.k.npy nan 0:0-80,1:0-3,1:173-250
 // RUN: %python %S/Inputs/poison_rows.py %t.v.npy %t.v.npy inf 0:0-80,1:0-3,1:173-250
-// RUN: %python %S/Inputs/write_npy.py %t.pt.npy i4 2x32 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63
+// RUN: %python %S/Inputs/write_npy.py %t.pt.npy i4 2x32 31,30,29,28,27,26,25,24,23,22,21,20,19,18,17,16,15,14,13,12,11,10,9,8,7,6,5,4,3,2,1,0,79,78,77,76,75,74,73,72,71,70,69,68,67,66,65,64,63,62,61,60,59,58,57,56,55,54,53,52,51,50,49,48
 // RUN: %python %S/Inputs/write_npy.py %t.plen.npy i4 2 500,301
 // RUN: attn-run %s --entry=paged16 --input page_table=%t.pt.npy --input kv_len=%t.plen.npy --save-input=q=%t.pq.npy --save-input=k=%t.pk.npy --save-input=v=%t.pv.npy --reps=0 --seed=5 > /dev/null
-// RUN: %python %S/Inputs/poison_rows.py %t.pk.npy %t.pk.npy nan 0-20:0-16,20:0-10,31:4-16,32-40:0-16,40:0-3,50:13-16,51-80:0-16
-// RUN: %python %S/Inputs/poison_rows.py %t.pv.npy %t.pv.npy -inf 0-20:0-16,20:0-10,31:4-16,32-40:0-16,40:0-3,50:13-16,51-80:0-16
-// RUN: %python %S/Inputs/write_npy.py %t.llen.npy i4 2 211,150
+// RUN: %python %S/Inputs/poison_rows.py %t.pk.npy %t.pk.npy nan 12-32:0-16,11:0-10,0:4-16,72-80:0-16,71:0-3,61:13-16,48-61:0-16,32-48:0-16
+// RUN: %python %S/Inputs/poison_rows.py %t.pv.npy %t.pv.npy -inf 12-32:0-16,11:0-10,0:4-16,72-80:0-16,71:0-3,61:13-16,48-61:0-16,32-48:0-16
+// RUN: %python %S/Inputs/write_npy.py %t.llen.npy i4 2 209,150
 // RUN: for e in bf16 f16; do \
-// RUN:   attn-run %s --entry=window_kv_len_$e --input kv_len=%t.llen.npy --save-input=q=%t.$e.q.npy --save-input=k=%t.$e.k.npy --save-input=v=%t.$e.v.npy --reps=0 --seed=5 > /dev/null; \
-// RUN:   %python %S/Inputs/poison_rows.py %t.$e.k.npy %t.$e.k.npy nan 0:0-80,1:0-19,1:150-211; \
-// RUN:   %python %S/Inputs/poison_rows.py %t.$e.v.npy %t.$e.v.npy inf 0:0-80,1:0-19,1:150-211; \
+// RUN:   attn-run %s --entry=window_kv_len_$e --input kv_len=%t.llen.npy --save-input=q=%t.$e.q.npy --save-input=k=%t.$e.k.npy --save-input=v=%t.$e.v.npy --reps=0 --seed=5 > /dev/null && \
+// RUN:   %python %S/Inputs/poison_rows.py %t.$e.k.npy %t.$e.k.npy nan 0:0-78,0:209-211,1:0-19,1:150-211 && \
+// RUN:   %python %S/Inputs/poison_rows.py %t.$e.v.npy %t.$e.v.npy inf 0:0-78,0:209-211,1:0-19,1:150-211 || exit 1; \
 // RUN: done
 // RUN: for t in host haswell x86-64 nodot; do for f in fused decode; do \
 // RUN:   cpu=; if [ $t = nodot ]; then cpu=--bf16-dot-products=false; elif [ $t != host ]; then cpu=--target-cpu=$t; fi; \
@@ -62,6 +65,13 @@
 // RUN:     attn-run %s --entry=window_kv_len_$e $form $cpu --input q=%t.$e.q.npy --input k=%t.$e.k.npy --input v=%t.$e.v.npy --input kv_len=%t.llen.npy --verify --reps=0 > /dev/null && echo ok || echo FAIL $e $t $f; \
 // RUN:   done; \
 // RUN: done; done | sort | uniq -c | FileCheck %s --check-prefix=UNREAD --implicit-check-not=FAIL
+// The rows overwritten are indeed never read: outputs without a NaN or an
+// infinity (a row that read one would have them, in the reference too).
+// RUN: attn-run %s --entry=window_causal_kv_len --input q=%t.q.npy --input k=%t.k.npy --input v=%t.v.npy --input kv_len=%t.len.npy --reps=0 --output=out=%t.o1.npy --output=lse=%t.l1.npy > /dev/null
+// RUN: attn-run %s --entry=paged16 --input q=%t.pq.npy --input k=%t.pk.npy --input v=%t.pv.npy --input page_table=%t.pt.npy --input kv_len=%t.plen.npy --reps=0 --output=out=%t.o2.npy > /dev/null
+// RUN: attn-run %s --entry=window_kv_len_bf16 --input q=%t.bf16.q.npy --input k=%t.bf16.k.npy --input v=%t.bf16.v.npy --input kv_len=%t.llen.npy --reps=0 --output=out=%t.o3.npy > /dev/null
+// RUN: attn-run %s --entry=window_kv_len_f16 --input q=%t.f16.q.npy --input k=%t.f16.k.npy --input v=%t.f16.v.npy --input kv_len=%t.llen.npy --reps=0 --output=out=%t.o4.npy > /dev/null
+// RUN: %python %S/Inputs/poison_rows.py --check-finite %t.o1.npy %t.l1.npy %t.o2.npy %t.o3.npy %t.o4.npy
 //
 // Every run prints ok, a failing one FAIL and its case; the counts of each
 // line (sort | uniq -c) must be all ok.
