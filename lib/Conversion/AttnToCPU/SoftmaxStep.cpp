@@ -307,6 +307,8 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
 
   // A row's sweeps: unmasked where its keys are the whole tile (`whole`),
   // else masked, on whole vectors where the tile is a multiple of lanes wide.
+  // Without per-row keys (a logit generic wrote the logits) a row is not
+  // whole only where the tile is not whole vectors wide.
   auto rowSweep =
       [&](OpBuilder &b2, Location l2, Value whole,
           function_ref<SmallVector<Value>(OpBuilder &, Location, bool, bool)>
@@ -316,6 +318,8 @@ FusedLowering::softmaxStep(OpBuilder &b, Location loc, State st, Value s,
         [&](OpBuilder &nb, Location nl, bool isWhole) -> SmallVector<Value> {
           if (isWhole)
             return sweep(nb, nl, /*masked=*/false, /*inBounds=*/true);
+          if (!rowLogits.keys)
+            return sweep(nb, nl, /*masked=*/true, /*inBounds=*/false);
           return llvm::to_vector(
               ifThenElse(nb, nl, wholeVectors,
                          [&](OpBuilder &mb, Location ml, bool inBounds) {
